@@ -1,0 +1,103 @@
+"""Command-line options shared by sub-commands: the mechanism (a dominating pair), the direction,
+and the output format; and the printers for results."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any, Sequence
+
+from verifier._types import Bound, Direction, directions_for
+from verifier.errors import InvalidArgument
+from verifier.pairs import DominatingPair, Gaussian, Laplace, RandomizedResponse
+
+__all__ = ["add_mechanism_options", "add_output_options", "build_pair", "requested_directions", "emit"]
+
+MECHANISMS = ("gaussian", "laplace", "rr")
+
+
+def add_mechanism_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("mechanism (one step)")
+    group.add_argument("--mechanism", choices=MECHANISMS, default="gaussian", help="the step's mechanism (default: gaussian)")
+    group.add_argument("--sigma", type=float, help="gaussian: noise standard deviation σ > 0")
+    group.add_argument("--scale", type=float, help="laplace: noise scale b > 0")
+    group.add_argument("--sensitivity", type=float, default=1.0, help="gaussian/laplace: sensitivity Δ > 0 (default 1)")
+    group.add_argument("--epsilon0", type=float, help="rr: randomized-response parameter ε0 > 0")
+    group.add_argument("--k", type=int, default=None, help="rr: number of outcomes (default 2); allocation: steps per element")
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--direction",
+        choices=("add", "remove", "both"),
+        default="both",
+        help="adjacency direction; 'both' (default) is the maximum of the two (add-or-remove neighbours)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+
+def _required(args: argparse.Namespace, name: str, mechanism: str) -> float:
+    value = getattr(args, name)
+    if value is None:
+        raise InvalidArgument(name, None, f"--{name} is required for --mechanism {mechanism}")
+    if isinstance(value, float) and math.isnan(value):
+        raise InvalidArgument(name, value, "must be a real number, not NaN")
+    return value
+
+
+def build_pair(args: argparse.Namespace) -> DominatingPair:
+    """The dominating pair the options describe (validated by the pair's constructor)."""
+    if args.mechanism == "gaussian":
+        return Gaussian(_required(args, "sigma", "gaussian"), args.sensitivity)
+    if args.mechanism == "laplace":
+        return Laplace(_required(args, "scale", "laplace"), args.sensitivity)
+    return RandomizedResponse(_required(args, "epsilon0", "rr"), 2 if args.k is None else args.k)
+
+
+def requested_directions(args: argparse.Namespace) -> tuple[Direction, ...]:
+    return directions_for(args.direction)
+
+
+def _number(x: float) -> Any:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def emit(
+    args: argparse.Namespace,
+    *,
+    quantity: str,
+    at: float,
+    lower: float | None,
+    upper: float | None,
+    bounds: Sequence[Bound],
+    extra: dict | None = None,
+) -> None:
+    """Print a result as a short table or (``--json``) as one JSON object with the fields
+    quantity, direction, at, lower, upper and bounds."""
+    if args.json:
+        payload = {
+            "quantity": quantity,
+            "direction": args.direction,
+            "at": _number(at),
+            "lower": _number(lower) if lower is not None else None,
+            "upper": _number(upper) if upper is not None else None,
+            "bounds": [b.to_dict() for b in bounds],
+        }
+        payload.update(extra or {})
+        print(json.dumps(payload))
+        return
+    argument = "ε" if quantity == "delta" else "δ"
+    symbol = "δ" if quantity == "delta" else "ε"
+    print(f"{symbol}({argument}={at:g}), direction {args.direction}: [{_fmt(lower)}, {_fmt(upper)}]")
+    print(f"{'method':<28} {'direction':<9} {'side':<6} {'value':>24}")
+    for b in bounds:
+        print(f"{b.method:<28} {b.direction.value:<9} {b.side.value:<6} {_fmt(b.value):>24}")
+
+
+def _fmt(x: float | None) -> str:
+    return "unknown" if x is None else f"{x:.17g}"

@@ -1,0 +1,243 @@
+"""The dominating-pair interface: everything verifier knows about one step of a mechanism.
+
+A pair (P, Q) = (R(*), R(⊥)) is the output law of a step with and without the element
+(Feldman & Shenfeld, Def 2.9; Zhu et al. 2022, Def 2.8). Directions (Steinke 2022, §6.2):
+
+- REMOVE: the hockey-stick divergence H_{e^ε}(P‖Q) and the privacy loss ℓ = ln(P/Q);
+- ADD: H_{e^ε}(Q‖P), i.e. the REMOVE quantities of the swapped pair (Q, P), loss ln(Q/P) = −ℓ.
+
+A subclass implements the REMOVE-oriented primitives only (``_delta_arb``, ``_renyi_arb``,
+``_moment_arb``, the loss law under P and under Q) and :meth:`swapped`; the public methods add
+validation, directions, outward rounding and root finding. The closed forms are evaluated in ball
+arithmetic (arb, :mod:`flint`), so every bracket returned here is rigorous and its width reflects
+only floating-point error.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from typing import Callable
+
+import numpy as np
+import numpy.typing as npt
+from flint import arb
+
+from verifier._directed import ARB_PRECISION_BITS, arb_bound, arb_bracket, with_precision
+from verifier._types import Bracket, Direction, Measure, Side
+from verifier._validation import (
+    check_integer,
+    check_nonnegative,
+    check_open_unit,
+    check_order,
+    check_real_array,
+)
+from verifier.errors import InvalidArgument, NumericalFailure
+
+__all__ = ["DominatingPair", "evaluate_adaptively"]
+
+#: Relative accuracy (bits) a ball result must reach before it is rounded to float64; below it the
+#: evaluation is repeated at higher precision (cancellation in closed forms such as Φ(a) − e^ε Φ(b)).
+_TARGET_ACCURACY_BITS = 60
+_MAX_PRECISION_BITS = 4096
+
+#: Bisection stops when the ε bracket is this many ulps wide (or cannot shrink further).
+_EPSILON_ULPS = 4
+
+
+def evaluate_adaptively(fn: Callable[[], arb]) -> arb:
+    """Evaluate ``fn`` in ball arithmetic, doubling the precision until the ball is narrow enough
+    (60 relative bits) or the value is known to within 1e-300 absolute."""
+    bits = ARB_PRECISION_BITS
+    while True:
+        with with_precision(bits):
+            value = fn()
+        if (
+            not value.is_finite()
+            or value.rel_accuracy_bits() >= _TARGET_ACCURACY_BITS
+            or value.rad() < arb("1e-300")
+            or bits >= _MAX_PRECISION_BITS
+        ):
+            return value
+        bits *= 2
+
+
+class DominatingPair(abc.ABC):
+    """A pair of distributions (P, Q) dominating one step of a mechanism; see the module docstring."""
+
+    # ---- what a subclass implements (REMOVE orientation: H(P‖Q), ℓ = ln(P/Q)) --------------------
+
+    @abc.abstractmethod
+    def _delta_arb(self, epsilon: arb) -> arb:
+        """H_{e^ε}(P‖Q) as a ball, for any real ε."""
+
+    @abc.abstractmethod
+    def _renyi_arb(self, alpha: arb) -> arb:
+        """D_α(P‖Q) as a ball for real α > 1; ``arb.pos_inf()`` where infinite."""
+
+    @abc.abstractmethod
+    def _moment_arb(self, a: arb) -> arb:
+        """E_Q[(P/Q)^a] over the support of Q, for real a >= 0."""
+
+    @abc.abstractmethod
+    def _loss_cdf(self, x: npt.NDArray[np.float64], under: Measure, inclusive: bool) -> npt.NDArray[np.float64]:
+        """P(ℓ <= x) (``inclusive``) or P(ℓ < x) with the output drawn from ``under``."""
+
+    @abc.abstractmethod
+    def _loss_sf(self, x: npt.NDArray[np.float64], under: Measure, inclusive: bool) -> npt.NDArray[np.float64]:
+        """P(ℓ >= x) (``inclusive``) or P(ℓ > x) with the output drawn from ``under`` (ℓ = +∞ counts)."""
+
+    @abc.abstractmethod
+    def _loss_quantile(self, q: npt.NDArray[np.float64], under: Measure) -> npt.NDArray[np.float64]:
+        """Smallest x with P(ℓ <= x) >= q (may be ±inf)."""
+
+    @abc.abstractmethod
+    def _sample_loss(self, size: int, rng: np.random.Generator, under: Measure) -> npt.NDArray[np.float64]:
+        """``size`` independent draws of ℓ with the output drawn from ``under``."""
+
+    @abc.abstractmethod
+    def swapped(self) -> "DominatingPair":
+        """The pair (Q, P): its REMOVE quantities are this pair's ADD quantities."""
+
+    def _infinite_loss_mass_arb(self) -> arb:
+        """P(ℓ = +∞) under P, i.e. P-mass where Q = 0 (the limit of δ(ε) as ε → ∞)."""
+        return arb(0)
+
+    # ---- public API -----------------------------------------------------------------------------
+
+    def oriented(self, direction: Direction) -> "DominatingPair":
+        """The pair whose REMOVE quantities are this pair's quantities in ``direction``."""
+        if not isinstance(direction, Direction):
+            raise InvalidArgument("direction", direction, "must be Direction.ADD or Direction.REMOVE")
+        return self if direction is Direction.REMOVE else self.swapped()
+
+    def delta(self, epsilon: float | npt.ArrayLike, direction: Direction) -> Bracket:
+        """Exact hockey-stick divergence δ(ε) = H_{e^ε}(P‖Q) (REMOVE) or H_{e^ε}(Q‖P) (ADD), for every
+        real ε, as a rigorous bracket (scalar for a scalar ε, arrays for an array).
+
+        Steinke 2022, Prop 7; the pair's closed form is cited by the subclass.
+        """
+        pair = self.oriented(direction)
+        scalar = np.ndim(epsilon) == 0
+        eps = check_real_array("epsilon", epsilon)
+        balls = [evaluate_adaptively(lambda e=float(e): pair._delta_arb(arb(e))) for e in eps]
+        bracket = arb_bracket(balls, clip=(0.0, 1.0))
+        return bracket[0] if scalar else bracket
+
+    def epsilon(self, delta: float, direction: Direction) -> Bracket:
+        """ε(δ) = inf{ε ∈ ℝ : δ(ε) <= δ} for δ in (0, 1), as a rigorous bracket.
+
+        Two bisections on the exact δ brackets: the upper end is a point where the *upper* bound on
+        δ is already <= δ (so the true ε(δ) is below it), the lower end a point where the *lower*
+        bound on δ still exceeds δ. Both post-conditions are checked, never assumed. ε(δ) may be
+        negative when the total variation is below δ, and is +∞ when δ is below the mass of
+        infinite privacy loss.
+        """
+        target = check_open_unit("delta", delta)
+        pair = self.oriented(direction)
+
+        def bounds(eps: float) -> Bracket:
+            return arb_bracket(evaluate_adaptively(lambda: pair._delta_arb(arb(eps))), clip=(0.0, 1.0))
+
+        with with_precision(ARB_PRECISION_BITS):
+            infinite_mass = pair._infinite_loss_mass_arb()
+        lo = -1.0
+        while not bounds(lo).lower > target:
+            lo = 2.0 * lo - 1.0  # δ(ε) >= 1 − e^ε, so this terminates for any δ < 1
+        if arb_bound(infinite_mass, Side.LOWER) > target:
+            return Bracket(math.inf, math.inf)
+        if arb_bound(infinite_mass, Side.UPPER) >= target:
+            # δ(ε) decreases to the infinite-loss mass, which may equal δ: no finite upper end is certain.
+            return Bracket(_bisect(lambda e: not bounds(e).lower > target, lo, 1e12, keep="low"), math.inf)
+        hi = 1.0
+        while not bounds(hi).upper <= target:
+            hi = 2.0 * hi + 1.0  # terminates: δ(ε) decreases to the infinite-loss mass < δ
+
+        upper = _bisect(lambda e: bounds(e).upper <= target, lo, hi)
+        lower = _bisect(lambda e: not bounds(e).lower > target, lo, upper, keep="low")
+        if not (bounds(upper).upper <= target and bounds(lower).lower > target):
+            raise NumericalFailure("ε(δ) root-finding post-condition failed")  # pragma: no cover
+        return Bracket(lower, upper)
+
+    def renyi(self, alpha: float, direction: Direction) -> Bracket:
+        """Rényi divergence D_α(P‖Q) (REMOVE) or D_α(Q‖P) (ADD) for real α > 1, in nats; +∞ where the
+        first distribution is not absolutely continuous w.r.t. the second (Steinke 2022, Def 32)."""
+        a = check_order("alpha", alpha)
+        pair = self.oriented(direction)
+        ball = evaluate_adaptively(lambda: pair._renyi_arb(arb(a)))
+        if not ball.is_finite():
+            return Bracket(math.inf, math.inf)
+        return arb_bracket(ball, clip=(0.0, math.inf))
+
+    def moment(self, a: float, direction: Direction) -> Bracket:
+        """Privacy-ratio moment E_Q[(P/Q)^a] (REMOVE) or E_P[(Q/P)^a] (ADD) for real a >= 0, over the
+        support of the second distribution (Feldman & Shenfeld, Thm 4.8: m_a = e^{(a−1) R_a})."""
+        order = check_nonnegative("a", a)
+        pair = self.oriented(direction)
+        return arb_bracket(evaluate_adaptively(lambda: pair._moment_arb(arb(order))), clip=(0.0, math.inf))
+
+    def loss_cdf(self, x: float | npt.ArrayLike, direction: Direction, under: Measure) -> npt.NDArray[np.float64]:
+        """P(L <= x) for the direction's privacy loss L (REMOVE: ln(P/Q); ADD: ln(Q/P)) with the output
+        drawn from ``under``. The PLD of the direction is the law under its first distribution
+        (P for REMOVE, Q for ADD). Float accuracy (scipy special functions), not a bracket."""
+        xs = check_real_array("x", x, allow_inf=True)
+        _check_measure(under)
+        pair, measure = self._orient_measure(direction, under)
+        return pair._loss_cdf(xs, measure, True)
+
+    def loss_sf(self, x: float | npt.ArrayLike, direction: Direction, under: Measure) -> npt.NDArray[np.float64]:
+        """P(L > x), the survival function matching :meth:`loss_cdf` (infinite loss counts)."""
+        xs = check_real_array("x", x, allow_inf=True)
+        _check_measure(under)
+        pair, measure = self._orient_measure(direction, under)
+        return pair._loss_sf(xs, measure, False)
+
+    def loss_quantile(self, q: float | npt.ArrayLike, direction: Direction, under: Measure) -> npt.NDArray[np.float64]:
+        """Smallest x with P(L <= x) >= q, for q in [0, 1] (the inverse of :meth:`loss_cdf`)."""
+        qs = check_real_array("q", q)
+        if ((qs < 0) | (qs > 1)).any():
+            raise InvalidArgument("q", q, "quantile levels must lie in [0, 1]")
+        _check_measure(under)
+        pair, measure = self._orient_measure(direction, under)
+        return pair._loss_quantile(qs, measure)
+
+    def sample_loss(
+        self, size: int, direction: Direction, under: Measure, rng: np.random.Generator | int | None = None
+    ) -> npt.NDArray[np.float64]:
+        """``size`` i.i.d. draws of the direction's privacy loss with the output drawn from ``under``."""
+        n = check_integer("size", size, minimum=0)
+        _check_measure(under)
+        pair, measure = self._orient_measure(direction, under)
+        return pair._sample_loss(n, np.random.default_rng(rng), measure)
+
+    def total_variation(self) -> Bracket:
+        """TV(P, Q) = δ(0), equal in both directions (Steinke 2022, §3)."""
+        return self.delta(0.0, Direction.REMOVE)
+
+    def _orient_measure(self, direction: Direction, under: Measure) -> tuple["DominatingPair", Measure]:
+        """For ADD, the swapped pair's (P, Q) are this pair's (Q, P)."""
+        if direction is Direction.REMOVE:
+            return self, under
+        return self.oriented(direction), (Measure.Q if under is Measure.P else Measure.P)
+
+
+def _check_measure(under: Measure) -> None:
+    if not isinstance(under, Measure):
+        raise InvalidArgument("under", under, "must be Measure.P or Measure.Q")
+
+
+def _bisect(holds: Callable[[float], bool], lo: float, hi: float, keep: str = "high") -> float:
+    """Bisection on a predicate that is False at ``lo`` and True at ``hi`` (monotone up to rounding).
+
+    Returns the True end (``keep="high"``) or the False end (``keep="low"``) once the interval is a
+    few ulps wide; the returned point's predicate value is the one the caller relies on.
+    """
+    while hi - lo > _EPSILON_ULPS * math.ulp(max(abs(lo), abs(hi), 1e-300)):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if holds(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi if keep == "high" else lo

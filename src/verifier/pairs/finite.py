@@ -1,0 +1,156 @@
+"""Pairs on a finite output space: any user-given (p, q), and randomized response."""
+
+from __future__ import annotations
+
+import abc
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from flint import arb
+
+from verifier._types import Measure
+from verifier._validation import check_integer, check_positive, check_probability_vector
+from verifier.errors import InvalidArgument
+from verifier.pairs.base import DominatingPair
+
+__all__ = ["FinitePair", "DiscretePair", "RandomizedResponse"]
+
+
+class FinitePair(DominatingPair):
+    """A pair on finitely many outcomes. Subclasses give the masses exactly as balls
+    (``_masses_arb``) and as floats (``_masses``); every quantity is an exact finite sum.
+
+    Outcomes with q = 0 < p carry infinite privacy loss: they count in full in δ(ε) for every ε,
+    and make D_α = +∞ (Steinke 2022, footnote 10).
+    """
+
+    @abc.abstractmethod
+    def _masses_arb(self) -> tuple[list[arb], list[arb]]:
+        """Exact (P, Q) masses as balls."""
+
+    @abc.abstractmethod
+    def _masses(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """(P, Q) masses as float64 arrays (for the float-accuracy loss law)."""
+
+    def _delta_arb(self, epsilon: arb) -> arb:
+        """δ(ε) = Σ_y (P(y) − e^ε Q(y))_+ (Steinke 2022, §11.1 H1 for finite spaces)."""
+        kappa = epsilon.exp()
+        p, q = self._masses_arb()
+        return sum(((pi - kappa * qi).nonnegative_part() for pi, qi in zip(p, q)), arb(0))
+
+    def _infinite_loss_mass_arb(self) -> arb:
+        p, q = self._masses_arb()
+        return sum((pi for pi, qi in zip(p, q) if qi == 0), arb(0))
+
+    def _renyi_arb(self, alpha: arb) -> arb:
+        """D_α = (1/(α−1)) ln Σ_y P(y)^α Q(y)^{1−α}; +∞ if P(y) > 0 = Q(y) for some y."""
+        p, q = self._masses_arb()
+        if any(pi > 0 and qi == 0 for pi, qi in zip(p, q)):
+            return arb.pos_inf()
+        total = sum((pi**alpha * qi ** (1 - alpha) for pi, qi in zip(p, q) if pi > 0), arb(0))
+        return total.log() / (alpha - 1)
+
+    def _moment_arb(self, a: arb) -> arb:
+        """E_Q[(P/Q)^a] = Σ_{Q(y)>0} Q(y) (P(y)/Q(y))^a."""
+        p, q = self._masses_arb()
+        return sum(
+            (qi * (pi / qi) ** a if pi > 0 else (qi if a == 0 else arb(0)) for pi, qi in zip(p, q) if qi > 0),
+            arb(0),
+        )
+
+    def _losses(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Float losses ln(P/Q) (±inf allowed) with their P and Q masses."""
+        p, q = self._masses()
+        with np.errstate(divide="ignore"):
+            losses = np.log(p) - np.log(q)
+        return losses, p, q
+
+    def _loss_cdf(self, x: npt.NDArray[np.float64], under: Measure, inclusive: bool) -> npt.NDArray[np.float64]:
+        losses, p, q = self._losses()
+        w = p if under is Measure.P else q
+        hit = losses[None, :] <= x[:, None] if inclusive else losses[None, :] < x[:, None]
+        return np.minimum(1.0, (hit * w[None, :]).sum(axis=1))
+
+    def _loss_sf(self, x: npt.NDArray[np.float64], under: Measure, inclusive: bool) -> npt.NDArray[np.float64]:
+        losses, p, q = self._losses()
+        w = p if under is Measure.P else q
+        hit = losses[None, :] >= x[:, None] if inclusive else losses[None, :] > x[:, None]
+        return np.minimum(1.0, (hit * w[None, :]).sum(axis=1))
+
+    def _loss_quantile(self, qs: npt.NDArray[np.float64], under: Measure) -> npt.NDArray[np.float64]:
+        losses, p, q = self._losses()
+        w = p if under is Measure.P else q
+        order = np.argsort(losses, kind="stable")
+        support = losses[order][w[order] > 0]
+        cumulative = np.cumsum(w[order][w[order] > 0])
+        index = np.searchsorted(cumulative, qs * cumulative[-1], side="left")
+        return support[np.minimum(index, support.size - 1)]
+
+    def _sample_loss(self, size: int, rng: np.random.Generator, under: Measure) -> npt.NDArray[np.float64]:
+        losses, p, q = self._losses()
+        w = p if under is Measure.P else q
+        return losses[rng.choice(losses.size, size=size, p=w / w.sum())]
+
+
+@dataclass(frozen=True)
+class DiscretePair(FinitePair):
+    """Any finite pair: ``p`` and ``q`` are probability vectors over the same outcomes.
+
+    ``q`` may be 0 where ``p`` is not (infinite privacy loss) and vice versa. The float inputs are
+    taken as exact (the pair *is* the one with those binary64 masses).
+    """
+
+    p: tuple[float, ...]
+    q: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        p = check_probability_vector("p", self.p)
+        q = check_probability_vector("q", self.q)
+        if p.shape != q.shape:
+            raise InvalidArgument("q", f"{q.size} outcomes", f"must have as many outcomes as p ({p.size})")
+        object.__setattr__(self, "p", tuple(float(v) for v in p))
+        object.__setattr__(self, "q", tuple(float(v) for v in q))
+
+    def swapped(self) -> "DiscretePair":
+        return DiscretePair(self.q, self.p)
+
+    def _masses_arb(self) -> tuple[list[arb], list[arb]]:
+        return [arb(v) for v in self.p], [arb(v) for v in self.q]
+
+    def _masses(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        return np.array(self.p), np.array(self.q)
+
+
+@dataclass(frozen=True)
+class RandomizedResponse(FinitePair):
+    """k-ary randomized response with parameter ε0 (binary by default): outcomes 0..k−1,
+    Z = e^{ε0} + k − 1, P(1) = Q(0) = e^{ε0}/Z and every other mass 1/Z.
+
+    Symmetric (relabelling 0 ↔ 1 swaps P and Q), so both directions are equal. For k = 2,
+    δ(ε) = (e^{ε0} − e^ε)/(1 + e^{ε0}) on [0, ε0] (Steinke 2022, §13 D4; proofs/randomized_response.py).
+    """
+
+    epsilon0: float
+    k: int = 2
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon0", check_positive("epsilon0", self.epsilon0))
+        object.__setattr__(self, "k", check_integer("k", self.k, minimum=2))
+
+    def swapped(self) -> "RandomizedResponse":
+        return self
+
+    def _masses_arb(self) -> tuple[list[arb], list[arb]]:
+        big = arb(self.epsilon0).exp()
+        z = big + (self.k - 1)
+        rest = [1 / z] * (self.k - 2)
+        return [1 / z, big / z, *rest], [big / z, 1 / z, *rest]
+
+    def _masses(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        z = math.exp(self.epsilon0) + self.k - 1
+        rest = [1.0 / z] * (self.k - 2)
+        return np.array([1.0 / z, math.exp(self.epsilon0) / z, *rest]), np.array(
+            [math.exp(self.epsilon0) / z, 1.0 / z, *rest]
+        )

@@ -1,0 +1,78 @@
+"""The Gaussian mechanism's dominating pair P = N(Δ, σ²), Q = N(0, σ²)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from flint import arb
+from scipy import stats
+
+from verifier._types import Measure
+from verifier._validation import check_positive
+from verifier.pairs.base import DominatingPair
+
+__all__ = ["Gaussian"]
+
+def _phi(z: arb) -> arb:
+    """Standard normal CDF Φ(z) = erfc(−z/√2)/2 in ball arithmetic."""
+    return (-z / arb(2).sqrt()).erfc() / 2
+
+@dataclass(frozen=True)
+class Gaussian(DominatingPair):
+    """Gaussian mechanism with noise scale ``sigma`` and L2 sensitivity ``sensitivity``.
+
+    Privacy loss ℓ(y) = Δ(2y − Δ)/(2σ²); under P it is N(ρ, 2ρ), under Q it is N(−ρ, 2ρ), with
+    ρ = Δ²/(2σ²) (Steinke 2022, Prop 3). The pair is symmetric (reflection y ↦ Δ − y swaps P and Q),
+    so both directions are equal (derivation: proofs/gaussian_hockey_stick.py).
+    """
+
+    sigma: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+
+    @property
+    def rho(self) -> float:
+        """ρ = Δ²/(2σ²) (float; the zCDP parameter)."""
+        return self.sensitivity**2 / (2.0 * self.sigma**2)
+
+    def swapped(self) -> "Gaussian":
+        return self
+
+    def _delta_arb(self, epsilon: arb) -> arb:
+        """δ(ε) = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ) for every real ε (Steinke 2022, Cor 8;
+        Balle & Wang 2018)."""
+        s, d = arb(self.sigma), arb(self.sensitivity)
+        a = d / (2 * s)
+        b = epsilon * s / d
+        return _phi(a - b) - epsilon.exp() * _phi(-a - b)
+
+    def _renyi_arb(self, alpha: arb) -> arb:
+        """D_α = αΔ²/(2σ²) (Steinke 2022, Lemma 33.4; proofs/gaussian_renyi.py)."""
+        return alpha * arb(self.sensitivity) ** 2 / (2 * arb(self.sigma) ** 2)
+
+    def _moment_arb(self, a: arb) -> arb:
+        """E_Q[(P/Q)^a] = e^{a(a−1)ρ} (the Gaussian MGF at ℓ ~ N(−ρ, 2ρ))."""
+        rho = arb(self.sensitivity) ** 2 / (2 * arb(self.sigma) ** 2)
+        return (a * (a - 1) * rho).exp()
+
+    def _loss_law(self, under: Measure) -> stats.rv_continuous:
+        rho = self.rho
+        return stats.norm(loc=rho if under is Measure.P else -rho, scale=np.sqrt(2.0 * rho))
+
+    def _loss_cdf(self, x: npt.NDArray[np.float64], under: Measure, inclusive: bool) -> npt.NDArray[np.float64]:
+        return self._loss_law(under).cdf(x)
+
+    def _loss_sf(self, x: npt.NDArray[np.float64], under: Measure, inclusive: bool) -> npt.NDArray[np.float64]:
+        return self._loss_law(under).sf(x)
+
+    def _loss_quantile(self, q: npt.NDArray[np.float64], under: Measure) -> npt.NDArray[np.float64]:
+        return self._loss_law(under).ppf(q)
+
+    def _sample_loss(self, size: int, rng: np.random.Generator, under: Measure) -> npt.NDArray[np.float64]:
+        rho = self.rho
+        return rng.normal(rho if under is Measure.P else -rho, np.sqrt(2.0 * rho), size=size)
