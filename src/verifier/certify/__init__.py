@@ -1,0 +1,1 @@
+"""Certification: claims, the method portfolio, verdicts and certificates."""

@@ -1,0 +1,69 @@
+"""The contract every bound-producing method fulfils to take part in certification.
+
+A method wraps one way of answering "how large is δ(ε) (or ε(δ)) for this scheme, in this
+direction?" (an exact closed form, the PLD engine, an RDP accountant, an analytic theorem, Monte
+Carlo). Methods are registered in :mod:`verifier.certify.registry`; the portfolio picks the
+applicable ones by asking :meth:`Method.supports`, cheapest first, never by an if/elif over schemes.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import ClassVar, Sequence
+
+from verifier._types import Bound, Direction, Estimate, Side
+from verifier.schemes import Scheme
+
+__all__ = ["Method", "Guarantee"]
+
+
+class Guarantee:
+    """What a method returns: rigorous UPPER and/or LOWER bounds, EXACT brackets (both), or ESTIMATE."""
+
+    UPPER = "upper"
+    LOWER = "lower"
+    EXACT = "exact"
+    ESTIMATE = "estimate"
+
+
+class Method(abc.ABC):
+    """One way to bound δ(ε) and ε(δ) for the schemes it supports.
+
+    Subclasses set the class attributes and implement :meth:`supports`, :meth:`delta_bounds` and
+    :meth:`epsilon_bounds`. Bounds are returned for one direction at a time; a method that cannot
+    say anything for a case returns an empty list (and :meth:`supports` should have said so).
+    """
+
+    #: Short identifier, e.g. "pld", "rdp", "exact".
+    name: ClassVar[str]
+    #: Paper and result number the method implements.
+    citation: ClassVar[str]
+    #: What the method returns (values of :class:`Guarantee`).
+    returns: ClassVar[frozenset[str]]
+    #: Rough relative cost: 0 (closed form, microseconds) … 3 (seconds or more). Cheap runs first.
+    cost: ClassVar[int]
+
+    @abc.abstractmethod
+    def supports(self, scheme: Scheme) -> bool:
+        """Whether the method applies to this scheme (pair type and parameters included)."""
+
+    @abc.abstractmethod
+    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
+        """Rigorous bounds on δ(ε) in ``direction`` (upper and/or lower)."""
+
+    @abc.abstractmethod
+    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
+        """Rigorous bounds on ε(δ) in ``direction`` (upper and/or lower)."""
+
+    def delta_estimates(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Estimate]:
+        """Statistical estimates of δ(ε) (only ESTIMATE methods override this)."""
+        return ()
+
+    def sides(self) -> frozenset[Side]:
+        """The sides of the rigorous bounds this method can give."""
+        out = set()
+        if self.returns & {Guarantee.UPPER, Guarantee.EXACT}:
+            out.add(Side.UPPER)
+        if self.returns & {Guarantee.LOWER, Guarantee.EXACT}:
+            out.add(Side.LOWER)
+        return frozenset(out)

@@ -1,0 +1,5 @@
+"""Adapters that wrap the math layers (pairs, pld, rdp, analytic, montecarlo) as certification
+methods. Each adapter module defines ``METHODS``, a list of :class:`~verifier.certify.method.Method`
+instances; :mod:`verifier.certify.registry` collects them from the modules listed in ``ADAPTERS``."""
+
+ADAPTERS = ["verifier.certify.methods.exact"]

@@ -1,0 +1,95 @@
+"""Frozen, validated descriptions of how a mechanism step is sampled and composed.
+
+A scheme never changes meaning once built; methods (PLD, RDP, analytic, Monte Carlo) read it and
+return bounds. Dispatch over schemes goes through the method registry in :mod:`verifier.certify`,
+never through an if/elif here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from verifier._validation import check_integer, check_unit
+from verifier.errors import InvalidArgument
+from verifier.pairs import DominatingPair
+
+__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "base_pair"]
+
+
+def _check_pair(pair: object) -> DominatingPair:
+    if not isinstance(pair, DominatingPair):
+        raise InvalidArgument("pair", pair, "must be a DominatingPair (e.g. Gaussian(sigma=1.0))")
+    return pair
+
+
+@dataclass(frozen=True)
+class Single:
+    """One run of the mechanism step on the full data."""
+
+    pair: DominatingPair
+
+    def __post_init__(self) -> None:
+        _check_pair(self.pair)
+
+
+@dataclass(frozen=True)
+class Composed:
+    """``times``-fold independent (adaptive) composition of ``scheme`` with itself."""
+
+    scheme: "Scheme"
+    times: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scheme, (Single, Composed, Poisson, Allocation)):
+            raise InvalidArgument("scheme", self.scheme, "must be a scheme (Single, Composed, Poisson, Allocation)")
+        object.__setattr__(self, "times", check_integer("times", self.times, minimum=1))
+
+
+@dataclass(frozen=True)
+class Poisson:
+    """``steps`` steps, each including every element independently with probability ``rate``
+    (add/remove adjacency; Steinke 2022, §6.2)."""
+
+    pair: DominatingPair
+    rate: float
+    steps: int = 1
+
+    def __post_init__(self) -> None:
+        _check_pair(self.pair)
+        rate = check_unit("rate", self.rate)
+        if rate == 0.0:
+            raise InvalidArgument("rate", self.rate, "must lie in (0, 1] (rate 0 releases nothing)")
+        object.__setattr__(self, "rate", rate)
+        object.__setattr__(self, "steps", check_integer("steps", self.steps, minimum=1))
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """k-out-of-t random allocation ("balls and bins"): each element is used in exactly ``k`` of the
+    ``steps`` = t steps, chosen uniformly, repeated for ``epochs`` epochs (Feldman & Shenfeld, §2.1)."""
+
+    pair: DominatingPair
+    steps: int
+    k: int = 1
+    epochs: int = 1
+
+    def __post_init__(self) -> None:
+        _check_pair(self.pair)
+        steps = check_integer("steps", self.steps, minimum=1)
+        k = check_integer("k", self.k, minimum=1)
+        if k > steps:
+            raise InvalidArgument("k", k, f"must be <= steps (t={steps}): an element cannot be in more steps than exist")
+        object.__setattr__(self, "steps", steps)
+        object.__setattr__(self, "k", k)
+        object.__setattr__(self, "epochs", check_integer("epochs", self.epochs, minimum=1))
+
+
+Scheme = Union[Single, Composed, Poisson, Allocation]
+
+
+def base_pair(scheme: Scheme) -> DominatingPair:
+    """The dominating pair of the step a scheme is built from."""
+    while isinstance(scheme, Composed):
+        scheme = scheme.scheme
+    return scheme.pair
