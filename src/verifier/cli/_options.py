@@ -11,8 +11,17 @@ from typing import Any, Sequence
 from verifier._types import Bound, Direction, directions_for
 from verifier.errors import InvalidArgument
 from verifier.pairs import DominatingPair, Gaussian, Laplace, RandomizedResponse
+from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
 
-__all__ = ["add_mechanism_options", "add_output_options", "build_pair", "requested_directions", "emit"]
+__all__ = [
+    "add_mechanism_options",
+    "add_scheme_options",
+    "add_output_options",
+    "build_pair",
+    "build_scheme",
+    "requested_directions",
+    "emit",
+]
 
 MECHANISMS = ("gaussian", "laplace", "rr")
 
@@ -27,6 +36,35 @@ def add_mechanism_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--k", type=int, default=None, help="rr: number of outcomes (default 2); allocation: steps per element")
 
 
+SCHEMES = ("single", "composed", "poisson", "allocation")
+
+
+def add_scheme_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("scheme (how steps are sampled and composed)")
+    group.add_argument("--scheme", choices=SCHEMES, default="single", help="sampling/composition scheme (default: single)")
+    group.add_argument("--times", type=int, help="composed: number of compositions m >= 1")
+    group.add_argument("--rate", type=float, help="poisson: sampling probability λ in (0, 1]")
+    group.add_argument("--steps", type=int, help="poisson/allocation: number of steps t >= 1")
+    group.add_argument("--epochs", type=int, default=1, help="allocation: number of epochs (default 1)")
+    group.add_argument(
+        "--method",
+        action="append",
+        help="use only this method (repeatable; default: every method that applies, e.g. exact, pld, rdp)",
+    )
+
+
+def build_scheme(args: argparse.Namespace) -> Scheme:
+    """The scheme the options describe (validated by the scheme's constructor)."""
+    pair = build_pair(args)
+    if args.scheme == "single":
+        return Single(pair)
+    if args.scheme == "composed":
+        return Composed(Single(pair), _required(args, "times", "composed", "--scheme"))
+    if args.scheme == "poisson":
+        return Poisson(pair, _required(args, "rate", "poisson", "--scheme"), _required(args, "steps", "poisson", "--scheme"))
+    return Allocation(pair, _required(args, "steps", "allocation", "--scheme"), 1 if args.k is None else args.k, args.epochs)
+
+
 def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--direction",
@@ -37,10 +75,10 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
 
-def _required(args: argparse.Namespace, name: str, mechanism: str) -> float:
+def _required(args: argparse.Namespace, name: str, choice: str, option: str = "--mechanism") -> float:
     value = getattr(args, name)
     if value is None:
-        raise InvalidArgument(name, None, f"--{name} is required for --mechanism {mechanism}")
+        raise InvalidArgument(name, None, f"--{name} is required for {option} {choice}")
     if isinstance(value, float) and math.isnan(value):
         raise InvalidArgument(name, value, "must be a real number, not NaN")
     return value
@@ -52,7 +90,8 @@ def build_pair(args: argparse.Namespace) -> DominatingPair:
         return Gaussian(_required(args, "sigma", "gaussian"), args.sensitivity)
     if args.mechanism == "laplace":
         return Laplace(_required(args, "scale", "laplace"), args.sensitivity)
-    return RandomizedResponse(_required(args, "epsilon0", "rr"), 2 if args.k is None else args.k)
+    rr_outcomes = 2 if (args.k is None or getattr(args, "scheme", "single") == "allocation") else args.k
+    return RandomizedResponse(_required(args, "epsilon0", "rr"), rr_outcomes)
 
 
 def requested_directions(args: argparse.Namespace) -> tuple[Direction, ...]:
