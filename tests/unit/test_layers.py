@@ -1,0 +1,54 @@
+"""Layers you can see (STYLE.md): leaf ← math ← certify ← cli/report. Nothing imports upward.
+
+Parses every module's imports (static, top-level and nested) and checks that a module in a lower
+layer never imports from a higher one.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "verifier"
+
+LEAF = {"_types", "errors", "_validation", "_directed", "_fast"}
+MATH = {"pairs", "pld", "rdp", "analytic", "montecarlo", "reference", "hockey", "schemes", "matrix", "properties"}
+CERTIFY = {"certify"}
+TOP = {"cli", "report", "__main__", "__init__"}
+
+
+def layer_of(top: str) -> int:
+    for rank, names in enumerate((LEAF, MATH, CERTIFY, TOP)):
+        if top in names:
+            return rank
+    raise AssertionError(f"module verifier.{top} is in no layer; add it to tests/unit/test_layers.py")
+
+
+def modules():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        yield path, parts[0]
+
+
+def imported_tops(path: Path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("verifier"):
+            names = node.module.split(".")
+            yield names[1] if len(names) > 1 else "__init__"  # `from verifier import X`: the package root
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                names = alias.name.split(".")
+                if names[0] == "verifier" and len(names) > 1:
+                    yield names[1]
+
+
+@pytest.mark.parametrize("path, top", list(modules()), ids=lambda x: str(x).split("verifier/")[-1] if isinstance(x, Path) else x)
+def test_no_upward_imports(path, top):
+    if path.name == "__init__.py" and path.parent == PACKAGE:
+        return  # the package root re-exports public names from every layer
+    own = layer_of(top)
+    for imported in imported_tops(path):
+        if imported == top:
+            continue
+        assert layer_of(imported) <= own, f"{path.relative_to(PACKAGE)} (layer {own}) imports verifier.{imported} (layer {layer_of(imported)})"
