@@ -1,0 +1,514 @@
+"""Tests of the sympy derivations in proofs/.
+
+Three kinds of test:
+
+* the derivations pass (``proofs.run_all`` in this process) and ``run_all`` reports failures;
+* every exported expression has a deliberately wrong claim that makes its ``derive`` raise
+  DerivationFailed, so a derivation that stopped checking something would be caught;
+* every exported expression agrees with an independent mpmath computation (quadrature of the
+  densities for continuous pairs, direct sums for discrete ones) at 30 digits. These check the
+  exports, not the numeric package ``verifier``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import mpmath as mp
+import pytest
+import sympy as sp
+
+from proofs import _common, run_all
+from proofs._common import (
+    Delta,
+    DerivationFailed,
+    Phi,
+    alpha,
+    b,
+    epsilon,
+    epsilon0,
+    k,
+    sigma,
+)
+
+PROOFS_DIR = Path(run_all.__file__).resolve().parent
+
+#: Working precision of the independent mpmath references (decimal digits).
+DPS = 30
+#: Relative tolerance against quadrature at 30 digits: tanh-sinh on smooth pieces (every kink and
+#: every root of the integrand's sign change is a breakpoint) reaches ~1e-28; 1e-20 leaves room
+#: for cancellation in P(S) - e^eps Q(S) without hiding any real discrepancy.
+QUAD_RTOL = mp.mpf("1e-20")
+#: Absolute floor for values that are (close to) zero, e.g. delta beyond eps0.
+QUAD_ATOL = mp.mpf("1e-24")
+#: Direct sums of a few terms are exact to working precision up to rounding.
+SUM_RTOL = mp.mpf("1e-25")
+
+
+def _module(name: str):
+    return importlib.import_module(f"proofs.{name}")
+
+
+@pytest.fixture(scope="module")
+def run_results() -> list[run_all.ScriptResult]:
+    """One in-process run of every derivation, shared by the tests of this module."""
+    return run_all.run_all()
+
+
+@pytest.fixture(scope="module")
+def exports(run_results) -> dict[str, dict[str, sp.Expr]]:
+    failed = [r.name for r in run_results if not r.ok]
+    if failed:
+        pytest.fail(f"derivations failed: {failed}")
+    return {r.name: dict(r.exports) for r in run_results}
+
+
+def _call(expr: sp.Expr, **values) -> mp.mpf:
+    """Evaluate ``expr`` with lambdify(modules='mpmath'); ``values`` by symbol name."""
+    symbols = sorted(expr.free_symbols, key=lambda s: s.name)
+    missing = {s.name for s in symbols} - set(values)
+    assert not missing, f"no value for {missing}"
+    fn = sp.lambdify(symbols, expr, modules="mpmath")
+    with mp.workdps(DPS):
+        return fn(*[mp.mpf(values[s.name]) for s in symbols])
+
+
+def _close(value, reference, rtol=QUAD_RTOL, atol=QUAD_ATOL) -> bool:
+    return abs(value - reference) <= atol + rtol * abs(reference)
+
+
+# --------------------------------------------------------------------------------------------
+# Independent references (mpmath only; nothing here reads a closed form from proofs/)
+# --------------------------------------------------------------------------------------------
+
+
+def _sign_changes(g: Callable, lo, hi, n=400) -> list:
+    """Roots of g on [lo, hi], located on a grid and refined by bisection-type root finding."""
+    xs = [lo + (hi - lo) * i / n for i in range(n + 1)]
+    roots = []
+    for x0, x1 in zip(xs, xs[1:]):
+        g0, g1 = g(x0), g(x1)
+        if g0 == 0:
+            roots.append(x0)
+        elif g0 * g1 < 0:
+            roots.append(mp.findroot(g, (x0, x1), solver="anderson"))
+    return roots
+
+
+def _hockey_stick_quad(logp, logq, eps, kinks: Sequence, lo, hi):
+    """int max(0, p - e^eps q) dy over the real line; breakpoints at the densities' kinks and at
+    every root of log p - log q - eps found on [lo, hi]."""
+    eps = mp.mpf(eps)
+
+    def f(y):
+        return max(mp.mpf(0), mp.exp(logp(y)) - mp.exp(eps + logq(y)))
+
+    roots = _sign_changes(lambda y: logp(y) - logq(y) - eps, lo, hi)
+    points = sorted(set(mp.mpf(x) for x in [*kinks, *roots]))
+    return mp.quad(f, [-mp.inf, *points, mp.inf])
+
+
+def _q_mass_of_loss_set_quad(logp, logq, eps, kinks, lo, hi):
+    """Q({y : log p(y) - log q(y) > eps}) by quadrature (d delta / d eps = -e^eps * this, D2)."""
+    eps = mp.mpf(eps)
+
+    def f(y):
+        return mp.exp(logq(y)) if logp(y) - logq(y) > eps else mp.mpf(0)
+
+    roots = _sign_changes(lambda y: logp(y) - logq(y) - eps, lo, hi)
+    points = sorted(set(mp.mpf(x) for x in [*kinks, *roots]))
+    return mp.quad(f, [-mp.inf, *points, mp.inf])
+
+
+def _renyi_quad(logp, logq, a, kinks, grid=()):
+    """D_a(P||Q) = log(int p^a q^(1-a)) / (a - 1); ``grid`` adds breakpoints where the integrand
+    has its mass (for Gaussians it peaks at a * Delta, far from the kinks for large a)."""
+    a = mp.mpf(a)
+    points = sorted(set(mp.mpf(x) for x in [*kinks, *grid]))
+    mgf = mp.quad(lambda y: mp.exp(a * logp(y) + (1 - a) * logq(y)), [-mp.inf, *points, mp.inf])
+    return mp.log(mgf) / (a - 1)
+
+
+def _kl_quad(logp, logq, kinks):
+    return mp.quad(lambda y: mp.exp(logp(y)) * (logp(y) - logq(y)), [-mp.inf, *kinks, mp.inf])
+
+
+def _gauss_log(mean, s):
+    mean, s = mp.mpf(mean), mp.mpf(s)
+    return lambda y: -((y - mean) ** 2) / (2 * s**2) - mp.log(s * mp.sqrt(2 * mp.pi))
+
+
+def _laplace_log(mean, scale):
+    mean, scale = mp.mpf(mean), mp.mpf(scale)
+    return lambda y: -abs(y - mean) / scale - mp.log(2 * scale)
+
+
+def _h_discrete(p: Sequence, q: Sequence, eps) -> mp.mpf:
+    return mp.fsum(max(mp.mpf(0), pi - mp.exp(eps) * qi) for pi, qi in zip(p, q))
+
+
+def _renyi_discrete(p: Sequence, q: Sequence, a) -> mp.mpf:
+    a = mp.mpf(a)
+    return mp.log(mp.fsum(pi**a * qi ** (1 - a) for pi, qi in zip(p, q))) / (a - 1)
+
+
+def _rr_pmfs(e0, n: int) -> tuple[list, list]:
+    """k-ary randomized response with n outputs (n = 2: binary RR, outputs (1, 0) relabelled)."""
+    e = mp.exp(mp.mpf(e0))
+    z = e + n - 1
+    p = [e / z] + [1 / z] * (n - 1)
+    q = [1 / z, e / z] + [1 / z] * (n - 2)
+    return p, q
+
+
+# --------------------------------------------------------------------------------------------
+# run_all
+# --------------------------------------------------------------------------------------------
+
+
+def test_run_all_in_process_passes(run_results):
+    assert [r.name for r in run_results] == list(run_all.SCRIPTS)
+    failed = {r.name: r.detail for r in run_results if not r.ok}
+    assert not failed, failed
+    for result in run_results:
+        assert result.detail.endswith("at exact points"), result.detail
+
+
+def test_run_all_main_reports_success(monkeypatch, capsys):
+    monkeypatch.setattr(run_all, "SCRIPTS", ("laplace_hockey_stick", "gaussian_renyi"))
+    assert run_all.main() == 0
+    out = capsys.readouterr().out
+    assert "laplace_hockey_stick" in out and "gaussian_renyi" in out
+    assert "all 2 derivations ok" in out
+
+
+def test_run_all_reports_a_failing_derivation(monkeypatch, capsys):
+    module = _module("gaussian_renyi")
+
+    def broken(**_):
+        raise DerivationFailed("injected failure")
+
+    monkeypatch.setattr(module, "derive", broken)
+    monkeypatch.setattr(run_all, "SCRIPTS", ("gaussian_renyi",))
+    assert run_all.main() == 1
+    out = capsys.readouterr().out
+    assert "FAILED" in out and "injected failure" in out
+
+
+def test_run_all_reports_an_unexpected_error_as_failure():
+    result = run_all.run_one("no_such_derivation")
+    assert not result.ok
+    assert "ModuleNotFoundError" in result.detail
+
+
+def test_every_script_is_run_by_run_all():
+    scripts = {p.stem for p in PROOFS_DIR.glob("*.py")} - {"__init__", "_common", "run_all"}
+    assert scripts == set(run_all.SCRIPTS)
+
+
+def test_no_assert_statements_in_proofs():
+    """`python -O` strips asserts; derivations must raise DerivationFailed instead."""
+    offenders = []
+    for path in PROOFS_DIR.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        offenders += [
+            f"{path.name}:{n.lineno}" for n in ast.walk(tree) if isinstance(n, ast.Assert)
+        ]
+    assert not offenders, offenders
+
+
+@pytest.mark.parametrize("name", run_all.SCRIPTS)
+def test_export_names_symbols_and_docs(name, exports):
+    module = _module(name)
+    got = exports[name]
+    assert set(got) == set(module.EXPORT_SYMBOLS)
+    for key, expr in got.items():
+        assert isinstance(expr, sp.Expr)
+        assert sorted(s.name for s in expr.free_symbols) == sorted(module.EXPORT_SYMBOLS[key]), key
+        assert key in module.__doc__, f"export {key!r} is not documented in {name}"
+
+
+def test_unknown_claim_key_is_rejected():
+    with pytest.raises(KeyError, match="unknown claim"):
+        _module("gaussian_renyi").derive(claimed={"renyii": alpha})
+
+
+# --------------------------------------------------------------------------------------------
+# Injected wrong claims must fail
+# --------------------------------------------------------------------------------------------
+
+_a, _c = Delta / (2 * sigma), epsilon * sigma / Delta
+_E = sp.exp(epsilon0)
+_Z = _E + k - 1
+
+WRONG_CLAIMS = [
+    # gaussian_renyi
+    ("gaussian_renyi", "renyi", alpha**2 * Delta**2 / (2 * sigma**2)),
+    ("gaussian_renyi", "renyi_QP", (alpha - 1) * Delta**2 / (2 * sigma**2)),
+    ("gaussian_renyi", "kl", Delta**2 / sigma**2),
+    # gaussian_hockey_stick (missing 1/2 in Delta/(2 sigma); e^-eps; derivative sign/argument)
+    ("gaussian_hockey_stick", "delta",
+     Phi(Delta / sigma - _c) - sp.exp(epsilon) * Phi(-Delta / sigma - _c)),
+    ("gaussian_hockey_stick", "delta_QP", Phi(_a - _c) - sp.exp(-epsilon) * Phi(-_a - _c)),
+    ("gaussian_hockey_stick", "ddelta", -sp.exp(epsilon) * Phi(_a - _c)),
+    ("gaussian_hockey_stick", "tv", 2 * Phi(Delta / sigma) - 1),
+    # laplace_renyi (coefficients swapped; the pure-DP zCDP bound; KL off by one)
+    ("laplace_renyi", "renyi",
+     sp.log((alpha - 1) / (2 * alpha - 1) * sp.exp((alpha - 1) * epsilon0)
+            + alpha / (2 * alpha - 1) * sp.exp(-alpha * epsilon0)) / (alpha - 1)),
+    ("laplace_renyi", "renyi_QP", alpha * epsilon0**2 / 2),
+    ("laplace_renyi", "kl", epsilon0 + sp.exp(-epsilon0)),
+    # laplace_hockey_stick (the naive eps < 0 extension; no lower branch; wrong TV)
+    ("laplace_hockey_stick", "delta",
+     sp.Piecewise((1 - sp.exp(epsilon), epsilon < 0),
+                  (1 - sp.exp((epsilon - epsilon0) / 2), epsilon < epsilon0), (0, True))),
+    ("laplace_hockey_stick", "delta_QP",
+     sp.Piecewise((1 - sp.exp((epsilon - epsilon0) / 2), epsilon < epsilon0), (0, True))),
+    ("laplace_hockey_stick", "tv", 1 - sp.exp(-epsilon0)),
+    # randomized_response
+    ("randomized_response", "delta",
+     sp.Piecewise(((_E - sp.exp(epsilon)) / (1 + _E), epsilon < epsilon0), (0, True))),
+    ("randomized_response", "delta_QP",
+     sp.Piecewise((1 - sp.exp(epsilon), epsilon < -epsilon0),
+                  ((_E - sp.exp(epsilon)) / (_E - 1), epsilon < epsilon0), (0, True))),
+    ("randomized_response", "renyi",
+     sp.log(sp.exp(alpha * epsilon0) + sp.exp((1 - alpha) * epsilon0)) / (alpha - 1)),
+    ("randomized_response", "renyi_QP",
+     sp.log((sp.exp(alpha * epsilon0) + sp.exp((alpha - 1) * epsilon0)) / (1 + _E)) / (alpha - 1)),
+    ("randomized_response", "kl", epsilon0 * sp.tanh(epsilon0)),
+    ("randomized_response", "delta_k",
+     sp.Piecewise((1 - sp.exp(epsilon), epsilon < -epsilon0),
+                  ((_E - sp.exp(epsilon) + (k - 1) * (1 - sp.exp(epsilon))) / _Z, epsilon < 0),
+                  ((_E - sp.exp(epsilon)) / _Z, epsilon < epsilon0), (0, True))),
+    ("randomized_response", "delta_k_QP",
+     sp.Piecewise((1 - sp.exp(epsilon), epsilon < -epsilon0),
+                  ((_E - sp.exp(epsilon)) / (_E + k), epsilon < epsilon0), (0, True))),
+    ("randomized_response", "renyi_k",
+     sp.log((sp.exp(alpha * epsilon0) + sp.exp((1 - alpha) * epsilon0) + k - 1) / _Z)
+     / (alpha - 1)),
+    ("randomized_response", "renyi_k_QP",
+     sp.log((sp.exp(alpha * epsilon0) + sp.exp((1 - alpha) * epsilon0)) / (1 + _E)) / (alpha - 1)),
+    # hockey_stick_duality
+    ("hockey_stick_duality", "duality",
+     1 - sp.exp(epsilon) + _module("hockey_stick_duality").H_QP),
+    ("hockey_stick_duality", "delta_3pt", _module("hockey_stick_duality").claims()["delta_3pt_QP"]),
+    ("hockey_stick_duality", "delta_3pt_QP",
+     _module("hockey_stick_duality").claims()["delta_3pt_QP"].subs(epsilon, -epsilon)),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "wrong"), WRONG_CLAIMS, ids=[f"{n}-{k_}" for n, k_, _ in WRONG_CLAIMS]
+)
+def test_wrong_claim_raises(name, key, wrong):
+    with pytest.raises(DerivationFailed):
+        _module(name).derive(claimed={key: wrong})
+
+
+def test_every_export_has_a_wrong_claim_case():
+    covered = {(n, k_) for n, k_, _ in WRONG_CLAIMS}
+    wanted = {(n, key) for n in run_all.SCRIPTS for key in _module(n).EXPORT_SYMBOLS}
+    assert wanted <= covered, wanted - covered
+
+
+def test_point_fallback_catches_a_wrong_claim():
+    """require_equal's rational-point fallback must not accept a claim the simplifier cannot
+    refute symbolically."""
+    pts = [{alpha: sp.Rational(3, 2)}, {alpha: 3}]
+    assert _common.require_equal(alpha**2, alpha * alpha, "same", pts) == "symbolic"
+    with pytest.raises(DerivationFailed, match="differ"):
+        _common.require_equal(sp.Abs(alpha - 2), alpha - 2, "abs", pts)
+
+
+# --------------------------------------------------------------------------------------------
+# Exports vs independent mpmath computations
+# --------------------------------------------------------------------------------------------
+
+GAUSS_POINTS = [  # (sigma, Delta)
+    ("1", "1"), ("2", "0.5"), ("0.7", "3"),
+]
+EPS_POINTS = ["-2.5", "-0.4", "0", "0.3", "1.7"]
+ALPHA_POINTS = ["1.25", "2", "7.5"]
+
+
+@pytest.mark.parametrize(("s", "d"), GAUSS_POINTS)
+def test_gaussian_renyi_vs_quadrature(s, d, exports):
+    got = exports["gaussian_renyi"]
+    with mp.workdps(DPS):
+        logp, logq = _gauss_log(d, s), _gauss_log(0, s)
+        for a in ALPHA_POINTS:
+            # Quadrature hint (not the answer): p^a q^(1-a) is a Gaussian bump of width sigma at
+            # a*Delta (and (1-a)*Delta for Q||P); put breakpoints around both bumps.
+            centres = [mp.mpf(a) * mp.mpf(d), (1 - mp.mpf(a)) * mp.mpf(d)]
+            grid = [c + j * mp.mpf(s) for c in centres for j in (-12, -6, -3, 0, 3, 6, 12)]
+            ref = _renyi_quad(logp, logq, a, [0, d], grid)
+            ref_qp = _renyi_quad(logq, logp, a, [0, d], grid)
+            assert _close(_call(got["renyi"], alpha=a, sigma=s, Delta=d), ref)
+            assert _close(_call(got["renyi_QP"], alpha=a, sigma=s, Delta=d), ref_qp)
+        assert _close(_call(got["kl"], sigma=s, Delta=d), _kl_quad(logp, logq, [0, d]))
+
+
+@pytest.mark.parametrize(("s", "d"), GAUSS_POINTS)
+def test_gaussian_hockey_stick_vs_quadrature(s, d, exports):
+    got = exports["gaussian_hockey_stick"]
+    with mp.workdps(DPS):
+        logp, logq = _gauss_log(d, s), _gauss_log(0, s)
+        span = 60 * mp.mpf(s) + 60 * mp.mpf(s) ** 2 / mp.mpf(d)  # contains every loss = eps root
+        for e in EPS_POINTS:
+            ref = _hockey_stick_quad(logp, logq, e, [0, d], -span, span)
+            ref_qp = _hockey_stick_quad(logq, logp, e, [0, d], -span, span)
+            ref_slope = -mp.exp(mp.mpf(e)) * _q_mass_of_loss_set_quad(logp, logq, e, [0, d],
+                                                                       -span, span)
+            assert _close(_call(got["delta"], epsilon=e, sigma=s, Delta=d), ref), e
+            assert _close(_call(got["delta_QP"], epsilon=e, sigma=s, Delta=d), ref_qp), e
+            assert _close(_call(got["ddelta"], epsilon=e, sigma=s, Delta=d), ref_slope), e
+        crossings = _sign_changes(lambda y: logp(y) - logq(y), -span, span)  # where p = q
+        tv_points = sorted(set(mp.mpf(x) for x in [0, d, *crossings]))
+        tv = mp.quad(lambda y: abs(mp.exp(logp(y)) - mp.exp(logq(y))),
+                     [-mp.inf, *tv_points, mp.inf]) / 2
+        assert _close(_call(got["tv"], sigma=s, Delta=d), tv)
+
+
+#: Notes section 10.5 (Cor 8 with Delta = 1, sigma = 1/sqrt(2 rho)): (rho, eps, delta), 15 digits.
+NOTES_GAUSSIAN_TABLE = [
+    ("0.01", "0.5", "9.19389868941551e-6"),
+    ("0.01", "1", "2.43643839737096e-14"),
+    ("0.01", "3", "1.07014286553542e-101"),
+    ("0.5", "0", "0.382924922548026"),
+    ("0.5", "0.5", "0.238421708134877"),
+    ("0.5", "1", "0.126936737506644"),
+    ("0.5", "3", "0.00153718536940095"),
+    ("2", "0", "0.682689492137086"),
+    ("2", "1", "0.50986166005467"),
+    ("2", "3", "0.183813076544472"),
+]
+
+
+@pytest.mark.parametrize(("rho", "e", "value"), NOTES_GAUSSIAN_TABLE)
+def test_gaussian_hockey_stick_matches_notes_table(rho, e, value, exports):
+    """The erfc form keeps full relative precision even at delta ~ 1e-101 (no 1 - 1 cancelling)."""
+    with mp.workdps(DPS):
+        s = 1 / mp.sqrt(2 * mp.mpf(rho))
+    got = _call(exports["gaussian_hockey_stick"]["delta"], epsilon=e, sigma=s, Delta=1)
+    assert abs(got / mp.mpf(value) - 1) < 1e-13  # the table has 15 significant digits
+
+
+LAPLACE_POINTS = [  # (b, Delta): eps0 = Delta/b
+    ("1", "1"), ("2", "0.5"), ("0.5", "1.5"),
+]
+
+
+@pytest.mark.parametrize(("scale", "d"), LAPLACE_POINTS)
+def test_laplace_renyi_vs_quadrature(scale, d, exports):
+    got = exports["laplace_renyi"]
+    with mp.workdps(DPS):
+        e0 = mp.mpf(d) / mp.mpf(scale)
+        logp, logq = _laplace_log(d, scale), _laplace_log(0, scale)
+        for a in ALPHA_POINTS:
+            ref = _renyi_quad(logp, logq, a, [0, d])
+            ref_qp = _renyi_quad(logq, logp, a, [0, d])
+            assert _close(_call(got["renyi"], alpha=a, epsilon0=e0), ref)
+            assert _close(_call(got["renyi_QP"], alpha=a, epsilon0=e0), ref_qp)
+        assert _close(_call(got["kl"], epsilon0=e0), _kl_quad(logp, logq, [0, d]))
+
+
+def test_laplace_renyi_matches_notes_value(exports):
+    """Notes section 10.7: Laplace RDP at alpha = 2, eps0 = 1 is 0.619123629999."""
+    got = _call(exports["laplace_renyi"]["renyi"], alpha=2, epsilon0=1)
+    assert abs(got - mp.mpf("0.619123629999")) < 1e-11
+
+
+@pytest.mark.parametrize(("scale", "d"), LAPLACE_POINTS)
+def test_laplace_hockey_stick_vs_quadrature(scale, d, exports):
+    got = exports["laplace_hockey_stick"]
+    with mp.workdps(DPS):
+        e0 = mp.mpf(d) / mp.mpf(scale)
+        logp, logq = _laplace_log(d, scale), _laplace_log(0, scale)
+        lo, hi = -mp.mpf(d), 2 * mp.mpf(d)
+        # every regime: eps < -eps0, -eps0 < eps < 0, 0 < eps < eps0, eps > eps0, and breakpoints
+        for e in [-2 * e0, -e0, -e0 / 3, 0, e0 / 3, e0, 2 * e0, *EPS_POINTS]:
+            ref = _hockey_stick_quad(logp, logq, e, [0, d], lo, hi)
+            ref_qp = _hockey_stick_quad(logq, logp, e, [0, d], lo, hi)
+            assert _close(_call(got["delta"], epsilon=e, epsilon0=e0), ref), e
+            assert _close(_call(got["delta_QP"], epsilon=e, epsilon0=e0), ref_qp), e
+        crossings = _sign_changes(lambda y: logp(y) - logq(y), lo, hi)  # where p = q
+        tv_points = sorted(set(mp.mpf(x) for x in [0, d, *crossings]))
+        tv = mp.quad(lambda y: abs(mp.exp(logp(y)) - mp.exp(logq(y))),
+                     [-mp.inf, *tv_points, mp.inf]) / 2
+        assert _close(_call(got["tv"], epsilon0=e0), tv)
+
+
+def test_laplace_hockey_stick_matches_notes_value(exports):
+    """Notes section 10.7: delta(1/3) = 0.283468689426211 at eps0 = 1."""
+    got = _call(exports["laplace_hockey_stick"]["delta"], epsilon=mp.mpf(1) / 3, epsilon0=1)
+    assert abs(got - mp.mpf("0.283468689426211")) < 1e-14
+
+
+@pytest.mark.parametrize("e0", ["0.1", "1", "3.5"])
+def test_binary_randomized_response_vs_direct_sums(e0, exports):
+    got = exports["randomized_response"]
+    with mp.workdps(DPS):
+        e = mp.exp(mp.mpf(e0))
+        p = [e / (1 + e), 1 / (1 + e)]  # outputs (1, 0)
+        q = [1 / (1 + e), e / (1 + e)]
+        for x in [*EPS_POINTS, f"-{e0}", e0, "-5", "5"]:
+            assert _close(_call(got["delta"], epsilon=x, epsilon0=e0), _h_discrete(p, q, x),
+                          SUM_RTOL), x
+            assert _close(_call(got["delta_QP"], epsilon=x, epsilon0=e0), _h_discrete(q, p, x),
+                          SUM_RTOL), x
+        for a in ALPHA_POINTS:
+            assert _close(_call(got["renyi"], alpha=a, epsilon0=e0), _renyi_discrete(p, q, a),
+                          SUM_RTOL)
+            assert _close(_call(got["renyi_QP"], alpha=a, epsilon0=e0), _renyi_discrete(q, p, a),
+                          SUM_RTOL)
+        kl = mp.fsum(pi * mp.log(pi / qi) for pi, qi in zip(p, q))
+        assert _close(_call(got["kl"], epsilon0=e0), kl, SUM_RTOL)
+
+
+def test_binary_rr_renyi_matches_notes_value(exports):
+    """Notes section 10.7: RR D_2 at eps0 = 1 is 0.735325664056."""
+    got = _call(exports["randomized_response"]["renyi"], alpha=2, epsilon0=1)
+    assert abs(got - mp.mpf("0.735325664056")) < 1e-11
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 7, 10])
+@pytest.mark.parametrize("e0", ["0.4", "2"])
+def test_kary_randomized_response_vs_direct_sums(n, e0, exports):
+    got = exports["randomized_response"]
+    with mp.workdps(DPS):
+        p, q = _rr_pmfs(e0, n)
+        for x in [*EPS_POINTS, f"-{e0}", e0, "-5", "5"]:
+            assert _close(_call(got["delta_k"], epsilon=x, epsilon0=e0, k=n),
+                          _h_discrete(p, q, x), SUM_RTOL), x
+            assert _close(_call(got["delta_k_QP"], epsilon=x, epsilon0=e0, k=n),
+                          _h_discrete(q, p, x), SUM_RTOL), x
+        for a in ALPHA_POINTS:
+            assert _close(_call(got["renyi_k"], alpha=a, epsilon0=e0, k=n),
+                          _renyi_discrete(p, q, a), SUM_RTOL)
+            assert _close(_call(got["renyi_k_QP"], alpha=a, epsilon0=e0, k=n),
+                          _renyi_discrete(q, p, a), SUM_RTOL)
+
+
+def test_duality_exports_vs_direct_sums(exports):
+    got = exports["hockey_stick_duality"]
+    masses = [
+        (["0.2", "0.5", "0.3"], ["0.6", "0.1", "0.3"]),
+        (["0.0", "0.25", "0.75"], ["0.5", "0.5", "0.0"]),
+        (["0.9", "0.05", "0.05"], ["0.05", "0.05", "0.9"]),
+        (["0.3", "0.3", "0.4"], ["0.3", "0.3", "0.4"]),
+    ]
+    with mp.workdps(DPS):
+        for p_str, q_str in masses:
+            p = [mp.mpf(x) for x in p_str]
+            q = [mp.mpf(x) for x in q_str]
+            named = {"p0": p[0], "p1": p[1], "q0": q[0], "q1": q[1]}
+            for e in [*EPS_POINTS, "-6", "6"]:
+                ref = _h_discrete(p, q, e)
+                assert _close(_call(got["delta_3pt"], epsilon=e, **named), ref, SUM_RTOL)
+                assert _close(_call(got["delta_3pt_QP"], epsilon=e, **named),
+                              _h_discrete(q, p, e), SUM_RTOL)
+                h_qp = _h_discrete(q, p, -mp.mpf(e))
+                assert _close(_call(got["duality"], epsilon=e, H_QP=h_qp), ref, SUM_RTOL)
