@@ -4,6 +4,14 @@ For each direction, the best rigorous bracket is [max of lower bounds, min of up
 lower bound above an upper bound for the same question is a defect in verifier and raises
 :class:`~verifier.errors.InconsistentBounds` naming both bounds. "Both directions" is the maximum
 of the per-direction brackets (Feldman & Shenfeld, Def 2.2).
+
+Methods run cheapest first (:attr:`Method.cost`). A caller that only needs to *decide* something
+(the certifier) passes ``settled``, a predicate on the bounds gathered so far: once it holds, the
+remaining (more expensive) methods are not run. ``time_budget`` (seconds) stops starting methods
+of cost >= 1 once that much wall-clock time has been spent; cost-0 methods (closed forms,
+microseconds) always run. A method already running is never interrupted, so a run can exceed the
+budget by the duration of the last method started. Every method not run is listed in
+``Collected.skipped`` with the reason.
 """
 
 from __future__ import annotations
@@ -11,26 +19,38 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Callable, Sequence
 
-from verifier._types import Bound, Bracket, Direction, Quantity, Side
-from verifier.certify.method import Method
+from verifier._types import Bound, Bracket, Direction, Estimate, Quantity, Side
+from verifier._validation import check_nonnegative
+from verifier.certify.method import Guarantee, Method
 from verifier.certify.registry import methods_for
 from verifier.errors import InconsistentBounds, InvalidArgument, NotApplicable
 from verifier.schemes import Scheme
 
-__all__ = ["Collected", "collect_bounds", "best_bracket"]
+__all__ = ["Collected", "collect_bounds", "best_bracket", "best_bounds", "select_methods"]
+
+#: A predicate on the bounds gathered so far; True once the question is decided.
+Settled = Callable[[Sequence[Bound]], bool]
 
 
 @dataclass(frozen=True)
 class Collected:
-    """Every bound each method gave for one question, and the best bracket per direction."""
+    """Every bound each method gave for one question, and the best bracket per direction.
+
+    ``ran`` names the methods that were run (in order), ``skipped`` says why the others were not
+    (or which direction a method declined), ``estimates`` holds statistical estimates of δ from
+    ESTIMATE methods (reported beside the bounds, never part of a bracket).
+    """
 
     quantity: Quantity
     at: float
     bounds: tuple[Bound, ...]
     brackets: dict  # Direction -> Bracket
     skipped: tuple[str, ...] = ()
+    ran: tuple[str, ...] = ()
+    estimates: tuple[Estimate, ...] = ()
+    seconds: float = 0.0
 
     @property
     def combined(self) -> Bracket:
@@ -39,25 +59,46 @@ class Collected:
         return Bracket(max(b.lower for b in values), max(b.upper for b in values))
 
 
+def best_bounds(bounds: Sequence[Bound], direction: Direction) -> tuple[Bound | None, Bound | None]:
+    """(largest lower bound, smallest upper bound) among ``bounds`` in ``direction``; None where a
+    side has no bound. Raises :class:`InconsistentBounds`, naming both methods, if the lower bound
+    exceeds the upper bound."""
+    mine = [b for b in bounds if b.direction is direction]
+    best_upper = min((b for b in mine if b.side is Side.UPPER), key=lambda b: b.value, default=None)
+    best_lower = max((b for b in mine if b.side is Side.LOWER), key=lambda b: b.value, default=None)
+    if best_upper is not None and best_lower is not None and best_lower.value > best_upper.value:
+        raise InconsistentBounds(
+            f"{direction.value} {best_lower.quantity.value} at {best_lower.at!r}: lower bound "
+            f"{best_lower.value!r} from {best_lower.method} exceeds upper bound {best_upper.value!r} "
+            f"from {best_upper.method}"
+        )
+    return best_lower, best_upper
+
+
 def best_bracket(bounds: Sequence[Bound], direction: Direction) -> Bracket:
     """[max lower, min upper] over the bounds in ``direction``; (−∞ or 0, +∞) where a side is missing.
 
     Raises :class:`InconsistentBounds` if some upper bound lies below some lower bound.
     """
     mine = [b for b in bounds if b.direction is direction]
-    uppers = [b for b in mine if b.side is Side.UPPER]
-    lowers = [b for b in mine if b.side is Side.LOWER]
     floor = 0.0 if (mine and mine[0].quantity is not Quantity.EPSILON) else -math.inf
-    best_upper = min(uppers, key=lambda b: b.value, default=None)
-    best_lower = max(lowers, key=lambda b: b.value, default=None)
+    best_lower, best_upper = best_bounds(mine, direction)
     upper = best_upper.value if best_upper else math.inf
     lower = best_lower.value if best_lower else floor
-    if lower > upper:
-        raise InconsistentBounds(
-            f"{direction.value} {mine[0].quantity.value}: lower bound {lower!r} from {best_lower.method} "
-            f"exceeds upper bound {upper!r} from {best_upper.method}"
-        )
     return Bracket(lower, upper)
+
+
+def select_methods(scheme: Scheme, only: Sequence[str] | None = None) -> list[Method]:
+    """The registered methods that support ``scheme`` (restricted to the names in ``only``),
+    cheapest first. Raises :class:`InvalidArgument` for a name in ``only`` that does not apply."""
+    methods: list[Method] = methods_for(scheme)
+    if only:
+        unknown = set(only) - {m.name for m in methods}
+        if unknown:
+            available = ", ".join(sorted({m.name for m in methods})) or "none"
+            raise InvalidArgument("method", ",".join(sorted(unknown)), f"must be one of the methods that apply here: {available}")
+        methods = [m for m in methods if m.name in only]
+    return methods
 
 
 def collect_bounds(
@@ -67,21 +108,35 @@ def collect_bounds(
     directions: Sequence[Direction],
     *,
     only: Sequence[str] | None = None,
+    settled: Settled | None = None,
+    time_budget: float | None = None,
 ) -> Collected:
     """Run every registered method that supports ``scheme`` (or only those named in ``only``),
-    cheapest first, and collect their bounds on ``quantity`` at ``at`` for each direction."""
-    methods: list[Method] = methods_for(scheme)
-    if only:
-        unknown = set(only) - {m.name for m in methods}
-        if unknown:
-            available = ", ".join(sorted({m.name for m in methods})) or "none"
-            raise InvalidArgument("method", ",".join(sorted(unknown)), f"must be one of the methods that apply here: {available}")
-        methods = [m for m in methods if m.name in only]
+    cheapest first, and collect their bounds on ``quantity`` at ``at`` for each direction.
+
+    With ``settled``, stop starting methods once ``settled(bounds so far)`` holds; with
+    ``time_budget`` (seconds), stop starting methods of cost >= 1 once the budget is spent (see the
+    module docstring). Statistical estimates of δ are collected from ESTIMATE methods that run.
+    """
+    if time_budget is not None:
+        time_budget = check_nonnegative("time_budget", time_budget)
+    methods = select_methods(scheme, only)
     if not methods:
         raise InvalidArgument("scheme", scheme, "no registered method supports this scheme")
     bounds: list[Bound] = []
+    estimates: list[Estimate] = []
     skipped: list[str] = []
+    ran: list[str] = []
+    started = time.perf_counter()
     for method in methods:
+        if settled is not None and settled(bounds):
+            skipped.append(f"{method.name}: not run, the question was already decided by cheaper methods")
+            continue
+        spent = time.perf_counter() - started
+        if time_budget is not None and method.cost > 0 and spent >= time_budget:
+            skipped.append(f"{method.name}: not run, time budget of {time_budget:g} s spent ({spent:.3g} s)")
+            continue
+        ran.append(method.name)
         for direction in directions:
             start = time.perf_counter()
             try:
@@ -94,5 +149,9 @@ def collect_bounds(
                 continue
             elapsed = time.perf_counter() - start
             bounds.extend(replace(b, seconds=elapsed) for b in got)
+            if quantity is Quantity.DELTA and Guarantee.ESTIMATE in method.returns:
+                estimates.extend(method.delta_estimates(scheme, at, direction))
     brackets = {d: best_bracket(bounds, d) for d in directions}
-    return Collected(quantity, at, tuple(bounds), brackets, tuple(skipped))
+    return Collected(
+        quantity, at, tuple(bounds), brackets, tuple(skipped), tuple(ran), tuple(estimates), time.perf_counter() - started
+    )

@@ -1,0 +1,112 @@
+"""The JSON certificate of a claim's verdict, and the schema it follows.
+
+A certificate holds the verdict and its reasons, the claim and how it was modelled, per direction
+the best rigorous lower and upper bound on δ at the claimed ε and on ε at the claimed δ (with the
+method each came from), every bound every method gave (side, direction, method, citation, time),
+the statistical estimates reported beside them, the methods not run and why, and the versions of
+verifier and its numeric dependencies. ``certificate.schema.json`` (shipped with the package)
+describes it; JSON has no infinities, so ±∞ is written as the string "inf"/"-inf".
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import platform
+from importlib import resources
+from importlib.metadata import PackageNotFoundError, version
+from typing import Sequence
+
+from verifier._types import Bound, Direction
+from verifier.certify.portfolio import Collected, best_bounds
+from verifier.certify.verdict import Outcome
+
+__all__ = ["FORMAT", "to_certificate", "schema", "versions"]
+
+#: Identifies the certificate layout; bump when a field changes meaning.
+FORMAT = "verifier-certificate/1"
+
+_DISTRIBUTIONS = ("verifier", "numpy", "scipy", "mpmath", "python-flint", "sympy")
+
+
+def versions() -> dict[str, str]:
+    """Versions of Python, verifier and its numeric dependencies ("not installed" where absent)."""
+    out = {"python": platform.python_version()}
+    for name in _DISTRIBUTIONS:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def schema() -> dict:
+    """The JSON schema of a certificate (``certificate.schema.json`` in this package)."""
+    text = resources.files("verifier.certify").joinpath("certificate.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def _number(x: float | None) -> float | str | None:
+    if x is None:
+        return None
+    x = float(x)
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def _best(bounds: Sequence[Bound], direction: Direction, floor: float) -> dict:
+    """The best rigorous bracket in one direction with the method of each end."""
+    lower, upper = best_bounds([b for b in bounds if b.rigorous], direction)
+    return {
+        "lower": _number(lower.value if lower else floor),
+        "lower_method": lower.method if lower else None,
+        "upper": _number(upper.value if upper else math.inf),
+        "upper_method": upper.method if upper else None,
+    }
+
+
+def _per_direction(outcome: Outcome) -> dict:
+    out = {}
+    for direction in outcome.claim.directions:
+        entry = {}
+        for key, collected, floor in (
+            ("delta_at_epsilon", outcome.delta, 0.0),
+            ("epsilon_at_delta", outcome.epsilon, -math.inf),
+        ):
+            entry[key] = _best(collected.bounds if collected else (), direction, floor)
+        out[direction.value] = entry
+    return out
+
+
+def _all(collected: Collected | None, attribute: str) -> list:
+    return [] if collected is None else list(getattr(collected, attribute))
+
+
+def to_certificate(outcome: Outcome) -> dict:
+    """The certificate of ``outcome`` as a JSON-ready dict (see the module docstring)."""
+    claim = outcome.claim
+    bounds = _all(outcome.delta, "bounds") + _all(outcome.epsilon, "bounds")
+    estimates = _all(outcome.delta, "estimates")
+    skipped = [f"δ: {s}" for s in _all(outcome.delta, "skipped")] + [f"ε: {s}" for s in _all(outcome.epsilon, "skipped")]
+    return {
+        "format": FORMAT,
+        "verdict": outcome.verdict.value,
+        "exit_status": outcome.verdict.exit_status,
+        "reasons": list(outcome.decision.reasons),
+        "claim": claim.to_dict(),
+        "model": {
+            "scheme": repr(claim.model),
+            "directions": [d.value for d in claim.directions],
+            "neighboring": claim.modelling,
+        },
+        "directions": _per_direction(outcome),
+        "bounds": [b.to_dict() for b in bounds],
+        "estimates": [e.to_dict() for e in estimates],
+        "methods_run": sorted(set(_all(outcome.delta, "ran")) | set(_all(outcome.epsilon, "ran"))),
+        "skipped": skipped,
+        "seconds": outcome.seconds,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "versions": versions(),
+    }

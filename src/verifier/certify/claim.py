@@ -1,0 +1,244 @@
+"""An (ε, δ) claim about a mechanism run through a scheme, read strictly from JSON or CLI flags.
+
+A claim names the mechanism (one step's dominating pair), the scheme, the neighbouring relation
+and the claimed (ε, δ)::
+
+    {"mechanism": {"name": "gaussian", "sigma": 1.0, "sensitivity": 1.0},
+     "scheme": {"name": "poisson", "rate": 0.01, "steps": 1000},
+     "neighboring": "add_or_remove", "epsilon": 1.83, "delta": 1e-5}
+
+Validation is strict: an unknown or missing field, a value of the wrong type or out of range
+raises :class:`~verifier.errors.InvalidArgument` naming the field by its path (``mechanism.sigma``)
+before anything is computed.
+
+Neighbouring relations (Steinke 2022, §6.2):
+
+- ``add_or_remove`` (default): both directions, the guarantee is the maximum of the two;
+- ``add``, ``remove``: one direction;
+- ``replace_one``: one record replaced by another. For an additive-noise mechanism (Gaussian,
+  Laplace) whose records each move the query by at most Δ (e.g. clipping at norm C), a replacement
+  moves it by at most 2Δ, and the worst pair of outputs (x and −x) attains it; so replace-one
+  neighbours are modelled *exactly* as add-or-remove with sensitivity 2Δ, and compositions of such
+  steps compose. This reduction is not valid under Poisson subsampling or random allocation (the
+  record and its replacement are sampled as one element, the pair becomes a mixture
+  ((1−λ)Q + λP, (1−λ)Q + λP') that is not the doubled-sensitivity add/remove pair), nor for
+  randomized response (not additive noise); those claims are rejected.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from verifier._types import Direction, directions_for
+from verifier._validation import check_choice, check_integer, check_open_unit, check_positive, check_real, check_unit
+from verifier.errors import InvalidArgument
+from verifier.pairs import DominatingPair, Gaussian, Laplace, RandomizedResponse
+from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
+
+__all__ = ["Claim", "parse_claim", "load_claim", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
+
+NEIGHBORING = ("add_or_remove", "add", "remove", "replace_one")
+
+_Check = Callable[[str, Any], Any]
+_REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """One JSON object kind: its fields (validator, default or required) and how to build it."""
+
+    fields: dict[str, tuple[_Check, Any]]
+    build: Callable[..., Any]
+    additive: bool = False  # additive-noise mechanism (replace-one = add/remove with 2Δ)
+
+
+def _positive_integer(name: str, value: Any) -> int:
+    return check_integer(name, value, minimum=1)
+
+
+def _rr_outcomes(name: str, value: Any) -> int:
+    return check_integer(name, value, minimum=2)
+
+
+def _rate(name: str, value: Any) -> float:
+    rate = check_unit(name, value)
+    if rate == 0.0:
+        raise InvalidArgument(name, value, "must lie in (0, 1] (rate 0 releases nothing)")
+    return rate
+
+
+#: Mechanism kinds: the JSON ``mechanism.name`` values and their fields.
+MECHANISMS: dict[str, _Spec] = {
+    "gaussian": _Spec({"sigma": (check_positive, _REQUIRED), "sensitivity": (check_positive, 1.0)}, Gaussian, additive=True),
+    "laplace": _Spec({"scale": (check_positive, _REQUIRED), "sensitivity": (check_positive, 1.0)}, Laplace, additive=True),
+    "rr": _Spec({"epsilon0": (check_positive, _REQUIRED), "k": (_rr_outcomes, 2)}, RandomizedResponse),
+}
+
+#: Scheme kinds: the JSON ``scheme.name`` values, their fields and how each wraps the pair.
+SCHEMES: dict[str, _Spec] = {
+    "single": _Spec({}, lambda pair: Single(pair)),
+    "composed": _Spec({"times": (_positive_integer, _REQUIRED)}, lambda pair, times: Composed(Single(pair), times)),
+    "poisson": _Spec({"rate": (_rate, _REQUIRED), "steps": (_positive_integer, _REQUIRED)}, Poisson),
+    "allocation": _Spec(
+        {"steps": (_positive_integer, _REQUIRED), "k": (_positive_integer, 1), "epochs": (_positive_integer, 1)}, Allocation
+    ),
+}
+
+#: Schemes under which replace-one neighbours are add/remove with doubled sensitivity (see module doc).
+_REPLACE_ONE_SCHEMES = ("single", "composed")
+
+_TOP_FIELDS = ("mechanism", "scheme", "neighboring", "epsilon", "delta", "source")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A validated claim and the model verifier checks it on.
+
+    ``mechanism`` and ``scheme`` are the normalised JSON objects (defaults filled in); ``model`` is
+    the scheme the bounds are computed for (for ``replace_one`` its pair has sensitivity 2Δ) and
+    ``directions`` the adjacency directions the relation requires; ``modelling`` says in words how
+    the claim was modelled.
+    """
+
+    mechanism: dict
+    scheme: dict
+    neighboring: str
+    epsilon: float
+    delta: float
+    source: str = ""
+    model: Scheme = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
+    directions: tuple[Direction, ...] = field(default=(), compare=False)
+    modelling: str = field(default="", compare=False)
+
+    def to_dict(self) -> dict:
+        """The claim as JSON (round-trips through :func:`parse_claim`)."""
+        out = {
+            "mechanism": dict(self.mechanism),
+            "scheme": dict(self.scheme),
+            "neighboring": self.neighboring,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+        }
+        if self.source:
+            out["source"] = self.source
+        return out
+
+
+def _object(path: str, value: Any) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise InvalidArgument(path, value, "must be a JSON object")
+    return value
+
+
+def _unknown(path: str, obj: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
+    extra = sorted(set(obj) - set(allowed))
+    if extra:
+        where = f"{path}." if path else ""
+        raise InvalidArgument(f"{where}{extra[0]}", obj[extra[0]], f"unknown field (allowed: {', '.join(allowed)})")
+
+
+def _read(path: str, obj: Mapping[str, Any], kinds: dict[str, _Spec]) -> tuple[str, _Spec, dict]:
+    """Validate one JSON object against ``kinds``; returns (kind name, spec, normalised fields)."""
+    obj = _object(path, obj)
+    if "name" not in obj:
+        raise InvalidArgument(f"{path}.name", None, f"the field is missing (one of {', '.join(kinds)})")
+    name = obj["name"]
+    if not isinstance(name, str) or name not in kinds:
+        raise InvalidArgument(f"{path}.name", name, f"must be one of {', '.join(kinds)}")
+    spec = kinds[name]
+    _unknown(path, obj, ("name", *spec.fields))
+    values: dict[str, Any] = {}
+    for key, (check, default) in spec.fields.items():
+        if key in obj:
+            values[key] = check(f"{path}.{key}", obj[key])
+        elif default is _REQUIRED:
+            raise InvalidArgument(f"{path}.{key}", None, f"the field is missing (it is required for {path} {name!r})")
+        else:
+            values[key] = default
+    return name, spec, values
+
+
+def _build(path: str, build: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call a constructor, renaming the parameter of an InvalidArgument to its field path."""
+    try:
+        return build(*args, **kwargs)
+    except InvalidArgument as exc:
+        raise InvalidArgument(f"{path}.{exc.name}", exc.value, exc.rule, exc.fix) from None
+
+
+def parse_claim(obj: Any) -> Claim:
+    """Validate a claim given as a JSON-like mapping and build its model (see the module docstring).
+
+    Raises :class:`InvalidArgument` naming the first offending field; computes nothing.
+    """
+    obj = _object("claim", obj)
+    _unknown("", obj, _TOP_FIELDS)
+    for key in ("mechanism", "scheme", "epsilon", "delta"):
+        if key not in obj:
+            raise InvalidArgument(key, None, "the field is missing (it is required)", fix=f"a claim has the fields {', '.join(_TOP_FIELDS[:5])}")
+    mech_name, mech_spec, mech_values = _read("mechanism", obj["mechanism"], MECHANISMS)
+    scheme_name, scheme_spec, scheme_values = _read("scheme", obj["scheme"], SCHEMES)
+    neighboring = check_choice("neighboring", obj.get("neighboring", "add_or_remove"), NEIGHBORING)
+    epsilon = check_real("epsilon", obj["epsilon"])
+    delta = check_open_unit("delta", obj["delta"])
+    source = obj.get("source", "")
+    if not isinstance(source, str):
+        raise InvalidArgument("source", source, "must be a string (who produced the claim)")
+
+    pair_values = dict(mech_values)
+    if neighboring == "replace_one":
+        if not mech_spec.additive:
+            raise InvalidArgument(
+                "neighboring", neighboring, f"is modelled only for additive-noise mechanisms (gaussian, laplace), not {mech_name!r}"
+            )
+        if scheme_name not in _REPLACE_ONE_SCHEMES:
+            raise InvalidArgument(
+                "neighboring",
+                neighboring,
+                f"is not supported for scheme {scheme_name!r}: under subsampling/allocation a replacement is not an "
+                "add/remove step with doubled sensitivity (Steinke 2022, §6.2)",
+                fix="state the claim for add_or_remove neighbours",
+            )
+        pair_values["sensitivity"] = 2.0 * mech_values["sensitivity"]
+        modelling = (
+            f"replace-one neighbours modelled as add-or-remove with sensitivity 2×{mech_values['sensitivity']:g} = "
+            f"{pair_values['sensitivity']:g} (additive noise: a replacement moves the query by at most 2Δ; Steinke 2022, §6.2)"
+        )
+        directions = directions_for("add_or_remove")
+    else:
+        modelling = f"{neighboring} neighbours"
+        directions = directions_for(neighboring)
+    pair: DominatingPair = _build("mechanism", mech_spec.build, **pair_values)
+    model = _build("scheme", scheme_spec.build, pair, **scheme_values)
+    return Claim(
+        mechanism={"name": mech_name, **mech_values},
+        scheme={"name": scheme_name, **scheme_values},
+        neighboring=neighboring,
+        epsilon=epsilon,
+        delta=delta,
+        source=source,
+        model=model,
+        directions=directions,
+        modelling=modelling,
+    )
+
+
+def load_claim(path: str | Path) -> Claim:
+    """Read and validate a claim from a JSON file (see :func:`parse_claim`)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidArgument("claim", str(path), f"cannot be read ({exc.strerror})") from None
+    try:
+        obj = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InvalidArgument("claim", str(path), f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    return parse_claim(obj)
+
+
+def _reject_constant(name: str) -> float:
+    """JSON has no NaN/Infinity; Python's reader accepts them unless told otherwise."""
+    raise json.JSONDecodeError(f"{name} is not a JSON number", name, 0)

@@ -1,0 +1,153 @@
+"""Deciding an (ε, δ) claim from rigorous bounds: CERTIFIED, VIOLATED or INCONCLUSIVE.
+
+The verdict is on δ(claimed ε) in each direction the neighbouring relation requires:
+
+- CERTIFIED when, in every required direction, some rigorous upper bound on δ(ε) is <= claimed δ;
+- VIOLATED when, in some required direction, some rigorous lower bound on δ(ε) is > claimed δ;
+- INCONCLUSIVE otherwise (including when no registered method applies).
+
+Only bounds with ``rigorous=True`` decide; bounds resting on an unchecked assumption and Monte
+Carlo estimates are reported beside the verdict, never used for it. The bounds on ε(claimed δ) are
+cross-checked against those on δ(claimed ε): since δ(·) is non-increasing,
+ε(δ) <= ε ⟺ δ(ε) <= δ, so an ε upper bound <= claimed ε beside a δ lower bound > claimed δ (or an
+ε lower bound > claimed ε beside a δ upper bound <= claimed δ) is a defect in verifier and raises
+:class:`~verifier.errors.InconsistentBounds` naming both bounds (Steinke 2022, Prop 7 and §3).
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+from verifier._types import Bound, Direction, Quantity
+from verifier.certify.claim import Claim
+from verifier.certify.coverage import unsupported_reason
+from verifier.certify.portfolio import Collected, best_bounds, collect_bounds, select_methods
+from verifier.errors import InconsistentBounds
+
+__all__ = ["Verdict", "Decision", "Outcome", "decide", "settled_for", "cross_check", "certify"]
+
+
+class Verdict(enum.Enum):
+    """The answer to a claim; ``exit_status`` is what ``verifier certify`` returns for it."""
+
+    CERTIFIED = "CERTIFIED"
+    VIOLATED = "VIOLATED"
+    INCONCLUSIVE = "INCONCLUSIVE"
+
+    @property
+    def exit_status(self) -> int:
+        return {"CERTIFIED": 0, "VIOLATED": 1, "INCONCLUSIVE": 3}[self.value]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A verdict and one line per direction saying which bound decided it (or that none did)."""
+
+    verdict: Verdict
+    reasons: tuple[str, ...]
+
+
+def _rigorous(bounds: Sequence[Bound], quantity: Quantity) -> list[Bound]:
+    return [b for b in bounds if b.rigorous and b.quantity is quantity]
+
+
+def decide(delta: float, bounds: Sequence[Bound], directions: Sequence[Direction]) -> Decision:
+    """The verdict on "δ(ε) <= ``delta``" from rigorous bounds on δ at the claimed ε (module doc).
+
+    Raises :class:`InconsistentBounds` if a rigorous lower bound exceeds a rigorous upper bound.
+    """
+    usable = _rigorous(bounds, Quantity.DELTA)
+    certified, violated, reasons = [], [], []
+    for direction in directions:
+        lower, upper = best_bounds(usable, direction)
+        if lower is not None and lower.value > delta:
+            violated.append(direction)
+            reasons.append(f"{direction.value}: δ(ε) >= {lower.value:.17g} > claimed δ = {delta:g} ({lower.method}, lower bound)")
+        elif upper is not None and upper.value <= delta:
+            certified.append(direction)
+            reasons.append(f"{direction.value}: δ(ε) <= {upper.value:.17g} <= claimed δ = {delta:g} ({upper.method}, upper bound)")
+        else:
+            low = f"{lower.value:.17g}" if lower else "0"
+            high = f"{upper.value:.17g}" if upper else "inf"
+            reasons.append(f"{direction.value}: claimed δ = {delta:g} lies in the best bracket [{low}, {high}] of δ(ε)")
+    if violated:
+        verdict = Verdict.VIOLATED
+    elif len(certified) == len(directions):
+        verdict = Verdict.CERTIFIED
+    else:
+        verdict = Verdict.INCONCLUSIVE
+    return Decision(verdict, tuple(reasons))
+
+
+def settled_for(delta: float, directions: Sequence[Direction]):
+    """The portfolio's stopping rule for a claim: True once :func:`decide` is no longer INCONCLUSIVE."""
+
+    def settled(bounds: Sequence[Bound]) -> bool:
+        return decide(delta, bounds, directions).verdict is not Verdict.INCONCLUSIVE
+
+    return settled
+
+
+def cross_check(
+    epsilon: float, delta: float, delta_bounds: Sequence[Bound], epsilon_bounds: Sequence[Bound], directions: Sequence[Direction]
+) -> None:
+    """Raise :class:`InconsistentBounds` when the bounds on ε(claimed δ) contradict those on
+    δ(claimed ε) (see the module docstring); both bounds are named."""
+    deltas = _rigorous(delta_bounds, Quantity.DELTA)
+    epsilons = _rigorous(epsilon_bounds, Quantity.EPSILON)
+    for direction in directions:
+        d_lower, d_upper = best_bounds(deltas, direction)
+        e_lower, e_upper = best_bounds(epsilons, direction)
+        if e_upper is not None and e_upper.value <= epsilon and d_lower is not None and d_lower.value > delta:
+            raise InconsistentBounds(
+                f"{direction.value}: ε(δ={delta!r}) <= {e_upper.value!r} <= ε={epsilon!r} from {e_upper.method} "
+                f"contradicts δ(ε={epsilon!r}) >= {d_lower.value!r} > δ from {d_lower.method}"
+            )
+        if e_lower is not None and e_lower.value > epsilon and d_upper is not None and d_upper.value <= delta:
+            raise InconsistentBounds(
+                f"{direction.value}: ε(δ={delta!r}) >= {e_lower.value!r} > ε={epsilon!r} from {e_lower.method} "
+                f"contradicts δ(ε={epsilon!r}) <= {d_upper.value!r} <= δ from {d_upper.method}"
+            )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Everything the certifier found for one claim: the decision, the bounds on δ at the claimed ε
+    and on ε at the claimed δ (None when no method applied), and the total time."""
+
+    claim: Claim
+    decision: Decision
+    delta: Collected | None
+    epsilon: Collected | None
+    seconds: float
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.decision.verdict
+
+
+def certify(claim: Claim, *, only: Sequence[str] | None = None, time_budget: float | None = None) -> Outcome:
+    """Decide ``claim``: run the applicable methods cheapest first until the verdict on δ(claimed ε)
+    is decided or ``time_budget`` seconds are spent, then bound ε(claimed δ) with the methods that
+    ran, cross-check the two, and return the :class:`Outcome`.
+
+    Raises :class:`InconsistentBounds` on contradictory rigorous bounds (a defect in verifier).
+    """
+    started = time.perf_counter()
+    scheme, directions = claim.model, claim.directions
+    if not select_methods(scheme, only):
+        reason = f"no registered method supports {type(scheme).__name__} with {scheme!r}: {unsupported_reason(scheme)}"
+        return Outcome(claim, Decision(Verdict.INCONCLUSIVE, (reason,)), None, None, time.perf_counter() - started)
+    deltas = collect_bounds(
+        scheme, Quantity.DELTA, claim.epsilon, directions, only=only, settled=settled_for(claim.delta, directions), time_budget=time_budget
+    )
+    decision = decide(claim.delta, deltas.bounds, directions)
+    epsilons = None
+    if deltas.ran:
+        remaining = None if time_budget is None else max(0.0, time_budget - (time.perf_counter() - started))
+        epsilons = collect_bounds(scheme, Quantity.EPSILON, claim.delta, directions, only=deltas.ran, time_budget=remaining)
+        cross_check(claim.epsilon, claim.delta, deltas.bounds, epsilons.bounds, directions)
+    return Outcome(claim, decision, deltas, epsilons, time.perf_counter() - started)
