@@ -1,0 +1,203 @@
+# cython: language_level=3
+"""Monte Carlo kernels for the privacy loss of random allocation and the hockey-stick statistic.
+
+The random-allocation pair (Feldman & Shenfeld, Thm 3.1 / Lemma F.1) compares
+P̄_t = (1/t) Σ_i Q^{i−1}×P×Q^{t−i} with Q^t. Its privacy loss is a log-sum-exp over t coordinates:
+
+    REMOVE: L = ln((1/t) Σ_i e^{ℓ(Y_i)}),  Y_1 ~ P, Y_2..Y_t ~ Q   (law of ln(P̄/Q^t) under P̄)
+    ADD:    L = −ln((1/t) Σ_i e^{ℓ(Y_i)}), Y_1..Y_t ~ Q            (law of ln(Q^t/P̄) under Q^t)
+
+(the index of the P-coordinate is exchangeable, so it is fixed to the first). For the Gaussian
+pair P = N(Δ, σ²), Q = N(0, σ²) with a = Δ/σ, ℓ(Y) = a·Z − a²/2 under Q and a·Z + a²/2 under P,
+Z ~ N(0, 1) (Steinke 2022, Prop 3).
+
+Random numbers: xoshiro256** (Blackman & Vigna 2021) seeded by the caller with four 64-bit words
+(from numpy's SeedSequence), standard normals by Marsaglia's polar method. The state array is
+advanced in place, so a stream split over calls continues where it stopped; a normal left over
+from a pair at the end of a call is discarded (results depend on the seed and on the call sizes).
+
+Called through :mod:`verifier.montecarlo`, which validates and allocates; these kernels never
+allocate results, touch Python objects or read global state, and report failure by return code.
+Slow twin: :mod:`verifier.reference.montecarlo`.
+"""
+
+from libc.math cimport exp, expm1, log, sqrt, INFINITY
+from libc.stdint cimport uint64_t
+
+
+cdef inline uint64_t _rotl(uint64_t x, int k) noexcept nogil:
+    return (x << k) | (x >> (64 - k))
+
+
+cdef inline uint64_t _next(uint64_t* s) noexcept nogil:
+    """xoshiro256** step (reference C code by Blackman & Vigna, public domain)."""
+    cdef uint64_t result = _rotl(s[1] * 5, 7) * 9
+    cdef uint64_t t = s[1] << 17
+    s[2] ^= s[0]
+    s[3] ^= s[1]
+    s[1] ^= s[2]
+    s[0] ^= s[3]
+    s[2] ^= t
+    s[3] = _rotl(s[3], 45)
+    return result
+
+
+cdef inline double _symmetric_uniform(uint64_t* s) noexcept nogil:
+    """Uniform on [−1, 1) with 53 random bits."""
+    return <double> (_next(s) >> 11) * 2.220446049250313e-16 - 1.0
+
+
+cdef struct _Normals:
+    double spare
+    int has_spare
+
+
+cdef inline double _normal(uint64_t* s, _Normals* cache) noexcept nogil:
+    """One standard normal (Marsaglia polar method; the second of each pair is cached)."""
+    cdef double u, v, r, f
+    if cache.has_spare:
+        cache.has_spare = 0
+        return cache.spare
+    while True:
+        u = _symmetric_uniform(s)
+        v = _symmetric_uniform(s)
+        r = u * u + v * v
+        if r < 1.0 and r > 0.0:
+            break
+    f = sqrt(-2.0 * log(r) / r)
+    cache.spare = v * f
+    cache.has_spare = 1
+    return u * f
+
+
+cdef int _check_state(uint64_t[::1] state) noexcept nogil:
+    if state.shape[0] != 4:
+        return 1
+    if state[0] == 0 and state[1] == 0 and state[2] == 0 and state[3] == 0:
+        return 2
+    return 0
+
+
+def standard_normals(double[::1] out, uint64_t[::1] state) -> int:
+    """Fill ``out`` with standard normals from the xoshiro256** ``state`` (4 words, not all zero,
+    advanced in place). Returns 0, or 1/2 on a bad state."""
+    cdef Py_ssize_t n = out.shape[0], j
+    cdef _Normals cache
+    cdef int status = _check_state(state)
+    if status != 0:
+        return status
+    cache.has_spare = 0
+    cache.spare = 0.0
+    with nogil:
+        for j in range(n):
+            out[j] = _normal(&state[0], &cache)
+    return 0
+
+
+def gaussian_allocation_losses(
+    double[::1] out,
+    Py_ssize_t t,
+    double a,
+    double first_shift,
+    double offset,
+    double sign,
+    uint64_t[::1] state,
+) -> int:
+    """For each sample j: draw Z_1..Z_t ~ N(0, 1) (in this order, from ``state``) and set
+
+        out[j] = sign · (ln Σ_i e^{a·Z_i + first_shift·[i = 1]} + offset)
+
+    with a one-pass log-sum-exp (running maximum). The caller picks REMOVE (first_shift = a²,
+    offset = −a²/2 − ln t, sign = +1) or ADD (first_shift = 0, offset = −a²/2 − ln t, sign = −1).
+    Returns 0, 1/2 on a bad state, 3 if t < 1.
+    """
+    cdef Py_ssize_t n = out.shape[0], j, i
+    cdef _Normals cache
+    cdef double x, m, total
+    cdef int status = _check_state(state)
+    if status != 0:
+        return status
+    if t < 1:
+        return 3
+    cache.has_spare = 0
+    cache.spare = 0.0
+    with nogil:
+        for j in range(n):
+            m = a * _normal(&state[0], &cache) + first_shift
+            total = 1.0
+            for i in range(1, t):
+                x = a * _normal(&state[0], &cache)
+                if x <= m:
+                    total += exp(x - m)
+                else:
+                    total = total * exp(m - x) + 1.0
+                    m = x
+            out[j] = sign * (m + log(total) + offset)
+    return 0
+
+
+def mean_ratio_losses(const double[:, ::1] coordinate_losses, double[::1] out) -> int:
+    """out[j] = ln((1/t) Σ_i e^{ℓ_ji}) for each row j of the t-column matrix of coordinate privacy
+    losses (±∞ allowed: a row with a +∞ entry gives +∞, a row of −∞ gives −∞). Two passes per row
+    (maximum, then the shifted sum). Returns 0, or 1 on a shape mismatch / empty rows."""
+    cdef Py_ssize_t n = coordinate_losses.shape[0], t = coordinate_losses.shape[1], j, i
+    cdef double m, total, log_t
+    if out.shape[0] != n or t < 1:
+        return 1
+    log_t = log(<double> t)
+    with nogil:
+        for j in range(n):
+            m = coordinate_losses[j, 0]
+            for i in range(1, t):
+                if coordinate_losses[j, i] > m:
+                    m = coordinate_losses[j, i]
+            if m == INFINITY or m == -INFINITY:
+                out[j] = m
+                continue
+            total = 0.0
+            for i in range(t):
+                total += exp(coordinate_losses[j, i] - m)
+            out[j] = m + log(total) - log_t
+    return 0
+
+
+def hockey_stick_moments(
+    const double[::1] losses,
+    const double[::1] epsilons,
+    double[::1] out_sum,
+    double[::1] out_sum_squares,
+) -> int:
+    """For each ε: Neumaier-compensated Σ_j f_j and Σ_j f_j² with f_j = (1 − e^{ε − L_j})_+ ∈ [0, 1]
+    (the hockey-stick statistic of Feldman & Shenfeld, Def 2.1, third form; L = +∞ gives f = 1).
+    Returns 0, or 1 on a length mismatch."""
+    cdef Py_ssize_t n = losses.shape[0], m = epsilons.shape[0], j, k
+    cdef double eps, f, s, c, s2, c2, tmp
+    if out_sum.shape[0] != m or out_sum_squares.shape[0] != m:
+        return 1
+    with nogil:
+        for k in range(m):
+            eps = epsilons[k]
+            s = 0.0
+            c = 0.0
+            s2 = 0.0
+            c2 = 0.0
+            for j in range(n):
+                if losses[j] <= eps:
+                    continue
+                f = -expm1(eps - losses[j])
+                tmp = s + f
+                if s >= f:
+                    c += (s - tmp) + f
+                else:
+                    c += (f - tmp) + s
+                s = tmp
+                f = f * f
+                tmp = s2 + f
+                if s2 >= f:
+                    c2 += (s2 - tmp) + f
+                else:
+                    c2 += (f - tmp) + s2
+                s2 = tmp
+            out_sum[k] = s + c
+            out_sum_squares[k] = s2 + c2
+    return 0
