@@ -42,6 +42,9 @@ class Method(abc.ABC):
     returns: ClassVar[frozenset[str]]
     #: Rough relative cost: 0 (closed form, microseconds) … 3 (seconds or more). Cheap runs first.
     cost: ClassVar[int]
+    #: The scheme classes (of :mod:`verifier.schemes`) the method handles for some pairs and
+    #: parameters; :meth:`supports` refines it. Checked by tests/certify/test_coverage.py.
+    scheme_types: ClassVar[tuple[type, ...]] = ()
 
     @abc.abstractmethod
     def supports(self, scheme: Scheme) -> bool:

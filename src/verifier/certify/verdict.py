@@ -65,14 +65,14 @@ def decide(delta: float, bounds: Sequence[Bound], directions: Sequence[Direction
         lower, upper = best_bounds(usable, direction)
         if lower is not None and lower.value > delta:
             violated.append(direction)
-            reasons.append(f"{direction.value}: δ(ε) >= {lower.value:.17g} > claimed δ = {delta:g} ({lower.method}, lower bound)")
+            reasons.append(f"{direction.value}: δ(ε) >= {lower.value!r} > claimed δ = {delta!r} ({lower.method}, lower bound)")
         elif upper is not None and upper.value <= delta:
             certified.append(direction)
-            reasons.append(f"{direction.value}: δ(ε) <= {upper.value:.17g} <= claimed δ = {delta:g} ({upper.method}, upper bound)")
+            reasons.append(f"{direction.value}: δ(ε) <= {upper.value!r} <= claimed δ = {delta!r} ({upper.method}, upper bound)")
         else:
-            low = f"{lower.value:.17g}" if lower else "0"
-            high = f"{upper.value:.17g}" if upper else "inf"
-            reasons.append(f"{direction.value}: claimed δ = {delta:g} lies in the best bracket [{low}, {high}] of δ(ε)")
+            low = f"{lower.value!r}" if lower else "0"
+            high = f"{upper.value!r}" if upper else "inf"
+            reasons.append(f"{direction.value}: claimed δ = {delta!r} lies in the best bracket [{low}, {high}] of δ(ε)")
     if violated:
         verdict = Verdict.VIOLATED
     elif len(certified) == len(directions):

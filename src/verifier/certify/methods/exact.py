@@ -35,6 +35,7 @@ class ExactPair(Method):
     citation = "closed form of the pair (Steinke 2022, Prop 7 / Cor 8 / Cor 10), ball arithmetic"
     returns = frozenset({Guarantee.EXACT})
     cost = 0
+    scheme_types = (Single, Composed)
 
     def supports(self, scheme: Scheme) -> bool:
         return _reduce(scheme) is not None

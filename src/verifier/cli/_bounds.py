@@ -1,0 +1,124 @@
+"""``verifier bounds``: every applicable method's bounds on δ(ε) over a grid of ε (research view).
+
+The scheme comes from the mechanism/scheme flags, or from a claim file / ``--example`` (whose
+(ε, δ) is then marked). ``--plot FILE.png`` draws the curves on a log scale with the claim marked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+import numpy as np
+
+from verifier._types import Direction, Quantity, Side
+from verifier._validation import check_integer, check_open_unit, check_real
+from verifier.certify.claim import load_claim
+from verifier.certify.examples import EXAMPLES, example
+from verifier.certify.portfolio import collect_bounds
+from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, requested_directions
+from verifier.errors import InvalidArgument
+from verifier.report import Curve, plot_delta_curves
+
+__all__ = ["register"]
+
+#: Most grid points one call may ask for (each costs one call of every method per direction).
+MAX_POINTS = 1000
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "bounds",
+        help="table (and plot) of every applicable method's bounds on δ(ε) over a grid of ε",
+        description="Every applicable method's rigorous bounds on δ(ε) at a grid of ε, per direction.",
+    )
+    parser.add_argument("claim", nargs="?", help="claim JSON file: use its scheme and mark its (ε, δ)")
+    parser.add_argument("--example", choices=[e.name for e in EXAMPLES], help="use a built-in example claim")
+    add_mechanism_options(parser)
+    add_scheme_options(parser)
+    grid = parser.add_argument_group("ε grid and claim")
+    grid.add_argument("--epsilon-min", type=float, default=0.0, help="smallest ε of the grid (default 0)")
+    grid.add_argument("--epsilon-max", type=float, default=8.0, help="largest ε of the grid (default 8)")
+    grid.add_argument("--points", type=int, default=17, help=f"number of grid points, 2..{MAX_POINTS} (default 17)")
+    grid.add_argument("--epsilon", type=float, help="claimed ε to mark (with --delta)")
+    grid.add_argument("--delta", type=float, help="claimed δ to mark (with --epsilon)")
+    parser.add_argument("--plot", metavar="FILE.png", help="draw the curves to this image file")
+    add_output_options(parser)
+    parser.set_defaults(handler=_run)
+
+
+def _setup(args: argparse.Namespace):
+    """(scheme, directions, claim mark or None, title) from the claim file, example or flags."""
+    if args.claim is not None or args.example is not None:
+        if args.claim is not None and args.example is not None:
+            raise InvalidArgument("example", args.example, "give either a claim file or --example, not both")
+        claim = load_claim(args.claim) if args.claim is not None else example(args.example).parsed()
+        return claim.model, claim.directions, (claim.epsilon, claim.delta), f"{claim.model!r}, {claim.neighboring}"
+    scheme = build_scheme(args)
+    if (args.epsilon is None) != (args.delta is None):
+        raise InvalidArgument("epsilon" if args.epsilon is None else "delta", None, "mark a claim with both --epsilon and --delta")
+    mark = None
+    if args.epsilon is not None:
+        mark = (check_real("epsilon", args.epsilon), check_open_unit("delta", args.delta))
+    return scheme, requested_directions(args), mark, repr(scheme)
+
+
+def _grid(args: argparse.Namespace) -> np.ndarray:
+    low = check_real("epsilon_min", args.epsilon_min)
+    high = check_real("epsilon_max", args.epsilon_max)
+    if not high > low:
+        raise InvalidArgument("epsilon_max", high, f"must be > epsilon_min = {low:g}")
+    points = check_integer("points", args.points, minimum=2, maximum=MAX_POINTS)
+    return np.linspace(low, high, points)
+
+
+def _curves(scheme, directions, epsilons: np.ndarray, only) -> list[Curve]:
+    """One curve per (method, direction, side), from the portfolio run at every grid point."""
+    values: dict[tuple[str, Direction, Side], list[float]] = {}
+    for index, eps in enumerate(epsilons):
+        for bound in collect_bounds(scheme, Quantity.DELTA, float(eps), directions, only=only).bounds:
+            column = values.setdefault((bound.method, bound.direction, bound.side), [math.nan] * len(epsilons))
+            column[index] = bound.value
+    return [Curve(m, d, s, tuple(v)) for (m, d, s), v in sorted(values.items(), key=lambda kv: (kv[0][0], kv[0][1].value, kv[0][2].value))]
+
+
+def _run(args: argparse.Namespace) -> int:
+    scheme, directions, mark, title = _setup(args)
+    epsilons = _grid(args)
+    curves = _curves(scheme, directions, epsilons, args.method)
+    if args.plot:
+        plot_delta_curves(epsilons, curves, args.plot, claim=mark, title=title)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "scheme": title,
+                    "epsilons": epsilons.tolist(),
+                    "claim": None if mark is None else {"epsilon": mark[0], "delta": mark[1]},
+                    "curves": [
+                        {"method": c.method, "direction": c.direction.value, "side": c.side.value, "values": [_json(v) for v in c.values]}
+                        for c in curves
+                    ],
+                    "plot": args.plot,
+                }
+            )
+        )
+        return 0
+    print(f"bounds on δ(ε) for {title}")
+    print(f"{'ε':>10} " + " ".join(f"{c.label:>34}" for c in curves))
+    for index, eps in enumerate(epsilons):
+        print(f"{eps:>10.4g} " + " ".join(f"{c.values[index]:>34.10g}" for c in curves))
+    if mark is not None:
+        print(f"claim: (ε={mark[0]:g}, δ={mark[1]:g})")
+    if args.plot:
+        print(f"plot written to {args.plot}")
+    return 0
+
+
+def _json(x: float) -> float | str | None:
+    if math.isnan(x):
+        return None
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x

@@ -1,0 +1,128 @@
+"""``verifier certify``: decide an (ε, δ) claim, given as a JSON file, a built-in example or flags.
+
+Exit status: 0 CERTIFIED, 1 VIOLATED, 3 INCONCLUSIVE, 2 invalid claim (one line naming the field;
+nothing is computed), 4 internal inconsistency (a rigorous upper bound below a rigorous lower
+bound; both are named). ``--json`` prints the certificate (schema: certify/certificate.schema.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from verifier._validation import check_nonnegative
+from verifier.certify.certificate import to_certificate
+from verifier.certify.claim import NEIGHBORING, Claim, load_claim, parse_claim
+from verifier.certify.examples import EXAMPLES, example
+from verifier.certify.verdict import Outcome, certify
+from verifier.cli._options import add_mechanism_options, add_scheme_options
+from verifier.errors import InvalidArgument
+
+__all__ = ["register", "claim_from_flags", "summary_lines"]
+
+#: Flags that describe a claim; giving one together with a claim file or --example is an error.
+_CLAIM_FLAGS = ("sigma", "scale", "epsilon0", "times", "rate", "steps", "neighboring", "epsilon", "delta")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "certify",
+        help="decide an (ε, δ) claim: CERTIFIED (0), VIOLATED (1), INCONCLUSIVE (3)",
+        description="Decide an (ε, δ) claim from rigorous bounds. The claim is a JSON file, a built-in "
+        "example (--example) or the flags below. Exit status: 0 CERTIFIED, 1 VIOLATED, 3 INCONCLUSIVE, "
+        "2 invalid claim, 4 internal inconsistency.",
+    )
+    parser.add_argument("claim", nargs="?", help="claim JSON file (see README: mechanism, scheme, neighboring, epsilon, delta)")
+    parser.add_argument("--example", choices=[e.name for e in EXAMPLES], help="certify a built-in example claim")
+    add_mechanism_options(parser)
+    add_scheme_options(parser)
+    parser.add_argument("--neighboring", choices=NEIGHBORING, help="neighbouring relation (default: add_or_remove)")
+    parser.add_argument("--epsilon", type=float, help="claimed ε")
+    parser.add_argument("--delta", type=float, help="claimed δ in (0, 1)")
+    add_run_options(parser)
+    parser.set_defaults(handler=_run)
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """--time-budget and --json (shared with ``verifier demo``)."""
+    parser.add_argument(
+        "--time-budget",
+        type=float,
+        metavar="SECONDS",
+        help="stop starting expensive methods after this many seconds (closed forms always run; default: no limit)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the JSON certificate")
+
+
+def claim_from_flags(args: argparse.Namespace) -> Claim:
+    """The claim the mechanism/scheme/claim flags describe, validated like a claim file."""
+    mechanism: dict = {"name": args.mechanism}
+    fields = {"gaussian": ("sigma",), "laplace": ("scale",), "rr": ("epsilon0",)}[args.mechanism]
+    for name in fields:
+        if getattr(args, name) is not None:
+            mechanism[name] = getattr(args, name)
+    if args.mechanism in ("gaussian", "laplace"):
+        mechanism["sensitivity"] = args.sensitivity
+    elif args.k is not None and args.scheme != "allocation":
+        mechanism["k"] = args.k
+    scheme: dict = {"name": args.scheme}
+    for name in {"single": (), "composed": ("times",), "poisson": ("rate", "steps"), "allocation": ("steps", "k", "epochs")}[args.scheme]:
+        if getattr(args, name) is not None:
+            scheme[name] = getattr(args, name)
+    claim: dict = {"mechanism": mechanism, "scheme": scheme}
+    for name in ("neighboring", "epsilon", "delta"):
+        if getattr(args, name) is not None:
+            claim[name] = getattr(args, name)
+    return parse_claim(claim)
+
+
+def _claim(args: argparse.Namespace) -> Claim:
+    given = [flag for flag in _CLAIM_FLAGS if getattr(args, flag) is not None]
+    if args.claim is not None and args.example is not None:
+        raise InvalidArgument("example", args.example, "give either a claim file or --example, not both")
+    source = args.claim if args.claim is not None else args.example
+    if source is not None and given:
+        raise InvalidArgument(given[0], getattr(args, given[0]), "claim flags cannot be combined with a claim file or --example")
+    if args.claim is not None:
+        return load_claim(args.claim)
+    if args.example is not None:
+        return example(args.example).parsed()
+    return claim_from_flags(args)
+
+
+def summary_lines(outcome: Outcome) -> list[str]:
+    """A short human-readable account of an outcome: verdict, claim, deciding bounds, ε brackets."""
+    claim = outcome.claim
+    lines = [
+        f"{outcome.verdict.value}: {_describe(claim.mechanism)} {_describe(claim.scheme)}, "
+        f"{claim.neighboring}: claimed (ε={claim.epsilon!r}, δ={claim.delta!r})"
+    ]
+    if claim.neighboring == "replace_one":
+        lines.append(f"  model: {claim.modelling}")
+    lines += [f"  {reason}" for reason in outcome.decision.reasons]
+    if outcome.epsilon is not None:
+        brackets = "  ".join(
+            f"{d.value} [{b.lower!r}, {b.upper!r}]" for d, b in outcome.epsilon.brackets.items()
+        )
+        lines.append(f"  ε(δ={claim.delta!r}): {brackets}")
+    if outcome.delta is not None:
+        lines.append(f"  methods run: {', '.join(outcome.delta.ran)} ({outcome.seconds:.3g} s)")
+        lines += [f"  not run: {s}" for s in outcome.delta.skipped]
+    return lines
+
+
+def _describe(obj: dict) -> str:
+    """``gaussian(sigma=1, sensitivity=1)`` from a normalised claim object; ``single`` when bare."""
+    params = ", ".join(f"{k}={v:g}" for k, v in obj.items() if k != "name")
+    return f"{obj['name']}({params})" if params else obj["name"]
+
+
+def _run(args: argparse.Namespace) -> int:
+    claim = _claim(args)
+    budget = None if args.time_budget is None else check_nonnegative("time_budget", args.time_budget)
+    outcome = certify(claim, only=args.method, time_budget=budget)
+    if args.json:
+        print(json.dumps(to_certificate(outcome)))
+    else:
+        print("\n".join(summary_lines(outcome)))
+    return outcome.verdict.exit_status

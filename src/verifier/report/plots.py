@@ -1,0 +1,90 @@
+"""δ(ε) curves of every method's upper and lower bounds on a log scale, with a claim marked.
+
+matplotlib is optional (the ``plot`` extra) and imported only when a plot is drawn, with the Agg
+backend (no display needed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from verifier._types import Direction, Side
+from verifier.errors import InvalidArgument
+
+__all__ = ["Curve", "plot_delta_curves"]
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One method's bound on δ(ε) on one side, in one direction, at the plot's ε grid."""
+
+    method: str
+    direction: Direction
+    side: Side
+    values: tuple[float, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.method} {self.direction.value} {self.side.value}"
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise InvalidArgument("plot", "matplotlib", "is not installed", fix="pip install 'verifier[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_delta_curves(
+    epsilons: Sequence[float],
+    curves: Sequence[Curve],
+    path: str | Path,
+    *,
+    claim: tuple[float, float] | None = None,
+    title: str = "",
+) -> Path:
+    """Draw δ(ε) for every curve (upper bounds solid, lower bounds dashed, one colour per method and
+    direction) on a logarithmic δ axis, mark ``claim`` = (ε, δ) with a star and guide lines, and
+    save the figure to ``path`` (format from its suffix). Zero values cannot be shown on a log axis
+    and are left out of the line. Returns the path written."""
+    plt = _pyplot()
+    target = Path(path)
+    eps = np.asarray(epsilons, dtype=float)
+    fig, ax = plt.subplots(figsize=(8, 5), dpi=120)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    keys = sorted({(c.method, c.direction.value) for c in curves})
+    for curve in curves:
+        values = np.asarray(curve.values, dtype=float)
+        shown = np.where(values > 0, values, np.nan)
+        colour = colours[keys.index((curve.method, curve.direction.value)) % len(colours)]
+        style = "-" if curve.side is Side.UPPER else "--"
+        marker = "v" if curve.side is Side.UPPER else "^"
+        ax.plot(eps, shown, style, color=colour, marker=marker, markersize=3, linewidth=1.2, label=curve.label)
+    if claim is not None:
+        eps_claim, delta_claim = claim
+        ax.axhline(delta_claim, color="black", linestyle=":", linewidth=0.8)
+        ax.axvline(eps_claim, color="black", linestyle=":", linewidth=0.8)
+        ax.plot([eps_claim], [delta_claim], marker="*", color="crimson", markersize=14, linestyle="none",
+                label=f"claim (ε={eps_claim:g}, δ={delta_claim:g})")
+    ax.set_yscale("log")
+    ax.set_xlabel("ε")
+    ax.set_ylabel("δ(ε)")
+    ax.set_title(title or "bounds on δ(ε): upper (solid), lower (dashed)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    try:
+        fig.savefig(target)
+    except (OSError, ValueError) as exc:
+        raise InvalidArgument("plot", str(target), f"cannot be written ({exc})") from None
+    finally:
+        plt.close(fig)
+    return target
