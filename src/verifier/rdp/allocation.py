@@ -1,0 +1,156 @@
+"""RDP of k-out-of-t random allocation (Feldman & Shenfeld, "Privacy amplification by random
+allocation", §4.4 and App. E), both directions, plus the Gaussian add-direction δ bound.
+
+REMOVE, integer α >= 2, EXACT for k = 1 (Thm 4.8 / Lemma E.1, with the corrected factor
+e^{(p−1)R_p} of notes §6.2 item 9): with m_j = E_Q[(P/Q)^j],
+
+    e^{(α−1) R_α(P̄_t ‖ Q^{⊗t})} = t^{−α} Σ_{Π ∈ 𝚷_t(α)} binom(t; C(Π)) binom(α; Π) Π_{p∈Π} m_p
+                                = α!·[x^α] (Σ_j m_j x^j/(j!·t^j))^t,
+
+the partition sum being the multinomial expansion of E[(Σ_i r_i / t)^α] grouped by partitions
+(derivation: proofs/allocation_partition_sum.py). The power of the truncated series is computed for
+all orders at once by the log-domain kernel (Miller's recurrence for t >= α_max, binary
+exponentiation below). Slow twin: :func:`verifier.reference.rdp.allocation_remove_renyi`.
+
+ADD, UPPER, every real α > 1 [DERIVED here from the Jensen step of Lemma E.3]: with r̄ the average
+of the t ratios, r̄ >= Π r_i^{1/t} gives E_{Q^t}[r̄^{−(α−1)}] <= (E_Q[(P/Q)^{−(α−1)/t}])^t, i.e.
+
+    R_α(Q^{⊗t} ‖ P̄_t) <= D_{1 + (α−1)/t}(Q ‖ P)        (Gaussian: (1 + (α−1)/t)·Δ²/(2σ²)).
+
+ADD δ for the Gaussian, UPPER (Thm 4.9 / Cor 4.10 with the sign fixed as in notes §6.2 item 10:
+ε' = ε − (t−1)·R_{1/t}(P‖Q), which is ε − (1 − 1/t)Δ²/(2σ²) for the Gaussian): the add loss is at
+most the loss of N(0, tσ²) vs N(Δ, tσ²) plus (1 − 1/t)Δ²/(2σ²) pointwise, so over r = k·E rounds
+
+    δ_add(ε) <= δ_{N(σ·√(t/r))}(ε − r·(1 − 1/t)Δ²/(2σ²)).
+
+(The random-allocation repository adds the shift once rather than r times for k·E > 1; the
+pointwise argument gives r times, which is what is used here.)
+
+k > 1 and epochs E: Lemma 3.2's reduction to k·E rounds of ⌊t/k⌋-step allocation (floor, never
+ceiling: notes §6.2 item 29), composed by RDP addition; exact only for k = 1.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+from flint import arb
+
+from verifier._directed import arb_bound, up, with_precision
+from verifier._types import Bracket, Direction, Side
+from verifier._validation import check_integer, check_real
+from verifier.errors import InvalidArgument
+from verifier.pairs import DominatingPair, Gaussian
+from verifier.rdp.curve import RdpCurve, check_orders
+from verifier.rdp.interpolation import interpolate
+from verifier.rdp.moments import log_moments_upper, renyi_from_log_coefficients
+from verifier.rdp.series import log_power
+
+__all__ = [
+    "allocation_curve",
+    "allocation_remove_integer",
+    "allocation_add_gaussian_delta",
+    "allocation_add_gaussian_epsilon",
+    "allocation_add_gaussian_shift",
+    "CITATION_REMOVE",
+    "CITATION_ADD",
+    "CITATION_ADD_DELTA",
+]
+
+CITATION_REMOVE = "Feldman & Shenfeld, Thm 4.8 / Lemma E.1 (exact remove RDP), power-series form"
+CITATION_ADD = "Feldman & Shenfeld, Lemma E.3 (Jensen step), RDP form derived: R_a <= D_{1+(a-1)/t}(Q||P)"
+CITATION_ADD_DELTA = "Feldman & Shenfeld, Thm 4.9 / Cor 4.10 (add), sign of eps' corrected (notes 6.2 item 10)"
+
+#: Largest step count accepted (t·α_max must stay an exact integer in the kernel).
+MAX_STEPS = 10**12
+
+
+def _rounds(steps: int, k: int, epochs: int) -> tuple[int, int]:
+    """(t', rounds) of the Lemma 3.2 reduction: k·E rounds of ⌊t/k⌋-step allocation."""
+    t = check_integer("steps", steps, minimum=1, maximum=MAX_STEPS)
+    kk = check_integer("k", k, minimum=1, maximum=t)
+    e = check_integer("epochs", epochs, minimum=1)
+    return t // kk, kk * e
+
+
+def allocation_remove_integer(pair: DominatingPair, steps: int, orders: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """Upper bounds (exact up to rounding) on R_α(P̄_t ‖ Q^{⊗t}) at integer orders α >= 2, for
+    1-out-of-t allocation (Thm 4.8), via the power-series form."""
+    t = check_integer("steps", steps, minimum=1, maximum=MAX_STEPS)
+    n = int(orders.max()) + 1
+    log_m = log_moments_upper(pair, Direction.REMOVE, n)
+    infinite = np.flatnonzero(np.isinf(log_m))
+    cut = int(infinite[0]) if infinite.size else n
+    log_a = np.empty(cut)
+    with with_precision():
+        log_t = arb(t).log()
+        for j in range(cut):
+            log_a[j] = 0.0 if j == 0 else arb_bound(arb(float(log_m[j])) - arb(j + 1).lgamma() - j * log_t, Side.UPPER)
+    coeff, err = log_power(log_a, t, cut)
+    values = np.full(len(orders), math.inf)
+    finite = orders < cut
+    values[finite] = renyi_from_log_coefficients(orders[finite], coeff, err)
+    return values
+
+
+def _add_jensen(pair: DominatingPair, t: int, ints_or_orders: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """R_α(Q^{⊗t} ‖ P̄_t) <= D_{1+(α−1)/t}(Q ‖ P) (module docstring), the inner order rounded up."""
+    out = np.empty(len(ints_or_orders))
+    with with_precision():
+        for i, alpha in enumerate(ints_or_orders):
+            inner = arb_bound(1 + (arb(float(alpha)) - 1) / t, Side.UPPER)
+            out[i] = pair.renyi(inner, Direction.ADD).upper
+    return out
+
+
+def allocation_curve(
+    pair: DominatingPair, steps: int, orders: npt.ArrayLike, direction: Direction, k: int = 1, epochs: int = 1
+) -> RdpCurve:
+    """RDP curve (UPPER bounds, exact where flagged) of k-out-of-t random allocation over ``epochs``
+    epochs in ``direction``. See the module docstring for the results used."""
+    grid = check_orders(orders)
+    t_round, rounds = _rounds(steps, k, epochs)
+    if not isinstance(direction, Direction):
+        raise InvalidArgument("direction", direction, "must be Direction.ADD or Direction.REMOVE")
+    if direction is Direction.ADD:
+        values = _add_jensen(pair, t_round, grid)
+        return RdpCurve(grid, values, np.zeros(len(grid), dtype=bool), direction, CITATION_ADD).times(rounds)
+
+    def at_integers(ints: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+        return allocation_remove_integer(pair, t_round, ints), np.full(len(ints), k == 1)
+
+    values, exact = interpolate(grid, at_integers)
+    return RdpCurve(grid, values, exact, direction, CITATION_REMOVE).times(rounds)
+
+
+def allocation_add_gaussian_shift(pair: Gaussian, steps: int, k: int = 1, epochs: int = 1) -> tuple[Gaussian, float]:
+    """(Gaussian pair of the composed tilted rounds, UPPER bound on the total loss shift) for
+    Cor 4.10 (add): δ_add(ε) <= δ_{pair}(ε − shift). See the module docstring."""
+    if not isinstance(pair, Gaussian):
+        raise InvalidArgument("pair", pair, "Cor 4.10 (add) has a closed form for the Gaussian pair only")
+    t_round, rounds = _rounds(steps, k, epochs)
+    with with_precision():
+        rho = arb(pair.sensitivity) ** 2 / (2 * arb(pair.sigma) ** 2)
+        shift = arb_bound(rounds * (1 - arb(1) / t_round) * rho, Side.UPPER)
+        # σ·√(t/r) rounded down: a smaller σ gives a larger δ, so this stays an upper bound.
+        sigma_eff = arb_bound(arb(pair.sigma) * (arb(t_round) / rounds).sqrt(), Side.LOWER)
+    return Gaussian(sigma_eff, pair.sensitivity), shift
+
+
+def allocation_add_gaussian_delta(pair: Gaussian, steps: int, epsilon: float, k: int = 1, epochs: int = 1) -> float:
+    """UPPER bound on the add-direction δ(ε) of Gaussian random allocation (Cor 4.10, sign fixed)."""
+    eps = check_real("epsilon", epsilon)
+    tilted, shift = allocation_add_gaussian_shift(pair, steps, k, epochs)
+    with with_precision():
+        shifted = arb_bound(arb(eps) - arb(shift), Side.LOWER)  # δ decreases in ε: round ε' down
+    bracket: Bracket = tilted.delta(shifted, Direction.REMOVE)
+    return float(bracket.upper)
+
+
+def allocation_add_gaussian_epsilon(pair: Gaussian, steps: int, delta: float, k: int = 1, epochs: int = 1) -> float:
+    """UPPER bound on the add-direction ε(δ) of Gaussian random allocation: ε_N(σ√(t/r))(δ) + shift."""
+    tilted, shift = allocation_add_gaussian_shift(pair, steps, k, epochs)
+    eps_upper = float(tilted.epsilon(delta, Direction.REMOVE).upper)
+    return math.inf if math.isinf(eps_upper) else float(up(eps_upper + shift))

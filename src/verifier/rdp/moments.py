@@ -1,0 +1,53 @@
+"""Inputs and outputs of the integer-order series formulas: privacy-ratio moments in, Rényi
+divergences out, both rounded toward safety in ball arithmetic.
+
+The moments m_j = E_Q[(P/Q)^j] = e^{(j−1) D_j(P‖Q)} (Feldman & Shenfeld, Thm 4.8; Steinke 2022,
+Def 32) are taken from the pair's rigorous Rényi brackets (UPPER ends): every series formula here
+has non-negative coefficients in the m_j, so upper bounds on the moments give upper bounds on the
+result.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+from flint import arb
+
+from verifier._directed import arb_bound, with_precision
+from verifier._types import Direction, Side
+from verifier.pairs import DominatingPair
+
+__all__ = ["log_moments_upper", "renyi_from_log_coefficients"]
+
+
+def log_moments_upper(pair: DominatingPair, direction: Direction, count: int) -> npt.NDArray[np.float64]:
+    """Upper bounds on ln m_j for j = 0 … count−1 in ``direction`` (m_j of the oriented pair).
+
+    m_0 = 1 and m_1 = E_Q[P/Q] = P(supp Q) <= 1 are bounded by 1 (log 0); for j >= 2,
+    ln m_j = (j−1)·D_j, rounded up; +∞ where D_j is infinite (P not absolutely continuous w.r.t. Q).
+    """
+    out = np.zeros(count)
+    with with_precision():
+        for j in range(2, count):
+            d_upper = pair.renyi(float(j), direction).upper
+            out[j] = math.inf if math.isinf(d_upper) else arb_bound(arb(j - 1) * arb(d_upper), Side.UPPER)
+    return out
+
+
+def renyi_from_log_coefficients(
+    orders: npt.NDArray[np.int64], log_coeff: npt.NDArray[np.float64], log_err: npt.NDArray[np.float64], shift: float = 0.0
+) -> npt.NDArray[np.float64]:
+    """D_α <= (ln c_α + err_α + ln α! − shift)/(α − 1), rounded up and clipped at 0, where
+    e^{(α−1) D_α} = α!·c_α·e^{−shift} and ln c_α is known to within ``err_α``."""
+    out = np.empty(len(orders))
+    with with_precision():
+        for i, a in enumerate(orders):
+            lc = float(log_coeff[a])
+            if math.isinf(lc):
+                out[i] = lc if lc > 0 else 0.0  # −∞: a zero coefficient cannot occur for a_0 = 1
+                continue
+            numerator = arb(lc) + arb(float(log_err[a])) + arb(int(a) + 1).lgamma() - arb(shift)
+            out[i] = max(0.0, arb_bound(numerator / (int(a) - 1), Side.UPPER))
+    return out

@@ -1,0 +1,64 @@
+"""Logs of the coefficients of products and powers of positive power series, with rigorous error
+bounds (the compiled kernel :mod:`verifier._fast.rdp_series`, wrapped: validation, allocation).
+
+Each result is a pair of arrays ``(log_coeffs, errors)`` with |log_coeffs − log c_m| <= errors
+(−∞ marks a zero coefficient). Slow twin: :mod:`verifier.reference.rdp` (mpmath).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from verifier._fast.rdp_series import log_series_power, log_series_product
+from verifier._validation import check_integer, check_real_array
+from verifier.errors import InvalidArgument, NumericalFailure
+
+__all__ = ["log_power", "log_product"]
+
+#: Largest t·n the kernel accepts: (t+1)·j − m must stay an exact integer in binary64.
+_MAX_T_TIMES_N = 9.0e15
+
+
+def _log_coefficients(name: str, values: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    arr = check_real_array(name, values, allow_inf=True)
+    if np.any(arr == np.inf):
+        raise InvalidArgument(name, "+inf", "coefficient logs must be finite or -inf (a zero coefficient)")
+    return arr
+
+
+def log_power(log_a: npt.ArrayLike, t: int, length: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Logs of the first ``length`` coefficients of A(x)^t, A given by the logs of its coefficients
+    (exact inputs; A's constant coefficient must be 1, i.e. log_a[0] == 0), and their error bounds.
+
+    t >= n − 1 uses J.C.P. Miller's recurrence (all summands positive), smaller t binary
+    exponentiation; see the kernel's docstring for the error analysis.
+    """
+    la = _log_coefficients("log_a", log_a)
+    power = check_integer("t", t, minimum=1)
+    n = check_integer("length", length, minimum=1)
+    if la[0] != 0.0:
+        raise InvalidArgument("log_a[0]", float(la[0]), "the constant coefficient must be 1 (log 0)")
+    if power * n > _MAX_T_TIMES_N:
+        raise InvalidArgument("t", power, f"t·length must be <= {_MAX_T_TIMES_N:g} (exact integer arithmetic)")
+    out = np.empty(n)
+    err = np.empty(n)
+    code = log_series_power(la, float(power), out, err, np.empty(8 * n))
+    if code != 0:
+        raise NumericalFailure(f"log_series_power rejected its input (code {code})")  # pragma: no cover
+    return out, err
+
+
+def log_product(
+    log_a: npt.ArrayLike, log_b: npt.ArrayLike, length: int
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Logs of the first ``length`` coefficients of A(x)·B(x) (exact inputs) and their error bounds."""
+    la = _log_coefficients("log_a", log_a)
+    lb = _log_coefficients("log_b", log_b)
+    n = check_integer("length", length, minimum=1)
+    out = np.empty(n)
+    err = np.empty(n)
+    code = log_series_product(la, np.zeros_like(la), lb, np.zeros_like(lb), out, err, np.empty(2 * n))
+    if code != 0:
+        raise NumericalFailure(f"log_series_product rejected its input (code {code})")  # pragma: no cover
+    return out, err
