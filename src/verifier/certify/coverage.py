@@ -28,8 +28,9 @@ def scheme_types() -> tuple[type, ...]:
 
 
 def handlers(scheme_type: type) -> list[str]:
-    """Names of the registered methods that declare ``scheme_type``."""
-    return [m.name for m in all_methods() if scheme_type in m.scheme_types]
+    """Names of the registered methods that declare ``scheme_type`` and give rigorous bounds (an
+    ESTIMATE-only method, e.g. Monte Carlo, cannot decide a claim, so it does not count)."""
+    return [m.name for m in all_methods() if scheme_type in m.scheme_types and m.sides()]
 
 
 def unsupported_reason(scheme: Scheme) -> str:

@@ -106,6 +106,11 @@ def summary_lines(outcome: Outcome) -> list[str]:
         )
         lines.append(f"  ε(δ={claim.delta!r}): {brackets}")
     if outcome.delta is not None:
+        lines += [
+            f"  estimate (not a bound): {e.direction.value} δ(ε) ≈ {e.value:.6g}, {e.confidence:.0%} interval "
+            f"[{e.lower:.6g}, {e.upper:.6g}] from {e.samples} samples ({e.method})"
+            for e in outcome.delta.estimates
+        ]
         lines.append(f"  methods run: {', '.join(outcome.delta.ran)} ({outcome.seconds:.3g} s)")
         lines += [f"  not run: {s}" for s in outcome.delta.skipped]
     return lines

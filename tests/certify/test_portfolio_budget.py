@@ -1,0 +1,101 @@
+"""The portfolio runs cheap methods first and starts expensive ones only while the question is open
+and the time budget lasts; estimates are collected beside the bounds. Fake methods make the
+running order observable."""
+
+import time
+
+import pytest
+
+import verifier.certify.portfolio as portfolio
+from verifier._types import Bound, Direction, Estimate, Quantity, Side
+from verifier.certify.method import Guarantee, Method
+from verifier.certify.portfolio import collect_bounds
+from verifier.errors import InvalidArgument, NotApplicable
+from verifier.pairs import Gaussian
+from verifier.schemes import Single
+
+SCHEME = Single(Gaussian(1.0))
+BOTH = (Direction.ADD, Direction.REMOVE)
+
+
+class Fake(Method):
+    citation = "test double"
+
+    def __init__(self, name, cost, upper=None, lower=None, sleep=0.0, returns=frozenset({Guarantee.EXACT}), refuse=False):
+        self.name, self.cost, self.upper, self.lower, self.sleep, self.returns, self.refuse = name, cost, upper, lower, sleep, returns, refuse
+        self.calls = 0
+
+    def supports(self, scheme):
+        return True
+
+    def delta_bounds(self, scheme, epsilon, direction):
+        self.calls += 1
+        if self.refuse:
+            raise NotApplicable("theorem conditions fail")
+        time.sleep(self.sleep)
+        out = []
+        if self.upper is not None:
+            out.append(Bound(self.upper, Side.UPPER, direction, Quantity.DELTA, epsilon, self.name, self.citation))
+        if self.lower is not None:
+            out.append(Bound(self.lower, Side.LOWER, direction, Quantity.DELTA, epsilon, self.name, self.citation))
+        return out
+
+    def epsilon_bounds(self, scheme, delta, direction):
+        return []
+
+    def delta_estimates(self, scheme, epsilon, direction):
+        return [Estimate(0.5, 0.4, 0.6, 0.95, 100, direction, Quantity.DELTA, epsilon, self.name)]
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    def install(*methods):
+        monkeypatch.setattr(portfolio, "methods_for", lambda scheme: sorted(methods, key=lambda m: m.cost))
+        return methods
+
+    return install
+
+
+def upper_below(delta):
+    return lambda bounds: any(b.side is Side.UPPER and b.value <= delta for b in bounds)
+
+
+def test_expensive_methods_do_not_run_once_settled(registry):
+    cheap, costly = registry(Fake("cheap", 0, upper=0.1), Fake("costly", 3, upper=0.05))
+    got = collect_bounds(SCHEME, Quantity.DELTA, 1.0, BOTH, settled=upper_below(0.2))
+    assert got.ran == ("cheap",) and costly.calls == 0
+    assert "costly" in got.skipped[0] and "already decided" in got.skipped[0]
+    assert got.brackets[Direction.ADD].upper == 0.1
+
+
+def test_expensive_methods_run_while_open_and_tighten_the_bracket(registry):
+    registry(Fake("cheap", 0, upper=0.3, lower=0.01), Fake("costly", 3, upper=0.05, lower=0.02))
+    got = collect_bounds(SCHEME, Quantity.DELTA, 1.0, BOTH, settled=upper_below(0.06))
+    assert got.ran == ("cheap", "costly")
+    assert (got.brackets[Direction.REMOVE].lower, got.brackets[Direction.REMOVE].upper) == (0.02, 0.05)
+
+
+def test_time_budget_stops_starting_costly_methods_but_closed_forms_always_run(registry):
+    slow, free, costly = registry(Fake("slow", 1, upper=0.3, sleep=0.05), Fake("free", 0, upper=0.4), Fake("costly", 2, upper=0.1))
+    got = collect_bounds(SCHEME, Quantity.DELTA, 1.0, BOTH, time_budget=0.01)
+    assert got.ran == ("free", "slow")  # slow started before the budget was spent
+    assert costly.calls == 0 and "time budget" in got.skipped[0]
+    got = collect_bounds(SCHEME, Quantity.DELTA, 1.0, BOTH, time_budget=0.0)
+    assert got.ran == ("free",)
+
+
+def test_estimates_are_collected_but_never_enter_the_bracket(registry):
+    registry(Fake("mc", 3, returns=frozenset({Guarantee.ESTIMATE})))
+    got = collect_bounds(SCHEME, Quantity.DELTA, 1.0, BOTH)
+    assert len(got.estimates) == 2 and got.bounds == ()
+    assert got.brackets[Direction.ADD].lower <= 0.0 and got.brackets[Direction.ADD].upper == float("inf")
+
+
+def test_declining_methods_are_listed_and_bad_budget_rejected(registry):
+    registry(Fake("refuses", 0, refuse=True))
+    got = collect_bounds(SCHEME, Quantity.DELTA, 1.0, (Direction.ADD,))
+    assert got.skipped == ("refuses (add): theorem conditions fail",)
+    with pytest.raises(InvalidArgument, match="time_budget"):
+        collect_bounds(SCHEME, Quantity.DELTA, 1.0, BOTH, time_budget=-1)
+    with pytest.raises(InvalidArgument, match="method"):
+        collect_bounds(SCHEME, Quantity.DELTA, 1.0, BOTH, only=["nope"])
