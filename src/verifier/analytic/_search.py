@@ -1,0 +1,50 @@
+"""Root finding for ε from a one-sided δ(ε) bound, with the post-condition checked.
+
+A profile δ(ε) is non-increasing. If an UPPER bound u(ε) satisfies u(ε) ≤ δ at some ε, then
+δ(ε) ≤ δ there and ε(δ) ≤ ε: the returned point is one where this was *evaluated*, whether or not
+u is monotone. If a LOWER bound l(ε) satisfies l(ε) > δ, then δ(ε′) > δ for every ε′ ≤ ε and
+ε(δ) ≥ ε. Bisection stops at an absolute width; tightness only depends on it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from verifier.errors import NotApplicable
+
+__all__ = ["smallest_passing", "EPSILON_TOLERANCE"]
+
+#: Absolute width (in ε) at which bisection stops: far below the accuracy of the Poisson profiles
+#: the analytic bounds rest on, and only a matter of tightness (the returned end is verified).
+EPSILON_TOLERANCE = 1e-6
+
+#: Largest ε searched; a bound that needs more is reported as not applicable, never as ∞.
+EPSILON_CEILING = 1e4
+
+
+def smallest_passing(passes: Callable[[float], bool], lo: float, hi: float | None = None,
+                     tolerance: float = EPSILON_TOLERANCE) -> tuple[float, float]:
+    """A pair (failing, passing) of points with ``passes(passing)`` evaluated True and
+    ``passes(failing)`` False (or ``failing == lo`` when ``lo`` passes), ``passing − failing <= tolerance``.
+
+    ``passes`` must be True for all large enough ε (up to rounding); ``hi`` is grown by doubling
+    from ``max(1, 2·lo)`` when not given, up to :data:`EPSILON_CEILING`.
+    """
+    if passes(lo):
+        return lo, lo
+    if hi is None:
+        hi = max(1.0, 2.0 * lo) if lo > 0 else 1.0
+    while not passes(hi):
+        lo, hi = hi, 2.0 * hi + 1.0
+        if hi > EPSILON_CEILING:
+            raise NotApplicable(f"no ε <= {EPSILON_CEILING:g} meets the target (the bound is vacuous here)")
+    while hi - lo > tolerance:
+        mid = 0.5 * (lo + hi)
+        if not (lo < mid < hi) or math.isnan(mid):
+            break
+        if passes(mid):
+            hi = mid
+        else:
+            lo = mid
+    return lo, hi

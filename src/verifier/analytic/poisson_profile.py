@@ -1,0 +1,64 @@
+"""The Poisson-subsampling privacy profiles the analytic allocation bounds are stated in terms of.
+
+Every theorem in this package bounds the allocation profile by a Poisson profile δ_{P_{t,λ}(R)}
+plus lower-order terms (Feldman & Shenfeld, Thm 4.1, 4.2, 4.6). Those Poisson profiles must be
+*upper* bounds, so they come from the DOMINATING side of the PLD engine (:mod:`verifier.pld`),
+never from an estimate. A :class:`PoissonProfile` is that one-sided view; any other source of
+rigorous upper bounds (e.g. a trusted reference in the tests) can be passed where a
+:data:`ProfileSource` is accepted.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+from verifier._types import Direction
+from verifier.errors import NotApplicable
+from verifier.pairs import DominatingPair
+from verifier.schemes import Poisson
+
+__all__ = ["PoissonProfile", "ProfileSource", "PLDPoissonProfile", "pld_poisson_profile", "PLD_EPS_ACCURACY"]
+
+#: Loss-grid accuracy asked of the PLD engine for the Poisson profiles: it only affects how tight
+#: the analytic bounds are (the engine's DOMINATING side is an upper bound at any accuracy).
+PLD_EPS_ACCURACY = 1e-4
+
+
+class PoissonProfile(Protocol):
+    """Rigorous UPPER bounds on the profile of ``steps`` Poisson(``rate``) steps in one direction."""
+
+    def delta_upper(self, epsilon: float) -> float:
+        """An upper bound on δ(ε)."""
+
+    def epsilon_upper(self, delta: float) -> float:
+        """An upper bound on ε(δ) (may be +∞)."""
+
+
+#: (pair, rate, steps, direction) -> profile of Poisson(pair, rate, steps) in that direction.
+ProfileSource = Callable[[DominatingPair, float, int, Direction], PoissonProfile]
+
+
+@dataclass(frozen=True)
+class PLDPoissonProfile:
+    """The DOMINATING side of a PLD-engine bracket (``.delta(ε)`` / ``.epsilon(δ)`` return Brackets)."""
+
+    pld: Any
+
+    def delta_upper(self, epsilon: float) -> float:
+        return float(self.pld.delta(epsilon).upper)
+
+    def epsilon_upper(self, delta: float) -> float:
+        return float(self.pld.epsilon(delta).upper)
+
+
+@functools.lru_cache(maxsize=512)
+def pld_poisson_profile(pair: DominatingPair, rate: float, steps: int, direction: Direction) -> PoissonProfile:
+    """Upper-bound profile of Poisson(``pair``, ``rate``, ``steps``) in ``direction`` from the PLD
+    engine's DOMINATING PLD (cached: the analytic searches query the same profile many times)."""
+    try:
+        from verifier.pld import scheme_pld  # the sibling math layer; imported when first needed
+    except ImportError as exc:  # pragma: no cover - only while the PLD engine is not installed
+        raise NotApplicable(f"the PLD engine (verifier.pld) is not available: {exc}") from exc
+    return PLDPoissonProfile(scheme_pld(Poisson(pair, rate, steps), direction, eps_accuracy=PLD_EPS_ACCURACY))
