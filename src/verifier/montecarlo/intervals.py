@@ -19,6 +19,8 @@ Shenfeld, Def 2.1, third form), so distribution-free bounds for bounded variable
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 from scipy.special import rel_entr
@@ -36,41 +38,57 @@ _BISECTION_STEPS = 80
 
 
 def _bernoulli_kl(q: npt.NDArray[np.float64], p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    return rel_entr(q, p) + rel_entr(1.0 - q, 1.0 - p)
+    """kl(q‖p) = q ln(q/p) + (1−q) ln((1−q)/(1−p)), with log1p for the second term (no cancellation
+    in 1 − p when p is tiny, the regime of small δ)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        second = np.where(q < 1.0, (1.0 - q) * (np.log1p(-q) - np.log1p(-p)), 0.0)
+    return rel_entr(q, p) + second
+
+
+def _bisect(q: npt.NDArray[np.float64], level: float, lo: npt.NDArray[np.float64], hi: npt.NDArray[np.float64], upward: bool) -> npt.NDArray[np.float64]:
+    """The end of [lo, hi] where kl(q‖·) >= level after bisection (kl(q‖·) rises away from q)."""
+    for _ in range(_BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        far = _bernoulli_kl(q, mid) >= level
+        if upward:
+            hi, lo = np.where(far, mid, hi), np.where(far, lo, mid)
+        else:
+            lo, hi = np.where(far, mid, lo), np.where(far, hi, mid)
+    return hi if upward else lo
 
 
 def kl_upper(mean: npt.ArrayLike, n: int, err: float) -> npt.NDArray[np.float64]:
     """Smallest p >= mean with n·kl(mean‖p) >= ln(1/err) (1 if none): an upper confidence bound at
     level 1 − err on the mean of n i.i.d. [0,1] samples (Hoeffding 1963, Thm 1)."""
     q = np.clip(np.asarray(mean, dtype=float), 0.0, 1.0)
-    level = np.log(1.0 / err) / n
-    lo, hi = q.copy(), np.ones_like(q)
-    for _ in range(_BISECTION_STEPS):
-        mid = 0.5 * (lo + hi)
-        far = _bernoulli_kl(q, mid) >= level
-        hi = np.where(far, mid, hi)
-        lo = np.where(far, lo, mid)
-    return hi
+    return _bisect(q, math.log(1.0 / err) / n, q.copy(), np.ones_like(q), upward=True)
 
 
 def kl_lower(mean: npt.ArrayLike, n: int, err: float) -> npt.NDArray[np.float64]:
     """Largest p <= mean with n·kl(mean‖p) >= ln(1/err) (0 if none): the mirrored lower bound."""
     q = np.clip(np.asarray(mean, dtype=float), 0.0, 1.0)
-    return 1.0 - kl_upper(1.0 - q, n, err)
+    return _bisect(q, math.log(1.0 / err) / n, np.zeros_like(q), q.copy(), upward=False)
+
+
+def _bernstein_width(variance: npt.ArrayLike, n: int, err: float) -> npt.NDArray[np.float64]:
+    log_term = math.log(2.0 / err)
+    return np.sqrt(2.0 * np.maximum(variance, 0.0) * log_term / n) + 7.0 * log_term / (3.0 * (n - 1))
 
 
 def bernstein_upper(mean: npt.ArrayLike, variance: npt.ArrayLike, n: int, err: float) -> npt.NDArray[np.float64]:
     """Empirical Bernstein upper bound at level 1 − err (Maurer & Pontil 2009, Thm 4), capped at 1."""
+    m = np.asarray(mean, dtype=float)
     if n < 2:
-        return np.ones_like(np.asarray(mean, dtype=float))
-    log_term = np.log(2.0 / err)
-    width = np.sqrt(2.0 * np.maximum(variance, 0.0) * log_term / n) + 7.0 * log_term / (3.0 * (n - 1))
-    return np.minimum(1.0, np.asarray(mean, dtype=float) + width)
+        return np.ones_like(m)
+    return np.minimum(1.0, m + _bernstein_width(variance, n, err))
 
 
 def bernstein_lower(mean: npt.ArrayLike, variance: npt.ArrayLike, n: int, err: float) -> npt.NDArray[np.float64]:
     """Empirical Bernstein lower bound (Thm 4 applied to 1 − X), floored at 0."""
-    return 1.0 - bernstein_upper(1.0 - np.asarray(mean, dtype=float), variance, n, err)
+    m = np.asarray(mean, dtype=float)
+    if n < 2:
+        return np.zeros_like(m)
+    return np.maximum(0.0, m - _bernstein_width(variance, n, err))
 
 
 def mean_interval(

@@ -98,10 +98,11 @@ def _progress_bar(enabled: bool, total: int, done: int) -> Iterator[Callable[[in
     if not enabled:
         yield lambda advance, text: None
         return
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("samples"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), TextColumn("{task.description}"))
-    with Progress(*columns, transient=False) as progress:
+    with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
         task = progress.add_task("", total=total, completed=done)
         yield lambda advance, text: progress.update(task, advance=advance, description=text)
 
