@@ -1,0 +1,170 @@
+"""Random-allocation RDP against independent references: the literal partition enumeration of
+Thm 4.8 (mpmath), closed forms at α = 2 and t = 1, the shuffled check-in paper's Eq. (8) (literal
+composition sum), published reference tables in the notes, and the exact t = 2 privacy profile."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from verifier._types import Direction
+from verifier.pairs import Gaussian, Laplace, RandomizedResponse
+from verifier.rdp import (
+    allocation_add_gaussian_delta,
+    allocation_curve,
+    allocation_remove_integer,
+    delta_upper_for,
+)
+from verifier.reference.pairs import gaussian_allocation_t2_delta
+from verifier.reference.rdp import allocation_remove_renyi, gaussian_moment_function, shuffle_gaussian_renyi
+from verifier.schemes import Allocation
+
+#: The brief's agreement target with the partition enumeration (the kernel's rigorous error bound,
+#: a few ulps times the logs' magnitude, is added to the value, so the relative excess is ~1e-11 at
+#: worst on this grid).
+PARTITION_RTOL = 1e-10
+#: Closed forms at α = 2: the value is rounded up by its error bound, ~1e-14 absolute.
+CLOSED_FORM_ATOL = 5e-14
+#: The notes print the shuffled check-in table with 6 significant digits.
+TABLE_RTOL = 5e-6
+ORDERS = np.arange(2, 21)
+
+
+@pytest.mark.parametrize("t", [2, 10, 1000])
+@pytest.mark.parametrize("sigma", [0.5, 1.0, 2.0])
+def test_remove_equals_partition_enumeration(t, sigma):
+    values = allocation_remove_integer(Gaussian(sigma), t, ORDERS)
+    moment = gaussian_moment_function(sigma)
+    for alpha, value in zip(ORDERS, values):
+        exact = allocation_remove_renyi(moment, t, int(alpha))
+        assert exact <= value <= exact * (1 + PARTITION_RTOL), (alpha, value, exact)
+
+
+@pytest.mark.parametrize("pair", [Laplace(1.0), RandomizedResponse(1.5)])
+def test_remove_equals_partition_enumeration_for_other_pairs(pair):
+    """A general randomizer: the moments m_p = e^{(p−1)R_p} come from the pair's Rényi divergence."""
+    t = 7
+    values = allocation_remove_integer(pair, t, np.arange(2, 13))
+
+    def moment(p: int) -> mpmath.mpf:
+        if p < 2:
+            return mpmath.mpf(1)
+        return mpmath.exp((p - 1) * mpmath.mpf(pair.renyi(float(p), Direction.REMOVE).upper))
+
+    for alpha, value in zip(range(2, 13), values):
+        exact = allocation_remove_renyi(moment, t, alpha)
+        assert exact * (1 - 1e-12) <= value <= exact * (1 + PARTITION_RTOL)
+
+
+@pytest.mark.parametrize("t", [2, 10, 1000, 10**6])
+@pytest.mark.parametrize("sigma", [0.5, 1.0, 2.0])
+def test_order_two_closed_form(t, sigma):
+    """R_2 = ln(1 + (e^{1/σ²} − 1)/t) (notes random-allocation §5 F 28c; proofs/allocation_alpha2.py)."""
+    value = allocation_remove_integer(Gaussian(sigma), t, np.array([2]))[0]
+    with mpmath.workdps(40):
+        exact = mpmath.log(1 + mpmath.expm1(1 / mpmath.mpf(sigma) ** 2) / t)
+    assert exact <= value <= exact + CLOSED_FORM_ATOL
+
+
+@pytest.mark.parametrize("alpha", [2, 5, 17])
+def test_one_step_is_the_pair_itself(alpha):
+    value = allocation_remove_integer(Gaussian(1.3), 1, np.array([alpha]))[0]
+    assert value == pytest.approx(alpha / (2 * 1.3**2), rel=1e-13)
+
+
+# (n, λ, σ, Eq. 8 value) from notes/shuffled-check-in.md §7, "Small exact cases".
+SMALL_EQ8 = [
+    (2, 2, 1.0, 0.6201145069582779),
+    (3, 4, 1.0, 1.0557656030730558),
+    (4, 5, 2.0, 0.17397078303618918),
+    (5, 6, 0.8, 3.0800795059015096),
+    (6, 3, 1.5, 0.13531055798163427),
+]
+
+
+@pytest.mark.parametrize("n, lam, sigma, printed", SMALL_EQ8)
+def test_shuffle_eq8_is_the_allocation_remove_rdp(n, lam, sigma, printed):
+    """Liew & Takahashi's Eq. (8) (literal composition sum) is the same quantity as Thm 4.8."""
+    eq8 = shuffle_gaussian_renyi(n, lam, sigma)
+    assert float(eq8) == pytest.approx(printed, rel=1e-14)
+    value = allocation_remove_integer(Gaussian(sigma), n, np.array([lam]))[0]
+    assert eq8 <= value <= eq8 * (1 + PARTITION_RTOL)
+
+
+# notes/shuffled-check-in.md §7 reference table G(n, λ, σ) (6 significant digits).
+EQ8_TABLE = {
+    (10, 1.0): [0.158565, 0.366683, 1.70754, 5.69742, 13.6974, 29.6974],
+    (10, 2.0): [0.0280067, 0.0562737, 0.113813, 0.237412, 1.70149, 5.69742],
+    (1000, 1.0): [0.00171681, 0.00344038, 0.00690906, 1.09257, 9.09224, 25.0922],
+    (10000, 0.5): [0.0053455, 0.0210658, 6.78966, 22.7897, 54.7897, 118.79],
+    (10000, 2.0): [2.84021e-05, 5.68046e-05, 0.00011361, 0.000227226, 0.000454471, 0.00090902],
+}
+
+
+@pytest.mark.parametrize("key", sorted(EQ8_TABLE))
+def test_shuffle_reference_table(key):
+    n, sigma = key
+    values = allocation_remove_integer(Gaussian(sigma), n, np.array([2, 4, 8, 16, 32, 64]))
+    np.testing.assert_allclose(values, EQ8_TABLE[key], rtol=TABLE_RTOL)
+
+
+def test_notes_reference_values():
+    """notes/random-allocation.md §7.3 (partition sum, 14 digits)."""
+    cases = [(2, 1.0, 10, 0.1585650787404291), (3, 1.0, 10, 0.2518374983046740), (8, 0.5, 100, 11.39482981409014),
+             (10, 1.0, 1000, 0.0086549202812), (4, 2.0, 3, 0.18276651736218), (6, 1.0, 2, 2.31598009094607)]
+    for alpha, sigma, t, printed in cases:
+        assert allocation_remove_integer(Gaussian(sigma), t, np.array([alpha]))[0] == pytest.approx(printed, rel=1e-11)
+
+
+def test_large_t_all_orders_finite_monotone_and_below_the_pair():
+    curve = allocation_curve(Gaussian(1.0), 10**9, range(2, 257), Direction.REMOVE)
+    assert np.all(np.isfinite(curve.values)) and curve.exact.all()
+    assert np.all(np.diff(curve.values) >= 0)  # Rényi monotonicity
+    assert np.all(curve.values <= curve.orders / 2 + 1e-12)  # post-processing: <= the un-amplified Gaussian
+
+
+def test_k_and_epochs_reduce_to_floor_and_compose():
+    base = allocation_curve(Gaussian(0.8), 33 // 4, [2, 5], Direction.REMOVE)
+    curve = allocation_curve(Gaussian(0.8), 33, [2, 5], Direction.REMOVE, k=4, epochs=3)
+    np.testing.assert_allclose(curve.values, 12 * base.values, rtol=1e-15)
+    assert not curve.exact.any()
+
+
+@pytest.mark.parametrize("sigma", [1.0, 2.0])
+def test_add_rdp_is_the_jensen_closed_form(sigma):
+    """R_α(add) <= D_{1+(α−1)/t}(Q‖P) = (1 + (α−1)/t)/(2σ²) for the Gaussian."""
+    t = 50
+    curve = allocation_curve(Gaussian(sigma), t, [1.5, 2, 7, 30], Direction.ADD)
+    expected = (1 + (curve.orders - 1) / t) / (2 * sigma**2)
+    assert np.all(curve.values >= expected) and np.allclose(curve.values, expected, rtol=1e-12)
+    assert not curve.exact.any()
+
+
+# notes/random-allocation.md §7.5: exact add profile at t = 2, σ = 1, and Cor 4.10 (add).
+@pytest.mark.parametrize("eps, exact_add, cor410", [(0.0, 0.297762225, 0.37085), (1.0, 0.0501976624, 0.073249), (3.0, 1.59026508e-05, 3.0699e-05)])
+def test_cor410_add_matches_notes_and_dominates_exact(eps, exact_add, cor410):
+    value = allocation_add_gaussian_delta(Gaussian(1.0), 2, eps)
+    assert value == pytest.approx(cor410, rel=5e-5)
+    assert value >= exact_add
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("direction", [Direction.REMOVE, Direction.ADD])
+@pytest.mark.parametrize("sigma", [0.8, 1.0, 2.0])
+def test_rdp_delta_never_below_the_exact_t2_profile(direction, sigma):
+    """No allocation PLD method is registered yet, so the RDP bounds are held against the exact
+    t = 2 profile (mpmath quadrature)."""
+    scheme = Allocation(Gaussian(sigma), 2)
+    for eps in (0.1, 0.5, 1.0, 2.0):
+        exact = gaussian_allocation_t2_delta(sigma, eps, direction.value)
+        assert delta_upper_for(scheme, eps, direction).value >= exact
+
+
+def test_rdp_delta_never_below_the_exact_t2_profile_fast():
+    scheme = Allocation(Gaussian(1.0), 2)
+    for direction in Direction:
+        exact = gaussian_allocation_t2_delta(1.0, 1.0, direction.value, dps=15)
+        assert delta_upper_for(scheme, 1.0, direction).value >= exact
