@@ -6,7 +6,10 @@ Zhang 2019): with X = P/Q under Q and m_k = E_Q[X^k],
     e^{(α−1) D_α(λP + (1−λ)Q ‖ Q)} = E_Q[(1 − λ + λX)^α] = Σ_k C(α,k)(1−λ)^{α−k} λ^k m_k
                                    = α!·[x^α] (Σ_i (1−λ)^i x^i/i!)·(Σ_k λ^k m_k x^k/k!),
 
-a product of two positive series, computed for all orders at once by the log-domain kernel.
+a product of two positive series. Since Σ_k C(α,k)(1−λ)^{α−k}λ^k = 1, it is evaluated as
+1 + α!·[x^α] (Σ_i (1−λ)^i x^i/i!)·(Σ_{k>=2} λ^k (m_k − 1) x^k/k!) (every m_k − 1 >= 0 by Jensen), so
+that ln(1 + S) keeps full relative accuracy when the divergence is tiny; the product is computed for
+all orders at once by the log-domain kernel.
 
 ADD, integer α >= 2, UPPER (Thm 35, whose proof needs α >= 2 — notes §6.5 CAVEAT):
 D_α(Q ‖ λP + (1−λ)Q) <= max{D_α(λP + (1−λ)Q ‖ Q), D_α(λQ + (1−λ)P ‖ P)}, the second term being the
@@ -36,7 +39,7 @@ from verifier.errors import InvalidArgument, NumericalFailure
 from verifier.pairs import DominatingPair, Gaussian
 from verifier.rdp.curve import RdpCurve, check_orders
 from verifier.rdp.interpolation import interpolate
-from verifier.rdp.moments import log_moments_upper, renyi_from_log_coefficients
+from verifier.rdp.moments import log_moments_upper
 from verifier.rdp.series import log_product
 
 __all__ = ["poisson_curve", "poisson_remove_integer", "gaussian_remove_fractional", "CITATION"]
@@ -67,11 +70,20 @@ def poisson_remove_integer(pair: DominatingPair, rate: float, orders: npt.NDArra
         for i in idx:
             lg = arb(int(i) + 1).lgamma()
             log_a[i] = 0.0 if i == 0 else (-math.inf if one_minus is None else arb_bound(i * one_minus - lg, Side.UPPER))
-            log_b[i] = 0.0 if i == 0 else arb_bound(i * log_lam + arb(float(log_m[i])) - lg, Side.UPPER)
+            excess = arb(float(log_m[i])).expm1() if i >= 2 else arb(0)  # m_i − 1, rounded up below
+            log_b[i] = -math.inf if i < 2 else arb_bound(i * log_lam + excess.log() - lg, Side.UPPER)
     coeff, err = log_product(log_a, log_b, cut)
     values = np.full(len(orders), math.inf)
-    finite = orders < cut
-    values[finite] = renyi_from_log_coefficients(orders[finite], coeff, err)
+    with with_precision():
+        for n, alpha in enumerate(orders):
+            if alpha >= cut:
+                continue
+            lc = float(coeff[alpha])
+            if lc == -math.inf:  # every m_k = 1: P = Q
+                values[n] = 0.0
+                continue
+            log_s = arb(lc) + arb(float(err[alpha])) + arb(int(alpha) + 1).lgamma()
+            values[n] = max(0.0, arb_bound(log_s.exp().log1p() / (int(alpha) - 1), Side.UPPER))
     return values
 
 
@@ -101,10 +113,11 @@ def gaussian_remove_fractional(pair: Gaussian, rate: float, alpha: float) -> flo
         body = acb.integral(integrand, -_TAIL, hi, rel_tol=_QUAD_REL_TOL).real
         tail_mass = (arb(_TAIL) / arb(2).sqrt()).erfc() / 2  # Φ(−T)
         tails = tail_mass * (1 + (a * (a - 1) / two_s2).exp())
-        total_upper = arb(arb_bound(body, Side.UPPER)) + arb(arb_bound(tails, Side.UPPER))
-        if not total_upper.is_finite():
+        # The tails lie in [0, tails]: widen the ball upward by them, stay in ball arithmetic.
+        total = body + arb(tails.upper() / 2, tails.upper() / 2)
+        if not total.is_finite():
             raise NumericalFailure(f"certified integration failed for the subsampled Gaussian at alpha={alpha}")
-        return max(0.0, arb_bound(total_upper.log() / (a - 1), Side.UPPER))
+        return max(0.0, arb_bound(total.log() / (a - 1), Side.UPPER))
 
 
 def poisson_curve(pair: DominatingPair, rate: float, orders: npt.ArrayLike, direction: Direction) -> RdpCurve:
