@@ -17,7 +17,7 @@ from verifier._validation import check_integer, check_open_unit, check_real
 from verifier.certify.claim import load_claim
 from verifier.certify.examples import EXAMPLES, example
 from verifier.certify.portfolio import collect_bounds
-from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, requested_directions
+from verifier.cli._options import _number, add_mechanism_options, add_output_options, add_scheme_options, build_scheme, requested_directions
 from verifier.errors import InvalidArgument
 from verifier.report import Curve, plot_delta_curves
 
@@ -97,7 +97,7 @@ def _run(args: argparse.Namespace) -> int:
                     "epsilons": epsilons.tolist(),
                     "claim": None if mark is None else {"epsilon": mark[0], "delta": mark[1]},
                     "curves": [
-                        {"method": c.method, "direction": c.direction.value, "side": c.side.value, "values": [_json(v) for v in c.values]}
+                        {"method": c.method, "direction": c.direction.value, "side": c.side.value, "values": [_number(v) for v in c.values]}
                         for c in curves
                     ],
                     "plot": args.plot,
@@ -114,11 +114,3 @@ def _run(args: argparse.Namespace) -> int:
     if args.plot:
         print(f"plot written to {args.plot}")
     return 0
-
-
-def _json(x: float) -> float | str | None:
-    if math.isnan(x):
-        return None
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return x
