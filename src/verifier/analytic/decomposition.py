@@ -35,8 +35,9 @@ METHOD = "decomposition"
 
 
 def sampled_fraction(steps: int) -> arb:
-    """λ_v = 1 − (1 − 1/t)^t = 1/γ→ as a ball (−expm1(t·log1p(−1/t)) avoids cancellation)."""
-    return -(steps * (-(arb(1) / steps)).log1p()).expm1()
+    """λ_v = 1 − (1 − 1/t)^t = 1/γ→ as a ball ((1 − 1/t)^t lies in [0, 1/e]: no cancellation)."""
+    with with_precision():
+        return 1 - (arb(steps - 1) / steps) ** steps
 
 
 def _shifted(epsilon: float, lam_v: arb, direction: Direction) -> tuple[float, float]:
