@@ -5,5 +5,6 @@ from verifier.pairs.base import DominatingPair
 from verifier.pairs.finite import DiscretePair, FinitePair, RandomizedResponse
 from verifier.pairs.gaussian import Gaussian
 from verifier.pairs.laplace import Laplace
+from verifier.pairs.subsampled import PoissonSubsampled
 
-__all__ = ["DominatingPair", "FinitePair", "DiscretePair", "RandomizedResponse", "Gaussian", "Laplace"]
+__all__ = ["DominatingPair", "FinitePair", "DiscretePair", "RandomizedResponse", "Gaussian", "Laplace", "PoissonSubsampled"]

@@ -1,0 +1,22 @@
+"""Discretised privacy-loss distributions with one-sided (dominating / dominated) guarantees,
+rigorous FFT composition, Poisson subsampling, and δ(ε) / ε(δ) queries."""
+
+from verifier.pld.bracket import PLDBracket
+from verifier.pld.construction import MAX_GRID, pld_from_pair
+from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, compose, self_compose
+from verifier.pld.schemes import DEFAULT_STEP, builder_for, pair_bracket, register_builder, scheme_pld
+
+__all__ = [
+    "DEFAULT_STEP",
+    "DEFAULT_TAIL_MASS",
+    "MAX_GRID",
+    "DiscretePLD",
+    "PLDBracket",
+    "builder_for",
+    "compose",
+    "pair_bracket",
+    "pld_from_pair",
+    "register_builder",
+    "scheme_pld",
+    "self_compose",
+]

@@ -1,0 +1,76 @@
+"""A DOMINATING and a DOMINATED PLD for the same question, queried together as brackets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from verifier._types import Bracket, Dominance
+from verifier.errors import IncompatibleObjects, InconsistentBounds, InvalidArgument
+from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, compose, self_compose
+
+__all__ = ["PLDBracket"]
+
+
+@dataclass(frozen=True)
+class PLDBracket:
+    """``dominating`` yields UPPER and ``dominated`` LOWER bounds on δ(ε) of one mechanism, one direction."""
+
+    dominating: DiscretePLD
+    dominated: DiscretePLD
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.dominating, DiscretePLD) and isinstance(self.dominated, DiscretePLD)):
+            raise InvalidArgument("pld", (self.dominating, self.dominated), "both sides must be DiscretePLD")
+        if self.dominating.dominance is not Dominance.DOMINATING:
+            raise InvalidArgument("dominating", self.dominating.dominance, "must be a DOMINATING PLD")
+        if self.dominated.dominance is not Dominance.DOMINATED:
+            raise InvalidArgument("dominated", self.dominated.dominance, "must be a DOMINATED PLD")
+        if self.dominating.direction is not self.dominated.direction:
+            raise IncompatibleObjects("direction", self.dominating.direction.value, self.dominated.direction.value)
+
+    @property
+    def direction(self):
+        return self.dominating.direction
+
+    @property
+    def step(self) -> float:
+        return self.dominating.step
+
+    def delta(self, epsilons: float | npt.ArrayLike) -> Bracket:
+        """[DOMINATED δ(ε), DOMINATING δ(ε)] (Steinke 2022, Prop 7): rigorous for every ε; raises
+        InconsistentBounds if the sides cross (a defect, never a result)."""
+        return Bracket(self.dominated.delta(epsilons), self.dominating.delta(epsilons))
+
+    def epsilon(self, delta: float) -> Bracket:
+        """[DOMINATED safe root, DOMINATING safe root] of δ(ε) = δ: a rigorous bracket of ε(δ)."""
+        lower = self.dominated.epsilon(delta)
+        upper = self.dominating.epsilon(delta)
+        if lower > upper:
+            raise InconsistentBounds(f"PLD ε({delta}) lower end {lower!r} exceeds upper end {upper!r}")
+        return Bracket(lower, upper)
+
+    def compose(self, other: "PLDBracket", *, tail_mass: float = DEFAULT_TAIL_MASS) -> "PLDBracket":
+        """Both sides composed with the other bracket's (Steinke 2022, Thm 9)."""
+        return PLDBracket(
+            compose(self.dominating, other.dominating, tail_mass=tail_mass),
+            compose(self.dominated, other.dominated, tail_mass=tail_mass),
+        )
+
+    def self_compose(self, times: int, *, tail_mass: float = DEFAULT_TAIL_MASS) -> "PLDBracket":
+        """Both sides composed ``times`` times with themselves."""
+        return PLDBracket(
+            self_compose(self.dominating, times, tail_mass=tail_mass),
+            self_compose(self.dominated, times, tail_mass=tail_mass),
+        )
+
+    def grid_size(self) -> int:
+        """The larger number of grid points of the two sides."""
+        return int(max(self.dominating.probs.size, self.dominated.probs.size))
+
+    def losses_span(self) -> npt.NDArray[np.float64]:
+        """[smallest, largest] grid loss over both sides."""
+        a, b = self.dominating.losses(), self.dominated.losses()
+        return np.array([min(a[0], b[0]), max(a[-1], b[-1])])

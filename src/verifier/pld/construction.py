@@ -1,0 +1,303 @@
+"""Discrete PLDs of a dominating pair, on either side, with O(h²) discretisation error per step.
+
+Both constructions work on the privacy profile as a function of κ = e^ε,
+
+    f(κ) = H_κ(P‖Q) = sup_S P(S) − κQ(S),
+
+which is convex and non-increasing on [0, ∞), with f(0) = 1, f(κ) >= max(1 − κ, p_∞) and
+f(κ) → p_∞ = P(Q = 0). A convex, non-increasing, piecewise-linear g with g(0) = 1, first slope
+>= −1 and breakpoints κ_k = e^{ℓ_k} on the loss grid is the profile of the grid pair with
+P-masses p_k = κ_k·(slope jump of g at κ_k) at loss ℓ_k, P-mass g(∞) at +∞ and the remaining Q-mass
+where P = 0 (Σ_k p_k + g(∞) = g(0) = 1, Σ_k p_k/κ_k = −g'(0+) <= 1). For probability pairs, g >= f
+for all κ means the grid pair dominates the true pair in Blackwell's sense (the true pair is a
+post-processing of it), and g <= f the reverse; Blackwell order survives composition (Zhu, Dong &
+Wang 2022, Thm 10).
+
+DOMINATING — connect-the-dots (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022, Alg. 1):
+g is the lower convex hull of (0, 1) and (κ_i, f⁺_i), f⁺_i an upper end of a rigorous ball of f(κ_i),
+continued flat after the last vertex whose outgoing slope is not certainly negative. On every hull
+segment, g is a chord through points on or above f, and f lies below its own chords, so g >= f
+there; after the flat start, g = g(κ_v) >= f(κ_v) >= f(κ). The top flat value is the mass at +∞.
+
+DOMINATED — a chord interpolation pushed below f by a bound on the chord-to-curve gap. On an interval
+I = [κ_{i−1}, κ_i] the chord c of f is at most the chord through the upper ends, and f is at least
+max(L, R), where L extends the secant of the interval on the left to the right and R the secant of
+the interval on the right to the left (for convex f, extended secants lie below f; using a lower end
+at the shared point and an upper end at the far point makes the slope of L smaller and that of R
+larger, so both stay below f). Hence c − f <= G_I := max over I of (c⁺ − max(L, R)), reached at an
+end of I or where L and R cross. Values w_i = f⁻_i − max(G of the two intervals at κ_i) − μ give
+a chord interpolation <= f − μ (chord of w on I <= c − G_I <= f). At the bottom, g = 1 − κ up to the
+first grid point b where w_b >= 1 − κ_b (1 − κ <= f everywhere; this also makes the first slope exactly
+−1); at the top, g ends at (κ_{a+1}, p∞⁻) where L of I_{a+1} is still >= p∞⁻ at κ_{a+1}, so the last
+segment lies below L, and is flat at p∞⁻ <= f beyond. The lower convex hull of these points is
+<= their interpolation <= f. The hull is built with ball-arithmetic tests; a point whose convexity
+is uncertain is removed, and every removed point is checked afterwards to lie above the hull by at
+most μ (the slack already subtracted), so the result is <= f even then.
+
+Masses are second differences of g (balls); they are rounded toward the safe side: DOMINATED masses
+down (entrywise smaller: stochastically smaller, the deficit is dropped), DOMINATING masses down
+with every deficit sent to +∞ and the first vertex topped up so the total is >= 1 (stochastically
+larger). The grid spans the [tail, 1 − tail] quantiles of the loss (any span is valid; it only
+affects tightness).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+from flint import arb
+
+from verifier._directed import ARB_PRECISION_BITS, arb_bound, down, loss_index, up, with_precision
+from verifier._types import Direction, Dominance, Measure, Side
+from verifier._validation import check_open_unit
+from verifier.errors import AccuracyNotReachable, InvalidArgument, NumericalFailure
+from verifier.pairs import DominatingPair
+from verifier.pairs.base import evaluate_adaptively
+from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, check_step
+
+__all__ = ["MAX_GRID", "pld_from_pair", "profile_balls"]
+
+#: Default memory limit: the most grid points one constructed PLD may span.
+MAX_GRID = 1 << 22
+
+#: Slack (absolute, in δ) subtracted from the dominated values so that hull points removed on an
+#: uncertain convexity test cannot lift the result above f (checked after the hull is built).
+_MU = arb(2) ** -100
+
+
+def pld_from_pair(
+    pair: DominatingPair,
+    direction: Direction,
+    dominance: Dominance,
+    step: float,
+    tail_mass: float = DEFAULT_TAIL_MASS,
+    *,
+    max_grid: int = MAX_GRID,
+) -> DiscretePLD:
+    """DOMINATING (connect-the-dots) or DOMINATED (gap-corrected chords) discrete PLD of ``pair`` in
+    ``direction`` on the grid {i·step}; see the module docstring for the constructions and proofs.
+    The PLD yields UPPER (DOMINATING) or LOWER (DOMINATED) bounds on δ(ε) that stay valid under
+    composition. Each step's error in δ is O(step²) (chords of a smooth convex profile)."""
+    if not isinstance(pair, DominatingPair):
+        raise InvalidArgument("pair", pair, "must be a DominatingPair")
+    if not isinstance(dominance, Dominance):
+        raise InvalidArgument("dominance", dominance, "must be Dominance.DOMINATING or Dominance.DOMINATED")
+    h = check_step(step)
+    tail = check_open_unit("tail_mass", tail_mass)
+    oriented = pair.oriented(direction)
+    j_lo, j_hi = _grid_span(oriented, h, tail)
+    if j_hi - j_lo + 1 > max_grid:
+        raise AccuracyNotReachable(
+            f"the loss range of {pair!r} needs {j_hi - j_lo + 1} grid points at step {h}, above max_grid={max_grid}"
+        )
+    losses = np.arange(j_lo, j_hi + 1, dtype=np.float64) * h
+    balls, kappas, p_inf = profile_balls(oriented, losses)
+    with with_precision(ARB_PRECISION_BITS):
+        if dominance is Dominance.DOMINATING:
+            masses, inf_mass, index0 = _dominating(balls, kappas, p_inf)
+            probs, inf_mass, budget = _round_dominating(masses, inf_mass, index0)
+            dropped = 0.0
+        else:
+            found = _dominated(balls, kappas, p_inf)
+            if found is None:  # no safe chord construction on this grid: the identical pair's profile
+                return DiscretePLD(h, 0, np.ones(1), 0.0, 0.0, dominance, direction, 0.0)
+            masses, inf_mass = found
+            probs = np.array([max(0.0, arb_bound(m, Side.LOWER)) for m in masses])
+            inf_mass = max(0.0, arb_bound(inf_mass, Side.LOWER))
+            dropped = max(0.0, up(1.0 - math.fsum(probs) * (1 - 2.0**-52) - inf_mass))
+            budget = dropped
+    first = int(np.flatnonzero(probs)[0]) if probs.any() else 0
+    last = int(np.flatnonzero(probs)[-1]) if probs.any() else 0
+    return DiscretePLD(h, j_lo + first, probs[first : last + 1], inf_mass, dropped, dominance, direction, budget)
+
+
+def _grid_span(oriented: DominatingPair, h: float, tail: float) -> tuple[int, int]:
+    """Grid indices covering the [tail, 1 − tail] quantiles of the loss under P (one point of margin)."""
+    levels = np.array([tail, 1.0 - tail])
+    q = np.asarray(oriented.loss_quantile(levels, Direction.REMOVE, Measure.P), dtype=float)
+    lo, hi = float(q[0]), float(q[1])
+    level = tail
+    while not math.isfinite(lo) and level < 0.5:  # an atom at −∞ heavier than tail
+        level = min(0.5, level * 1e3)
+        lo = float(np.asarray(oriented.loss_quantile(np.array([level]), Direction.REMOVE, Measure.P))[0])
+    level = 1.0 - tail
+    while not math.isfinite(hi) and level > 0.5:  # an atom at +∞ heavier than tail
+        level = max(0.5, 1.0 - (1.0 - level) * 1e3)
+        hi = float(np.asarray(oriented.loss_quantile(np.array([level]), Direction.REMOVE, Measure.P))[0])
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise NumericalFailure(f"could not place a finite loss grid for {oriented!r}")
+    lo, hi = min(lo, hi), max(lo, hi)
+    j_lo = int(loss_index(np.array([lo]), h, Dominance.DOMINATED)[0]) - 1
+    j_hi = int(loss_index(np.array([hi]), h, Dominance.DOMINATING)[0]) + 1
+    return j_lo, j_hi
+
+
+def profile_balls(oriented: DominatingPair, losses: np.ndarray) -> tuple[list[arb], list[arb], arb]:
+    """Balls of f(κ_i) = δ(ℓ_i) (clipped to [0, 1]) and of κ_i = e^{ℓ_i}, and of p_∞, for a REMOVE-oriented pair."""
+    balls = []
+    for ell in losses:
+        ball = evaluate_adaptively(lambda e=float(ell): oriented._delta_arb(arb(e)))
+        balls.append(ball)
+    with with_precision(ARB_PRECISION_BITS):
+        kappas = [arb(float(ell)).exp() for ell in losses]
+        p_inf = oriented._infinite_loss_mass_arb()
+    return balls, kappas, p_inf
+
+
+def _ends(ball: arb) -> tuple[arb, arb]:
+    """Exact lower and upper ends of a ball of f, clipped to [0, 1]."""
+    lo, hi = ball.lower(), ball.upper()
+    return (lo if lo > 0 else arb(0)), (hi if hi < 1 else arb(1))
+
+
+def _slope(x0: arb, y0: arb, x1: arb, y1: arb) -> arb:
+    return (y1 - y0) / (x1 - x0)
+
+
+def _lower_hull(xs: Sequence[arb], ys: Sequence[arb]) -> list[int]:
+    """Indices of the lower convex hull (monotone chain); a middle point stays only if its convexity is
+    certain (strictly increasing slopes in ball arithmetic)."""
+    hull: list[int] = []
+    for c in range(len(xs)):
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            if _slope(xs[a], ys[a], xs[b], ys[b]) < _slope(xs[b], ys[b], xs[c], ys[c]):
+                break
+            hull.pop()
+        hull.append(c)
+    return hull
+
+
+def _vertex_masses(xs: Sequence[arb], ys: Sequence[arb], hull: list[int]) -> list[arb]:
+    """p_k = κ_k·(slope after − slope before) at every hull vertex but the first (κ = 0); the slope
+    after the last vertex is 0."""
+    out = []
+    for pos in range(1, len(hull)):
+        b = hull[pos]
+        s_in = _slope(xs[hull[pos - 1]], ys[hull[pos - 1]], xs[b], ys[b])
+        s_out = _slope(xs[b], ys[b], xs[hull[pos + 1]], ys[hull[pos + 1]]) if pos + 1 < len(hull) else arb(0)
+        out.append(xs[b] * (s_out - s_in))
+    return out
+
+
+def _dominating(balls: list[arb], kappas: list[arb], p_inf: arb) -> tuple[list[tuple[int, arb]], arb, int]:
+    """Connect-the-dots masses (grid index, ball), the +∞ mass ball, and the grid index of the first vertex."""
+    xs = [arb(0)] + kappas
+    ys = [arb(1)] + [_ends(b)[1] for b in balls]
+    hull = _lower_hull(xs, ys)
+    # Flat after the first vertex whose outgoing slope is not certainly negative.
+    for pos in range(1, len(hull) - 1):
+        a, b = hull[pos], hull[pos + 1]
+        if not _slope(xs[a], ys[a], xs[b], ys[b]) < 0:
+            hull = hull[: pos + 1]
+            break
+    masses = _vertex_masses(xs, ys, hull)
+    inf_mass = ys[hull[-1]] if len(hull) > 1 else arb(1)
+    pairs = [(idx - 1, m) for idx, m in zip(hull[1:], masses)]
+    return pairs, inf_mass, hull[1] - 1 if len(hull) > 1 else 0
+
+
+def _round_dominating(
+    masses: list[tuple[int, arb]], inf_mass: arb, index0: int
+) -> tuple[np.ndarray, float, float]:
+    """Float masses stochastically above the exact ones: lower ends (>= 0) everywhere but the first
+    vertex, the deficits (upper − float) added to +∞, the first vertex topped up to a total >= 1."""
+    size = (masses[-1][0] + 1) if masses else 1
+    probs = np.zeros(max(size, index0 + 1))
+    deficit = 0.0
+    for idx, m in masses:
+        if idx == index0:
+            continue
+        probs[idx] = max(0.0, arb_bound(m, Side.LOWER))
+        deficit = up(deficit + up(arb_bound(m, Side.UPPER) - probs[idx]))
+    inf_float = up(arb_bound(inf_mass, Side.UPPER) + deficit)
+    rest = up(up(1.0 - math.fsum(probs)) + 2.0**-52) - inf_float  # fsum: half an ulp
+    probs[index0] = max(0.0, up(rest))
+    return probs, inf_float, deficit
+
+
+def _gap_bounds(lo: list[arb], hi: list[arb], xs: list[arb], c_inf: arb) -> list[arb]:
+    """G for the intervals I_i = [xs[i−1], xs[i]], i = 1..n (xs[0] = 0): an upper bound on chord − f."""
+    n = len(xs) - 1
+    gaps = [arb(0)] * (n + 1)
+    for i in range(1, n + 1):
+        x0, x1 = xs[i - 1], xs[i]
+        if i - 1 == 0:
+            s_left = arb(-1)  # f >= 1 − κ: the line through (0, 1) with slope −1
+        else:
+            s_left = _slope(xs[i - 2], hi[i - 2], x0, lo[i - 1])
+        if i == n:
+            s_right, r_at_x1 = arb(0), c_inf
+        else:
+            s_right, r_at_x1 = _slope(x1, lo[i], xs[i + 1], hi[i + 1]), lo[i]
+        ends = max(hi[i - 1] - lo[i - 1], hi[i] - r_at_x1)
+        gap = ends.upper()
+        s_chord = _slope(x0, hi[i - 1], x1, hi[i])
+        if s_right - s_left > 0:
+            # L(x) = lo[i−1] + s_left(x − x0), R(x) = r_at_x1 + s_right(x − x1): they cross at x_cross.
+            x_cross = (r_at_x1 - lo[i - 1] - s_right * x1 + s_left * x0) / (s_left - s_right)
+            if not (x_cross < x0 or x_cross > x1):
+                kink = (hi[i - 1] + s_chord * (x_cross - x0)) - (lo[i - 1] + s_left * (x_cross - x0))
+                gap = max(gap, kink.upper())
+        else:  # nearly parallel lines: max_x min(c − L, c − R) <= min(max(c − L), max(c − R))
+            c_minus_l = max(hi[i - 1] - lo[i - 1], hi[i] - lo[i - 1] - s_left * (x1 - x0))
+            c_minus_r = max(hi[i - 1] - r_at_x1 + s_right * (x1 - x0), hi[i] - r_at_x1)
+            gap = max(gap, min(c_minus_l.upper(), c_minus_r.upper()))
+        gaps[i] = gap if gap > 0 else arb(0)
+    return gaps
+
+
+def _dominated(balls: list[arb], kappas: list[arb], p_inf: arb) -> tuple[list[arb], arb] | None:
+    """Gap-corrected chord masses (one ball per grid index) and the +∞ mass (see module docstring), or
+    None where the grid admits no such construction (then the caller uses the identical pair's
+    profile max(1 − κ, 0), mass 1 at loss 0, which lies below every f)."""
+    n_grid = len(kappas)
+    c_inf = p_inf.lower() if p_inf.lower() > 0 else arb(0)
+    xs = [arb(0)] + kappas  # position 0 is κ = 0; grid index g sits at position g + 1
+    ends = [(arb(1), arb(1))] + [_ends(b) for b in balls]
+    lo = [e[0] for e in ends]
+    hi = [e[1] for e in ends]
+    lo[-1] = max(lo[-1], c_inf)  # f >= p_∞ everywhere
+    gaps = _gap_bounds(lo, hi, xs, c_inf)
+    w = [arb(1)] + [
+        lo[k] - max(gaps[k], gaps[k + 1] if k + 1 <= n_grid else arb(0)) - _MU for k in range(1, n_grid + 1)
+    ]
+    # Top: the largest position a with w_a > p∞⁻ and L of I_{a+1} still >= p∞⁻ at κ_{a+1}.
+    top = None
+    for a in range(n_grid - 1, 0, -1):
+        s_left = _slope(xs[a - 1], hi[a - 1], xs[a], lo[a])
+        if w[a] > c_inf and lo[a] + s_left * (xs[a + 1] - xs[a]) >= c_inf:
+            top = a
+            break
+    masses = [arb(0)] * n_grid
+    if top is None:
+        return None
+    # Bottom: g = 1 − κ up to the first position b after which every w_i >= 1 − κ_i is certain.
+    bottom = 1
+    for i in range(top, 0, -1):
+        if not w[i] >= 1 - xs[i]:
+            bottom = i + 1
+            break
+    if bottom > top:
+        return None
+    positions = [0] + list(range(bottom, top + 2))
+    px = [xs[p] for p in positions]
+    py = [arb(1), 1 - xs[bottom]] + w[bottom + 1 : top + 1] + [c_inf]
+    if not (c_inf >= 1 - px[-1]):
+        return None
+    hull = _lower_hull(px, py)
+    _check_removed(px, py, hull)
+    for pos, m in zip(hull[1:], _vertex_masses(px, py, hull)):
+        masses[positions[pos] - 1] = m
+    return masses, c_inf
+
+
+def _check_removed(px: list[arb], py: list[arb], hull: list[int]) -> None:
+    """Post-condition: every point the hull left out lies at most μ below it (certainly)."""
+    for a, b in zip(hull[:-1], hull[1:]):
+        for j in range(a + 1, b):
+            chord = py[a] + _slope(px[a], py[a], px[b], py[b]) * (px[j] - px[a])
+            if not chord <= py[j] + _MU:
+                raise NumericalFailure("dominated PLD: a point removed from the hull lies above it by more than 2^-100")

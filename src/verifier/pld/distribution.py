@@ -1,0 +1,274 @@
+"""Discrete privacy-loss distributions on a dyadic loss grid, one-sided by construction.
+
+A :class:`DiscretePLD` holds the law of the privacy loss L = ln(P/Q) under P (REMOVE) or of
+ln(Q/P) under Q (ADD) on the grid ℓ_i = (offset + i)·h, h = 2^-k, plus a mass at +∞ and (for a
+DOMINATED PLD) a record of the mass it dropped. Because h is a power of two every grid loss, and
+every sum of grid losses, is an exact double.
+
+What "DOMINATING" and "DOMINATED" promise (the invariant every operation here keeps):
+
+- DOMINATING: the PLD is stochastically larger (its survival function is pointwise >=, masses may
+  sum to more than one) than the PLD of a pair that dominates the mechanism in Blackwell's sense;
+- DOMINATED: the PLD is a sub-probability stochastically smaller than the PLD of a pair that the
+  mechanism dominates.
+
+δ(ε) = Σ_i p_i (1 − e^{ε−ℓ_i})_+ + p_∞ (Steinke 2022, Prop 7, form 7.2) is non-decreasing in every
+loss and in every mass, so the first yields UPPER and the second LOWER bounds on δ(ε). Composition
+is convolution of PLDs (Steinke 2022, Thm 9); a sum of independent variables keeps stochastic
+order (Claim A.1 of the random-allocation PLD paper) and composing pairs keeps Blackwell order
+(Zhu, Dong & Wang 2022, Thm 10), so both promises survive :func:`compose` and :func:`self_compose`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from verifier._directed import down, up
+from verifier._types import Direction, Dominance
+from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive, check_real_array
+from verifier.errors import IncompatibleObjects, InvalidArgument, NumericalFailure
+from verifier.hockey import discrete_pld_delta
+from verifier.pld.fft import convolve_one_sided
+
+__all__ = ["DEFAULT_TAIL_MASS", "DiscretePLD", "compose", "self_compose", "check_step"]
+
+#: Mass a composition may push off each end of the grid (to +∞ for DOMINATING, dropped or moved
+#: down for DOMINATED). Far below any δ a user asks about; recorded in ``error_budget``.
+DEFAULT_TAIL_MASS = 1e-15
+
+#: ε(δ) bisection stops when the bracket is this many ulps wide.
+_EPSILON_ULPS = 4
+
+
+def check_step(step: float) -> float:
+    """A loss-grid step must be a positive power of two (so that grid losses are exact doubles)."""
+    h = check_positive("step", step)
+    if math.frexp(h)[0] != 0.5 or h > 1.0:
+        raise InvalidArgument("step", step, "must be a power of two 2**-k with k >= 0", "e.g. step=2**-12")
+    return h
+
+
+@dataclass(frozen=True)
+class DiscretePLD:
+    """Losses ℓ_i = (offset + i)·step, step = 2**-k, masses ``probs[i] >= 0``, a mass at +∞, and (DOMINATED
+    only) ``dropped_mass``; see the module docstring for what ``dominance`` promises.
+
+    ``error_budget`` is informational: the mass moved by truncation and floating-point safety steps.
+    """
+
+    step: float
+    offset: int
+    probs: np.ndarray
+    infinite_mass: float
+    dropped_mass: float
+    dominance: Dominance
+    direction: Direction
+    error_budget: float = 0.0
+    _losses: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        check_step(self.step)
+        if not isinstance(self.dominance, Dominance):
+            raise InvalidArgument("dominance", self.dominance, "must be Dominance.DOMINATING or Dominance.DOMINATED")
+        if not isinstance(self.direction, Direction):
+            raise InvalidArgument("direction", self.direction, "must be Direction.ADD or Direction.REMOVE")
+        object.__setattr__(self, "offset", check_integer("offset", self.offset))
+        probs = np.ascontiguousarray(check_real_array("probs", self.probs), dtype=np.float64)
+        if probs.ndim != 1 or probs.size == 0:
+            raise InvalidArgument("probs", f"shape {probs.shape}", "must be a non-empty 1-D array")
+        if (probs < 0).any():
+            raise InvalidArgument("probs", "a negative mass", "masses must be >= 0")
+        probs.setflags(write=False)
+        object.__setattr__(self, "probs", probs)
+        object.__setattr__(self, "infinite_mass", check_nonnegative("infinite_mass", self.infinite_mass))
+        object.__setattr__(self, "dropped_mass", check_nonnegative("dropped_mass", self.dropped_mass))
+        object.__setattr__(self, "error_budget", check_nonnegative("error_budget", self.error_budget))
+        if self.dominance is Dominance.DOMINATING and self.dropped_mass != 0.0:
+            raise InvalidArgument("dropped_mass", self.dropped_mass, "a DOMINATING PLD may not drop mass (send it to +∞)")
+        if abs(self.offset) + probs.size >= 2**53:
+            raise InvalidArgument("offset", self.offset, "grid indices must stay below 2**53")
+
+    # ---- queries --------------------------------------------------------------------------------
+
+    def losses(self) -> npt.NDArray[np.float64]:
+        """The grid losses (offset + i)·step (exact doubles)."""
+        if self._losses is None:
+            values = (self.offset + np.arange(self.probs.size, dtype=np.float64)) * self.step
+            values.setflags(write=False)
+            object.__setattr__(self, "_losses", values)
+        return self._losses
+
+    @property
+    def side(self):
+        """UPPER for a DOMINATING PLD, LOWER for a DOMINATED one."""
+        return self.dominance.side
+
+    def delta(self, epsilons: float | npt.ArrayLike) -> npt.NDArray[np.float64] | float:
+        """One-sided bound on δ(ε) (Steinke 2022, Prop 7): UPPER for DOMINATING, LOWER for DOMINATED.
+
+        The compiled kernel returns a rigorous bracket of this PLD's own δ(ε); the end on this PLD's
+        side is returned (clipped to [0, 1], which contains every true δ).
+        """
+        scalar = np.ndim(epsilons) == 0
+        eps = check_real_array("epsilons", epsilons)
+        bracket = discrete_pld_delta(self.losses(), self.probs, eps, self.infinite_mass)
+        if self.dominance is Dominance.DOMINATING:
+            out = np.minimum(np.asarray(bracket.upper, dtype=float), 1.0)
+        else:
+            out = np.maximum(np.asarray(bracket.lower, dtype=float), 0.0)
+        return float(out[0]) if scalar else out
+
+    def epsilon(self, delta: float) -> float:
+        """Safe-side root of δ(ε) = δ: an UPPER bound on ε(δ) for DOMINATING (a point where this PLD's
+        δ is already <= δ), a LOWER bound for DOMINATED (a point where its δ still exceeds δ).
+
+        Bisection on the one-sided δ of :meth:`delta`; the post-condition is checked, never assumed.
+        Returns +∞ (DOMINATING) when the mass at +∞ is >= δ.
+        """
+        target = check_open_unit("delta", delta)
+        losses = self.losses()
+        hi = float(losses[-1])  # above the top loss only p_∞ remains
+        lo = float(losses[0]) - 1.0
+        while not self.delta(lo) > target:  # δ(ε) >= total·(1 − e^{ε − ℓ_0}): finite for mass > δ
+            if lo < -1e6:
+                if self.dominance is Dominance.DOMINATED:
+                    return -math.inf  # the dominated PLD holds mass <= δ: no finite lower end is certain
+                raise NumericalFailure(f"DOMINATING PLD holds too little mass to exceed δ={target}")
+            lo = 2.0 * lo - 1.0
+        if self.dominance is Dominance.DOMINATING:
+            if self.infinite_mass >= target:
+                return math.inf
+            if not self.delta(hi) <= target:  # pragma: no cover - δ(top loss) = p_∞ up to rounding
+                hi = up(hi + 1.0)
+                if not self.delta(hi) <= target:
+                    raise NumericalFailure("δ above the top grid loss exceeds the mass at +∞")
+            root = _bisect(lambda e: self.delta(e) <= target, lo, hi, keep_true=True)
+            if not self.delta(root) <= target:
+                raise NumericalFailure("ε(δ) upper bound failed its post-condition")  # pragma: no cover
+            return root
+        if not self.delta(hi) <= target:
+            hi = math.inf if self.infinite_mass > target else up(hi + 1.0)
+            if math.isinf(hi):
+                return math.inf
+        root = _bisect(lambda e: self.delta(e) <= target, lo, hi, keep_true=False)
+        if not self.delta(root) > target:
+            raise NumericalFailure("ε(δ) lower bound failed its post-condition")  # pragma: no cover
+        return root
+
+    @property
+    def total_mass(self) -> float:
+        """Σ p_i + p_∞ (float sum; informational)."""
+        return math.fsum(self.probs) + self.infinite_mass
+
+
+def _bisect(holds, lo: float, hi: float, keep_true: bool) -> float:
+    """Bisection on a predicate False at ``lo`` and True at ``hi``; returns the True end or the False end."""
+    while hi - lo > _EPSILON_ULPS * math.ulp(max(abs(lo), abs(hi), 1e-300)):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if holds(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi if keep_true else lo
+
+
+def _check_composable(a: DiscretePLD, b: DiscretePLD) -> None:
+    if not isinstance(a, DiscretePLD) or not isinstance(b, DiscretePLD):
+        raise InvalidArgument("pld", (type(a).__name__, type(b).__name__), "both operands must be DiscretePLD")
+    if a.dominance is not b.dominance:
+        raise IncompatibleObjects("dominance", a.dominance.value, b.dominance.value)
+    if a.direction is not b.direction:
+        raise IncompatibleObjects("direction", a.direction.value, b.direction.value)
+    if a.step != b.step:
+        raise IncompatibleObjects("grid step", a.step, b.step)
+
+
+def compose(a: DiscretePLD, b: DiscretePLD, *, tail_mass: float = DEFAULT_TAIL_MASS) -> DiscretePLD:
+    """PLD of the composition of two mechanisms: the convolution of their PLDs (Steinke 2022, Thm 9),
+    on the same side as the inputs.
+
+    The finite parts are convolved by FFT with a rigorous entrywise round-off bound and moved to the
+    safe side (:func:`verifier.pld.fft.convolve_one_sided`); the mass at +∞ of the result is
+    a_∞·(total b) + b_∞·(finite a). Then at most ``tail_mass`` is cut off each end of the grid: for a
+    DOMINATING PLD the lower tail is moved up to the first kept loss and the upper tail to +∞, for a
+    DOMINATED PLD the lower tail is dropped and the upper tail moved down to the last kept loss (each
+    move keeps the stochastic order of the module docstring). Refuses operands of different
+    dominance, direction or grid step (:class:`IncompatibleObjects`, both values named).
+    """
+    _check_composable(a, b)
+    tail = check_nonnegative("tail_mass", tail_mass)
+    dominating = a.dominance is Dominance.DOMINATING
+    probs, deficit = convolve_one_sided(a.probs, b.probs)
+    sum_a, sum_b = math.fsum(a.probs), math.fsum(b.probs)
+    if dominating:
+        # Upper bounds: each product and sum rounded up, fsum within half an ulp (one `up`).
+        inf_mass = up(up(a.infinite_mass * up(up(sum_b) + b.infinite_mass)) + up(b.infinite_mass * up(sum_a)))
+        inf_mass = up(inf_mass + deficit)
+        dropped = 0.0
+    else:
+        inf_mass = max(0.0, down(down(a.infinite_mass * down(down(sum_b) + b.infinite_mass)) + down(b.infinite_mass * down(sum_a))))
+        dropped = up(up(a.dropped_mass + b.dropped_mass) + deficit)
+    offset = a.offset + b.offset
+    probs, offset, moved_up, moved_off = _truncate(probs, offset, tail, dominating)
+    if dominating:
+        inf_mass = up(inf_mass + moved_off)
+    else:
+        dropped = up(dropped + moved_off)
+    budget = up(up(a.error_budget + b.error_budget) + up(deficit + up(moved_up + moved_off)))
+    return DiscretePLD(a.step, offset, probs, inf_mass, dropped, a.dominance, a.direction, budget)
+
+
+def _truncate(
+    probs: npt.NDArray[np.float64], offset: int, tail: float, dominating: bool
+) -> tuple[npt.NDArray[np.float64], int, float, float]:
+    """Cut the ends of the grid holding at most ``tail`` mass each (and any zero ends).
+
+    Returns (probs, offset, mass moved within the grid, mass sent off the grid). DOMINATING: the lower
+    tail joins the first kept point (moved up), the upper tail goes off the grid (caller sends it to
+    +∞). DOMINATED: the lower tail goes off the grid (dropped), the upper tail joins the last kept point
+    (moved down).
+    """
+    nonzero = np.flatnonzero(probs)
+    if nonzero.size == 0:
+        return np.zeros(1), offset, 0.0, 0.0
+    first, last = int(nonzero[0]), int(nonzero[-1])
+    cum = np.cumsum(probs)
+    rcum = np.cumsum(probs[::-1])[::-1]
+    # Partial sums are within n·u relative of the truth; compare against a shrunk budget so that the
+    # mass actually cut is <= tail.
+    budget = tail * (1.0 - 4.0 * probs.size * 2.0**-53)
+    lo = max(first, int(np.searchsorted(cum, budget, side="right")))  # cum[lo-1] <= budget
+    hi = min(last, int(np.searchsorted(-rcum, -budget, side="left")) - 1)  # rcum[hi+1] <= budget
+    if lo > hi:  # the whole mass is within two tails: keep one point, move nothing
+        lo = hi = last if dominating else first
+    kept = probs[lo : hi + 1].copy()
+    low_mass = math.fsum(probs[:lo])
+    high_mass = math.fsum(probs[hi + 1 :])
+    if dominating:
+        kept[0] = down(kept[0] + low_mass)  # rounding down loses mass; counted below as sent to +∞
+        lost = up(up(low_mass + probs[lo]) - kept[0])
+        return kept, offset + lo, low_mass, up(high_mass + lost)
+    kept[-1] = down(kept[-1] + high_mass)
+    return kept, offset + lo, high_mass, up(low_mass)
+
+
+def self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAULT_TAIL_MASS) -> DiscretePLD:
+    """PLD of the ``times``-fold composition of ``pld`` with itself (Steinke 2022, Thm 9), by binary
+    exponentiation: ⌊log2 times⌋ squarings and at most as many products, each through :func:`compose`
+    (so each keeps the side and truncates at most ``tail_mass`` per end)."""
+    m = check_integer("times", times, minimum=1)
+    result: DiscretePLD | None = None
+    base = pld
+    while True:
+        if m & 1:
+            result = base if result is None else compose(result, base, tail_mass=tail_mass)
+        m >>= 1
+        if not m:
+            return result
+        base = compose(base, base, tail_mass=tail_mass)

@@ -1,0 +1,128 @@
+"""PLD brackets of schemes, dispatched through a registry of builders.
+
+A builder takes (scheme, direction, step, tail_mass) and returns a :class:`PLDBracket`. Single,
+Composed and Poisson are registered here; another module adds a scheme by calling
+:func:`register_builder` (e.g. random allocation). :func:`scheme_pld` refines the grid (halving the
+step) until a requested accuracy is met or the grid limit is reached.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from verifier._types import Direction, Dominance
+from verifier._validation import check_integer, check_open_unit, check_positive, check_real
+from verifier.errors import AccuracyNotReachable, InvalidArgument, NotApplicable
+from verifier.pairs.subsampled import PoissonSubsampled
+from verifier.pld.bracket import PLDBracket
+from verifier.pld.construction import MAX_GRID, pld_from_pair
+from verifier.pld.distribution import DEFAULT_TAIL_MASS, check_step
+from verifier.schemes import Composed, Poisson, Single
+
+__all__ = ["Builder", "DEFAULT_STEP", "register_builder", "builder_for", "scheme_pld", "pair_bracket"]
+
+Builder = Callable[[object, Direction, float, float], PLDBracket]
+
+#: Starting grid step of the accuracy loop (and the step used when no accuracy is asked).
+DEFAULT_STEP = 2.0**-12
+
+_BUILDERS: dict[type, Builder] = {}
+
+
+def register_builder(scheme_type: type, builder: Builder) -> None:
+    """Register ``builder(scheme, direction, step, tail_mass) -> PLDBracket`` for ``scheme_type``
+    (replacing any earlier one)."""
+    if not isinstance(scheme_type, type):
+        raise InvalidArgument("scheme_type", scheme_type, "must be a scheme class")
+    if not callable(builder):
+        raise InvalidArgument("builder", builder, "must be callable")
+    _BUILDERS[scheme_type] = builder
+
+
+def builder_for(scheme: object) -> Builder:
+    """The registered builder for the scheme's class; NotApplicable if there is none."""
+    try:
+        return _BUILDERS[type(scheme)]
+    except KeyError:
+        raise NotApplicable(f"no PLD builder is registered for {type(scheme).__name__}") from None
+
+
+def pair_bracket(pair, direction: Direction, step: float, tail_mass: float = DEFAULT_TAIL_MASS) -> PLDBracket:
+    """Both sides of the pair's PLD (:func:`verifier.pld.construction.pld_from_pair`)."""
+    return PLDBracket(
+        pld_from_pair(pair, direction, Dominance.DOMINATING, step, tail_mass),
+        pld_from_pair(pair, direction, Dominance.DOMINATED, step, tail_mass),
+    )
+
+
+def _single(scheme: Single, direction: Direction, step: float, tail_mass: float) -> PLDBracket:
+    return pair_bracket(scheme.pair, direction, step, tail_mass)
+
+
+def _composed(scheme: Composed, direction: Direction, step: float, tail_mass: float) -> PLDBracket:
+    inner = builder_for(scheme.scheme)(scheme.scheme, direction, step, tail_mass)
+    return inner.self_compose(scheme.times, tail_mass=tail_mass)
+
+
+def _poisson(scheme: Poisson, direction: Direction, step: float, tail_mass: float) -> PLDBracket:
+    """PLD of the Poisson-subsampled pair (λP + (1 − λ)Q, Q) in ``direction`` (Steinke 2022, §6.2
+    mixture representation), self-composed ``steps`` times."""
+    one = pair_bracket(PoissonSubsampled(scheme.pair, scheme.rate), direction, step, tail_mass)
+    return one.self_compose(scheme.steps, tail_mass=tail_mass)
+
+
+register_builder(Single, _single)
+register_builder(Composed, _composed)
+register_builder(Poisson, _poisson)
+
+
+def scheme_pld(
+    scheme,
+    direction: Direction,
+    *,
+    eps_accuracy: float | None = None,
+    delta_accuracy: float | None = None,
+    delta: float | None = None,
+    epsilon: float | None = None,
+    step: float | None = None,
+    tail_mass: float = DEFAULT_TAIL_MASS,
+    max_grid: int = MAX_GRID,
+) -> PLDBracket:
+    """PLD bracket of ``scheme`` in ``direction``.
+
+    Without an accuracy request the grid step is ``step`` (default :data:`DEFAULT_STEP`). With
+    ``eps_accuracy`` (absolute width of the ε bracket at ``delta``) or ``delta_accuracy`` (absolute
+    width of the δ bracket at ``epsilon``), the step is halved from ``step`` until the bracket is that
+    narrow; AccuracyNotReachable says why when the grid would exceed ``max_grid`` points.
+    """
+    if not isinstance(direction, Direction):
+        raise InvalidArgument("direction", direction, "must be Direction.ADD or Direction.REMOVE")
+    build = builder_for(scheme)
+    h = check_step(DEFAULT_STEP if step is None else step)
+    limit = check_integer("max_grid", max_grid, minimum=2)
+    if eps_accuracy is None and delta_accuracy is None:
+        return build(scheme, direction, h, tail_mass)
+    if eps_accuracy is not None:
+        target, width_of = check_positive("eps_accuracy", eps_accuracy), None
+        at = check_open_unit("delta", delta) if delta is not None else None
+        if at is None:
+            raise InvalidArgument("delta", delta, "eps_accuracy needs the δ at which ε is measured")
+        width_of = lambda b: float(b.epsilon(at).width)  # noqa: E731
+    else:
+        target = check_positive("delta_accuracy", delta_accuracy)
+        if epsilon is None:
+            raise InvalidArgument("epsilon", epsilon, "delta_accuracy needs the ε at which δ is measured")
+        at = check_real("epsilon", epsilon)
+        width_of = lambda b: float(b.delta(at).width)  # noqa: E731
+    while True:
+        bracket = build(scheme, direction, h, tail_mass)
+        width = width_of(bracket)
+        if width <= target or (math.isnan(width) is False and width == 0.0):
+            return bracket
+        if 2 * bracket.grid_size() > limit:
+            raise AccuracyNotReachable(
+                f"bracket width {width:.3g} > requested {target:.3g} at step {h}; halving the step needs "
+                f"~{2 * bracket.grid_size()} grid points, above max_grid={limit}"
+            )
+        h /= 2.0
