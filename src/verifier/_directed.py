@@ -16,6 +16,7 @@ import numpy.typing as npt
 from flint import arb, ctx
 
 from verifier._types import Bracket, Dominance, Side
+from verifier.errors import NumericalFailure
 
 __all__ = [
     "ARB_PRECISION_BITS",
@@ -26,6 +27,8 @@ __all__ = [
     "arb_bound",
     "loss_index",
     "with_precision",
+    "ratio_sum_breakpoints",
+    "log_index",
 ]
 
 #: Working precision (bits) of the ball arithmetic behind the closed forms: far beyond float64, so
@@ -99,3 +102,49 @@ def loss_index(loss: npt.NDArray[np.float64], step: float, dominance: Dominance)
     if dominance is Dominance.DOMINATING:
         return np.ceil(np.nextafter(scaled, np.inf)).astype(np.int64)
     return np.floor(np.nextafter(scaled, -np.inf)).astype(np.int64)
+
+
+def ratio_sum_breakpoints(step_exponent: int) -> npt.NDArray[np.int64]:
+    """Directed re-binning table for sums on the geometric grid {e^{iΔ}}, Δ = 2^-step_exponent.
+
+    For lattice ratios x = e^{uΔ} >= y = e^{vΔ} (m = v − u <= 0) the sum is x + y = e^{(u + g(m)/Δ)Δ}
+    with g(m) = ln(1 + e^{mΔ}) in (0, ln 2]; rounded UP onto the grid it lands at index u + h(m),
+    h(m) = ⌈g(m)/Δ⌉ in {1, …, S}, S = ⌈ln 2/Δ⌉, and rounded DOWN at u + h(m) − 1 (g(m)/Δ is never an
+    integer: e^{sΔ} − e^{mΔ} = 1 has no solution by Lindemann–Weierstrass). h is non-decreasing, so
+    it is given by its breakpoints: entry s−1 is M_s = max{m <= 0 : h(m) <= s} = ⌊ln(e^{sΔ} − 1)/Δ⌋
+    (s < S) and M_S = 0. Floats locate each breakpoint; ball arithmetic settles the ones within
+    1e-6 of an integer (Lindemann–Weierstrass again guarantees that raising precision separates them).
+    """
+    step = 2.0**-step_exponent
+    count = _settle_floor(lambda: arb(2).log() / arb(step)) + 1
+    s = np.arange(1, count, dtype=np.float64)
+    q = np.log(np.expm1(s * step)) / step
+    breaks = np.floor(q).astype(np.int64)
+    frac = q - np.floor(q)
+    for index in np.nonzero((frac < 1e-6) | (frac > 1 - 1e-6))[0]:
+        breaks[index] = _settle_floor(lambda si=int(s[index]): ((arb(si) * arb(step)).expm1()).log() / arb(step))
+    return np.append(breaks, np.int64(0))
+
+
+def _settle_floor(fn) -> int:
+    """⌊x⌋ for a ball-valued x that is not an integer, raising precision until the ball decides it."""
+    bits = ARB_PRECISION_BITS
+    while bits <= 1 << 14:
+        with with_precision(bits):
+            x = fn()
+            lo = x.lower().floor()
+            if lo == x.upper().floor():
+                return int(lo.unique_fmpz())
+        bits *= 2
+    raise NumericalFailure("could not separate a grid breakpoint from an integer")  # pragma: no cover
+
+
+def log_index(value: int, step_exponent: int, dominance: Dominance) -> int:
+    """⌈ln(value)/Δ⌉ (DOMINATING: a grid loss >= ln value) or ⌊ln(value)/Δ⌋ (DOMINATED), Δ = 2^-step_exponent,
+    for a positive integer ``value``; exact (ball arithmetic), used to snap the ∓ln t shift of random
+    allocation onto the loss grid."""
+    if value == 1:
+        return 0
+    step = 2.0**-step_exponent
+    floor = _settle_floor(lambda: arb(value).log() / arb(step))
+    return floor + 1 if dominance is Dominance.DOMINATING else floor

@@ -1,0 +1,274 @@
+"""Dominating and dominated PLDs of 1-out-of-t random allocation, by privacy-ratio convolution on
+geometric grids.
+
+Paper (S1): "Efficient computation of the privacy loss distribution for random allocation",
+Cor 3.3, Thm 3.4, Alg. 3–5, read with the corrections of notes/random-allocation.md §3.8 / §6
+item 23 (each confirmed in tests/allocation against the exact t = 2 profile):
+
+- REMOVE: R̄ = (1/t)(X_P + Σ_{t−1} X_Q), where X_P is the ratio P/Q under P and X_Q the ratio P/Q
+  under Q (S1 Alg. 4's comments swap these names); the PLD is ln R̄ under P̄_t, i.e. ln of the
+  ratio sum **minus ln t** (the printed Alg. 4 omits the shift). A DOMINATING PLD rounds every
+  ratio sum UP.
+- ADD: the PLD is ln(Q^t/P̄_t) = ln t − ln Σ_t X_Q under Q^t: t copies under Q and no special
+  coordinate (the printed Alg. 5's extra convolution is a copy-paste error). The loss decreases
+  in the sum, so a DOMINATING PLD rounds the sums DOWN (ratio 0 becomes loss +∞).
+- X_Q's CDF at r is P_Q(ℓ <= ln r), not F^R_{Q,P}(1/r) (erratum 23(b)), see
+  :func:`verifier.pld.geometric.ratio_law`.
+
+The ∓ln t shift is snapped to the loss grid in the safe direction (DOMINATING: losses only move
+up, DOMINATED: only down), exactly (:func:`verifier._directed.log_index`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from verifier._directed import log_index
+from verifier._types import Direction, Dominance, Measure
+from verifier._validation import check_integer, check_open_unit
+from verifier.errors import InvalidArgument
+from verifier.pairs import DominatingPair
+from verifier.pld.geometric import (
+    MAX_BINS,
+    MomentLaw,
+    RatioLaw,
+    convex_ratio_law,
+    convolve,
+    ratio_law,
+    self_convolve,
+    self_convolve_convex,
+)
+
+__all__ = ["AllocationLoss", "allocation_loss", "loss_range", "ConvexAllocation", "convex_allocation"]
+
+#: Shares of the truncation budget β: the base laws' tails, and all the convolutions together.
+_BASE_SHARE = 0.25
+_CONVOLUTION_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class AllocationLoss:
+    """A discrete privacy-loss distribution ℓ_i = (offset + i)Δ, Δ = 2^-step_exponent, with mass
+    ``infinite_mass`` at +∞ and ``dropped_mass`` at −∞ (mass that never counts in δ(ε)).
+
+    ``relative_error`` / ``absolute_error`` bound the floating-point error of the masses (already
+    moved to the safe side by :meth:`safe_masses`); ``truncated_mass`` is the mass the truncation
+    sent to the safe end (an upper bound on how much it adds to, or takes from, δ).
+    """
+
+    step_exponent: int
+    offset: int
+    probs: npt.NDArray[np.float64]
+    infinite_mass: float
+    dropped_mass: float
+    dominance: Dominance
+    direction: Direction
+    relative_error: float
+    absolute_error: float
+    truncated_mass: float
+
+    @property
+    def step(self) -> float:
+        return 2.0**-self.step_exponent
+
+    @property
+    def losses(self) -> npt.NDArray[np.float64]:
+        return (self.offset + np.arange(self.probs.size, dtype=np.float64)) * self.step
+
+    def safe_masses(self) -> tuple[npt.NDArray[np.float64], float]:
+        """(finite masses, infinite mass) with the floating-point error bounds applied on the safe
+        side: DOMINATING scales every mass up by (1 + r) and adds the absolute error at +∞ (δ(ε) is
+        increasing in every mass, and a unit of mass adds at most 1); DOMINATED scales down by
+        (1 − r) and removes the absolute error from the largest losses first (the worst case for
+        every ε at once, since the weight (1 − e^{ε−ℓ})_+ of a mass increases with its loss)."""
+        r = self.relative_error
+        if self.dominance is Dominance.DOMINATING:
+            return self.probs * (1.0 + r), (self.infinite_mass + self.absolute_error) * (1.0 + r)
+        probs = self.probs * (1.0 - r)
+        infinite = self.infinite_mass * (1.0 - r)
+        remove = self.absolute_error
+        take = min(remove, infinite)
+        infinite -= take
+        remove -= take
+        index = probs.size - 1
+        while remove > 0.0 and index >= 0:
+            take = min(remove, probs[index])
+            probs[index] -= take
+            remove -= take
+            index -= 1
+        return probs, infinite
+
+
+def loss_range(pair: DominatingPair, under: Measure, tail: float) -> tuple[float, float]:
+    """An interval of REMOVE losses ln(P/Q) holding all but at most ``tail`` of the mass on each side
+    (under ``under``), found by bisection on the pair's loss CDF and survival function (so that
+    tails far below machine epsilon are located accurately). Tightness only: any interval is valid."""
+    median = float(np.reshape(pair.loss_quantile(0.5, Direction.REMOVE, under), -1)[0])
+    if not math.isfinite(median):
+        median = 0.0
+
+    def search(outside, sign: float) -> float:
+        width = 1.0
+        for _ in range(12):  # the far end: |x − median| up to 2^12
+            if outside(median + sign * width) <= tail:
+                break
+            width *= 2.0
+        else:
+            return median + sign * width
+        near, far = 0.0, width
+        for _ in range(40):
+            mid = 0.5 * (near + far)
+            if outside(median + sign * mid) <= tail:
+                far = mid
+            else:
+                near = mid
+        return median + sign * far
+
+    def below(x: float) -> float:
+        return float(np.reshape(pair.loss_cdf(x, Direction.REMOVE, under), -1)[0])
+
+    def above(x: float) -> float:
+        return float(np.reshape(pair.loss_sf(x, Direction.REMOVE, under), -1)[0])
+
+    return search(below, -1.0), search(above, 1.0)
+
+
+def _depth(times: int) -> int:
+    """Number of convolutions binary exponentiation uses for ``times`` copies."""
+    return max(times.bit_length() - 1, 0) + max(bin(times).count("1") - 1, 0)
+
+
+def allocation_loss(
+    pair: DominatingPair,
+    steps: int,
+    direction: Direction,
+    dominance: Dominance,
+    *,
+    step_exponent: int,
+    tail_budget: float,
+    max_bins: int = MAX_BINS,
+) -> AllocationLoss:
+    """The PLD of 1-out-of-``steps`` random allocation of ``pair`` in ``direction``, DOMINATING
+    (its δ(ε) is an upper bound on the allocation's, for every ε) or DOMINATED (a lower bound).
+
+    S1 Cor 3.3 and Alg. 3–5 (corrected, module docstring) on the loss grid Δ = 2^-step_exponent.
+    ``tail_budget`` β bounds the mass the truncation may move to the safe end (+∞ for DOMINATING,
+    −∞ for DOMINATED): β/4 for the base laws (β/(4t) per copy), β/2 spread over the convolutions in
+    proportion to how many base copies each result holds (a tail cut early is replicated by every
+    later doubling), so the recorded ``truncated_mass`` stays near or below β.
+    """
+    t = check_integer("steps", steps, minimum=1)
+    if not isinstance(direction, Direction):
+        raise InvalidArgument("direction", direction, "must be Direction.ADD or Direction.REMOVE")
+    if not isinstance(dominance, Dominance):
+        raise InvalidArgument("dominance", dominance, "must be Dominance.DOMINATING or Dominance.DOMINATED")
+    beta = check_open_unit("tail_budget", tail_budget)
+    k = check_integer("step_exponent", step_exponent, minimum=0, maximum=40)
+    remove = direction is Direction.REMOVE
+    copies = t - 1 if remove else t
+    # REMOVE: the PLD rounds the way the ratio sum does; ADD: the opposite (loss = ln t − ln sum).
+    sums = dominance if remove else _opposite(dominance)
+    convolutions = _depth(copies) + (1 if remove and copies else 0)
+    per_copy = beta * _BASE_SHARE / t
+
+    def tail_for(summands: int) -> float:
+        return beta * _CONVOLUTION_SHARE * summands / (2.0 * t * max(convolutions, 1))
+
+    law: RatioLaw | None = None
+    if copies:
+        null = ratio_law(pair, Measure.Q, k, loss_range(pair, Measure.Q, per_copy), sums, max_bins=max_bins)
+        law = self_convolve(null, copies, tail_for, max_bins=max_bins)
+    if remove:
+        special = ratio_law(pair, Measure.P, k, loss_range(pair, Measure.P, per_copy), sums, max_bins=max_bins)
+        law = special if law is None else convolve(special, law, tail_for(t), max_bins=max_bins)
+    if remove:
+        # ℓ = ln(sum) − ln t; ⌈a − b⌉ = a − ⌊b⌋ for integer a (DOMINATING), ⌊a − b⌋ = a − ⌈b⌉.
+        shift = log_index(t, k, _opposite(dominance))
+        offset, probs = law.offset - shift, law.probs
+        infinite, dropped = law.infinite_mass, law.zero_mass
+    else:
+        # ℓ = ln t − ln(sum): reverse the grid; sum 0 is loss +∞, sum +∞ is loss −∞.
+        shift = log_index(t, k, dominance)
+        offset, probs = shift - (law.offset + law.probs.size - 1), law.probs[::-1].copy()
+        infinite, dropped = law.zero_mass, law.infinite_mass
+    truncated = infinite if dominance is Dominance.DOMINATING else dropped
+    return AllocationLoss(
+        k, offset, np.ascontiguousarray(probs), infinite, dropped, dominance, direction,
+        law.relative_error, law.absolute_error, truncated,
+    )  # fmt: skip
+
+
+def _opposite(dominance: Dominance) -> Dominance:
+    return Dominance.DOMINATED if dominance is Dominance.DOMINATING else Dominance.DOMINATING
+
+
+@dataclass(frozen=True)
+class ConvexAllocation:
+    """Convex-order bounds on S = Σ_t X_i (X = P/Q under Q) for 1-out-of-t allocation: ``upper``
+    (a mean-preserving spread, DOMINATING) and/or ``lower`` (a contraction, DOMINATED). Each yields
+    the PLDs of both directions (:meth:`pld_arrays`)."""
+
+    steps: int
+    law: MomentLaw
+
+    def pld_arrays(self, direction: Direction) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], float]:
+        """(losses ascending, masses, mass at +∞) of the PLD in ``direction``, losses as floats
+        rounded toward the safe side of the law's dominance (one ulp steps, not grid steps):
+        REMOVE ℓ = ln(s/t) with P̄-mass q·s/t, plus the lost moment / t at +∞;
+        ADD ℓ = ln t − ln s with Q-mass q, plus the mass of s = 0 at +∞."""
+        law, t = self.law, self.steps
+        positions = (
+            np.exp((law.offset + np.arange(law.probs.size)) * law.step)
+            if law.dominance is Dominance.DOMINATING
+            else law.moments / np.where(law.probs > 0, law.probs, 1.0)
+        )
+        keep = (law.probs > 0) & (positions > 0)
+        s, q = positions[keep], law.probs[keep]
+        log_t = math.log(t)
+        log_s = np.log(s)
+        upward = law.dominance is Dominance.DOMINATING
+        # ln s and ln t are each within one ulp (libm); three ulps outward cover them and the subtraction
+        if direction is Direction.REMOVE:
+            losses = log_s - log_t
+            masses = q * s / t
+            infinite = law.lost_moment / t
+        else:
+            losses = (log_t - log_s)[::-1]
+            masses = q[::-1]
+            infinite = law.zero_mass
+        pad = 4.0 * np.spacing(np.maximum(np.abs(log_s), log_t) + 1.0)
+        pad = pad if direction is Direction.REMOVE else pad[::-1]
+        losses = losses + pad if upward else losses - pad
+        return losses, masses, infinite
+
+
+def convex_allocation(
+    pair: DominatingPair,
+    steps: int,
+    dominance: Dominance,
+    *,
+    step_exponent: int,
+    tail_budget: float,
+    max_bins: int = MAX_BINS,
+) -> ConvexAllocation:
+    """Convex-order bound (upper: DOMINATING, lower: DOMINATED) on the sum of ``steps`` privacy
+    ratios under Q, which yields both directions' PLDs of 1-out-of-t allocation (S1 Cor 3.3 in its
+    Q^t form; module :mod:`verifier.pld.geometric`, comment above ``MomentLaw``)."""
+    t = check_integer("steps", steps, minimum=1)
+    beta = check_open_unit("tail_budget", tail_budget)
+    k = check_integer("step_exponent", step_exponent, minimum=0, maximum=40)
+    convolutions = max(_depth(t), 1)
+
+    def tail_for(summands: int) -> float:
+        return beta * _CONVOLUTION_SHARE * summands / (2.0 * max(convolutions, 1))
+
+    def step_for(summands: int) -> int:
+        return k + math.ceil(0.5 * math.log2(summands) - 1e-9)
+
+    base = convex_ratio_law(pair, k, loss_range(pair, Measure.Q, beta * _BASE_SHARE / t), dominance, max_bins=max_bins)
+    law = self_convolve_convex(base, t, tail_for, step_for, max_bins=max_bins) if t > 1 else base
+    return ConvexAllocation(t, law)

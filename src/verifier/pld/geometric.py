@@ -1,0 +1,495 @@
+"""Privacy-ratio laws on geometric grids and their sums with directed re-binning.
+
+A :class:`RatioLaw` is a non-negative random variable (a privacy ratio P/Q, or a sum of them) held
+on the lattice x_i = e^{(offset + i)Δ}, Δ = 2^-step_exponent, with atoms at 0 and at +∞. The grid
+is uniform in log space, so ln x_i = (offset + i)Δ is directly a loss grid of the PLD engine.
+
+``dominance`` says which way the law was rounded: DOMINATING laws stochastically dominate the true
+variable (every value rounded UP, mass above the grid at +∞), DOMINATED laws are dominated by it
+(values rounded DOWN, mass below the grid at 0). Sums of independent variables keep the relation
+(Claim A.1 of "Efficient computation of the privacy loss distribution for random allocation",
+the paper cited below as S1), and :func:`convolve` re-bins every sum in the same direction, so
+the relation holds exactly, whatever the grids and the truncation.
+
+Floating-point error in the masses is tracked as a bound ``relative_error`` on the relative error
+of every mass plus ``absolute_error`` on the total absolute error. The base laws take the pair's
+loss CDF (scipy, float accuracy) as accurate to :data:`CDF_RELATIVE_ERROR`: an assumption, stated
+in every result that uses it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from verifier._directed import ratio_sum_breakpoints
+from verifier._fast.geometric import convolve_ratio_moments, convolve_ratios
+from verifier._types import Direction, Dominance, Measure
+from verifier._validation import check_integer, check_nonnegative
+from verifier.errors import AccuracyNotReachable, IncompatibleObjects, InvalidArgument, NumericalFailure
+from verifier.pairs import DominatingPair
+
+__all__ = [
+    "CDF_RELATIVE_ERROR",
+    "MAX_BINS",
+    "RatioLaw",
+    "ratio_law",
+    "convolve",
+    "self_convolve",
+    "MomentLaw",
+    "convex_ratio_law",
+    "convolve_convex",
+    "self_convolve_convex",
+    "refine",
+]
+
+#: Assumed relative accuracy of a pair's float loss CDF/survival function (scipy special functions
+#: are accurate to a few ulps; this allows ~450 ulps).
+CDF_RELATIVE_ERROR = 1e-13
+
+#: Default memory limit: the most grid points one law may hold (8 bytes each, plus scratch).
+MAX_BINS = 1 << 24
+
+_U = 2.0**-53  # unit roundoff
+
+#: A base mass whose error bound exceeds this fraction of itself is charged as absolute error.
+_RELATIVE_CUTOFF = 1e-8
+
+
+@dataclass(frozen=True)
+class RatioLaw:
+    """A non-negative variable on the lattice e^{(offset+i)Δ}, Δ = 2^-step_exponent (module docstring).
+
+    ``summands`` is how many independent base variables the law is the sum of (1 for a base law).
+    """
+
+    step_exponent: int
+    offset: int
+    probs: npt.NDArray[np.float64]
+    zero_mass: float
+    infinite_mass: float
+    dominance: Dominance
+    summands: int = 1
+    relative_error: float = 0.0
+    absolute_error: float = 0.0
+
+    @property
+    def step(self) -> float:
+        return 2.0**-self.step_exponent
+
+    @property
+    def log_ratios(self) -> npt.NDArray[np.float64]:
+        """ln x_i = (offset + i)Δ (exact in float64 while |offset + i| < 2^53)."""
+        return (self.offset + np.arange(self.probs.size, dtype=np.float64)) * self.step
+
+    def tail_indices(self, tail: float) -> tuple[int, int]:
+        """Lattice indices (absolute) of the smallest and largest grid points that keep at most
+        ``tail`` of the finite mass strictly below resp. above them."""
+        below = np.cumsum(self.probs) - self.probs  # mass strictly below i
+        above = np.cumsum(self.probs[::-1])[::-1] - self.probs  # mass strictly above i
+        low = int(np.nonzero(below <= tail)[0][-1])
+        high = int(np.nonzero(above <= tail)[0][0])
+        return self.offset + low, self.offset + max(high, low)
+
+
+def _check_compatible(a: RatioLaw, b: RatioLaw) -> None:
+    if a.step_exponent != b.step_exponent:
+        raise IncompatibleObjects("grid step exponent", a.step_exponent, b.step_exponent)
+    if a.dominance is not b.dominance:
+        raise IncompatibleObjects("dominance", a.dominance.value, b.dominance.value)
+
+
+@functools.lru_cache(maxsize=8)
+def _breaks(step_exponent: int) -> npt.NDArray[np.int64]:
+    return ratio_sum_breakpoints(step_exponent)
+
+
+def convolve(a: RatioLaw, b: RatioLaw, tail: float, *, max_bins: int = MAX_BINS) -> RatioLaw:
+    """Law of A + B (independent) on a new lattice grid, rounded in the inputs' direction.
+
+    The output grid spans [x_a,lo + x_b,lo, x_a,hi + x_b,hi] where x_·,lo / x_·,hi keep at most
+    ``tail`` of each input's mass outside (S1, Alg. 1 Renorm, with the per-input tail as a
+    parameter). DOMINATING: sums above the grid go to +∞ (at most 2·tail + the inputs' +∞ mass),
+    sums below it to the bottom point; DOMINATED: sums below go to 0, sums above to the top point.
+    S1, Alg. 2 with the corrections of notes/random-allocation.md §3.8 (lost mass at the safe end).
+    """
+    _check_compatible(a, b)
+    tail = check_nonnegative("tail", tail)
+    step = a.step
+    a_lo, a_hi = a.tail_indices(tail)
+    b_lo, b_hi = b.tail_indices(tail)
+    # Grid choice affects tightness only (never validity): ln of the end sums, widened by one point.
+    low = math.floor(np.logaddexp(a_lo * step, b_lo * step) / step) - 1
+    high = math.ceil(np.logaddexp(a_hi * step, b_hi * step) / step) + 1
+    size = high - low + 1
+    if size > max_bins:
+        raise AccuracyNotReachable(
+            f"a geometric-grid convolution needs {size} grid points (Δ = 2^-{a.step_exponent}); the limit "
+            f"is max_bins={max_bins}: ask for a coarser accuracy or raise max_bins"
+        )
+    symmetric = a is b
+    out = np.zeros(size)
+    atoms = np.zeros(2)
+    scratch = [np.empty(a.probs.size + 1), np.empty(a.probs.size + 1), np.empty(b.probs.size + 1), np.empty(b.probs.size + 1)]
+    code = convolve_ratios(
+        a.probs, a.offset, a.zero_mass, a.infinite_mass,
+        b.probs, b.offset, b.zero_mass, b.infinite_mass,
+        _breaks(a.step_exponent), a.dominance is Dominance.DOMINATING, symmetric,
+        low, out, atoms, *scratch,
+    )  # fmt: skip
+    if code != 0:
+        raise NumericalFailure(f"convolve_ratios rejected its buffers (code {code})")  # pragma: no cover
+    total_a = float(a.probs.sum()) + a.zero_mass + a.infinite_mass
+    total_b = float(b.probs.sum()) + b.zero_mass + b.infinite_mass
+    # Each output mass is a sum of at most na + nb + 2 products of a mass by a window sum (relative
+    # error <= 3u + u for the product); double-double windows add <= 4u²·(prefix total) each.
+    n_terms = a.probs.size + b.probs.size + 2
+    relative = a.relative_error + b.relative_error + (n_terms + 8) * _U
+    absolute = (
+        a.absolute_error * total_b + b.absolute_error * total_a + a.absolute_error * b.absolute_error
+        + 8.0 * _U * _U * n_terms * _breaks(a.step_exponent).size * (1.0 + relative)
+    )
+    return _trimmed(
+        RatioLaw(
+            a.step_exponent, low, out, float(atoms[0]), float(atoms[1]), a.dominance,
+            a.summands + b.summands, relative, absolute,
+        )
+    )  # fmt: skip
+
+
+def _trimmed(law: RatioLaw) -> RatioLaw:
+    """The same law without leading and trailing zero masses (keeps one point if all are zero)."""
+    nonzero = np.nonzero(law.probs)[0]
+    if nonzero.size == 0:
+        first, last = 0, 0
+    else:
+        first, last = int(nonzero[0]), int(nonzero[-1])
+    return RatioLaw(
+        law.step_exponent, law.offset + first, np.ascontiguousarray(law.probs[first : last + 1]),
+        law.zero_mass, law.infinite_mass, law.dominance, law.summands, law.relative_error, law.absolute_error,
+    )  # fmt: skip
+
+
+def self_convolve(base: RatioLaw, times: int, tail_for, *, max_bins: int = MAX_BINS) -> RatioLaw:
+    """Law of the sum of ``times`` independent copies of ``base`` by binary exponentiation:
+    O(log times) calls of :func:`convolve` (S1, Alg. 3, without its final, unused squaring).
+
+    ``tail_for(summands)`` gives the per-input tail used by a convolution whose result is a sum of
+    that many copies (the caller's truncation budget).
+    """
+    times = check_integer("times", times, minimum=1)
+    acc: RatioLaw | None = None
+    power = base
+    while True:
+        if times & 1:
+            acc = power if acc is None else convolve(acc, power, tail_for(acc.summands + power.summands), max_bins=max_bins)
+        times >>= 1
+        if not times:
+            return acc
+        power = convolve(power, power, tail_for(2 * power.summands), max_bins=max_bins)
+
+
+def ratio_law(
+    pair: DominatingPair,
+    under: Measure,
+    step_exponent: int,
+    log_range: tuple[float, float],
+    dominance: Dominance,
+    *,
+    max_bins: int = MAX_BINS,
+) -> RatioLaw:
+    """The REMOVE privacy ratio P/Q of ``pair`` with the output drawn from ``under`` (P: the law
+    R_{P,Q}; Q: the law of 1/R_{Q,P}, S1 Def 3.1 and Cor 3.3), discretised onto the lattice
+    points with ln x in ``log_range``, rounded in the direction of ``dominance``:
+
+    - DOMINATING: mass of ℓ in (ℓ_{i−1}, ℓ_i] goes to ℓ_i, mass at or below the bottom point to the
+      bottom point, mass above the top point (infinite loss included) to +∞;
+    - DOMINATED: mass of ℓ in (ℓ_i, ℓ_{i+1}] goes to ℓ_i (an atom exactly at ℓ_{i+1} moves down one
+      point: safe), mass at or below the bottom point to 0, mass above the top point to the top.
+
+    This is S1 Alg. 4 step 4 with its erratum fixed (notes/random-allocation.md §6 item 23(b)): the
+    CDF of P/Q under Q at r is P_Q(ℓ <= ln r), read from the pair's loss law under Q, not
+    F^R_{Q,P}(1/r). Masses come from the CDF below the median and the survival function above it,
+    so no mass is a difference of two numbers close to one.
+    """
+    if not isinstance(dominance, Dominance):
+        raise InvalidArgument("dominance", dominance, "must be Dominance.DOMINATING or Dominance.DOMINATED")
+    k = check_integer("step_exponent", step_exponent, minimum=0, maximum=40)
+    step = 2.0**-k
+    lo_index = math.floor(log_range[0] / step)
+    hi_index = math.ceil(log_range[1] / step)
+    if hi_index < lo_index:
+        raise InvalidArgument("log_range", log_range, "must satisfy low <= high")
+    size = hi_index - lo_index + 1
+    if size > max_bins:
+        raise AccuracyNotReachable(
+            f"the base ratio law needs {size} grid points (Δ = 2^-{k} over ln-ratio range {log_range}); "
+            f"the limit is max_bins={max_bins}: ask for a coarser accuracy or raise max_bins"
+        )
+    points = (lo_index + np.arange(size, dtype=np.float64)) * step
+    cdf = pair.loss_cdf(points, Direction.REMOVE, under)  # P(ℓ <= ℓ_i)
+    sf = pair.loss_sf(points, Direction.REMOVE, under)  # P(ℓ > ℓ_i), infinite loss included
+    # mass in (ℓ_i, ℓ_{i+1}], from whichever side is small
+    gaps = np.where(cdf[1:] <= 0.5, cdf[1:] - cdf[:-1], sf[:-1] - sf[1:])
+    gaps = np.maximum(gaps, 0.0)
+    # Each CDF value is assumed accurate to CDF_RELATIVE_ERROR, so a gap of two values <= v is off by
+    # at most e = 2·CDF_RELATIVE_ERROR·v + u·gap. Where e/gap is small that is charged as a relative
+    # error of the mass; elsewhere (tiny or zero gaps) e is charged as an absolute error.
+    scale = np.where(cdf[1:] <= 0.5, cdf[1:], sf[:-1])
+    error = 2.0 * CDF_RELATIVE_ERROR * scale + _U * gaps
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(gaps > 0, error / gaps, np.inf)
+    as_relative = ratio <= _RELATIVE_CUTOFF
+    relative = float(np.max(ratio[as_relative], initial=0.0)) + 2.0 * CDF_RELATIVE_ERROR + 4 * _U
+    absolute = float(np.sum(error[~as_relative])) + 2.0 * CDF_RELATIVE_ERROR * 2.0  # + the two tail values
+    below, above = float(cdf[0]), float(sf[-1])
+    probs = np.zeros(size)
+    if dominance is Dominance.DOMINATING:
+        probs[1:] = gaps
+        probs[0] = below
+        zero, infinite = 0.0, above
+    else:
+        probs[:-1] = gaps
+        probs[-1] = above
+        zero, infinite = below, 0.0
+    return _trimmed(RatioLaw(k, lo_index, probs, zero, infinite, dominance, 1, relative, absolute))
+
+
+# ---- convex-order laws ----------------------------------------------------------------------------
+#
+# Both directions of random allocation are expectations of a convex function of the mean ratio
+# R̄ = S/t, S = Σ_t X_i with X = P/Q under Q (S1 Cor 3.3 under Q^t):
+#     REMOVE δ(ε) = E[(S/t − e^ε)_+] + π,    ADD δ(ε) = E[(1 − e^ε S/t)_+],
+# π the P-mass of infinite loss. A law S̃ >= S in convex order (same mean) therefore bounds both
+# directions from above, and S' <= S from below, for every ε at once; convex order is kept by
+# independent sums (Shaked & Shanthikumar, Stochastic Orders, Thm 3.A.12). Mean-preserving spreads
+# onto the lattice (DOMINATING) and merging atoms to their mean (DOMINATED, Jensen) change the
+# convex functionals only at second order in Δ, where directed rounding shifts every loss by up
+# to Δ per convolution: the same bracket width needs a much coarser grid.
+
+
+@dataclass(frozen=True)
+class MomentLaw:
+    """A non-negative variable as atoms with masses ``probs`` and first moments ``moments`` per
+    lattice label offset + i (DOMINATING: the atoms sit at e^{(offset+i)Δ}; DOMINATED: at
+    moments/probs, anywhere), an atom ``zero_mass`` at 0, and ``lost_moment``: first moment moved
+    off the top of the grid (DOMINATING only), which becomes mass of infinite privacy loss."""
+
+    step_exponent: int
+    offset: int
+    probs: npt.NDArray[np.float64]
+    moments: npt.NDArray[np.float64]
+    zero_mass: float
+    lost_moment: float
+    dominance: Dominance
+    summands: int = 1
+    relative_error: float = 0.0
+
+    @property
+    def step(self) -> float:
+        return 2.0**-self.step_exponent
+
+    def tail_indices(self, tail: float) -> tuple[int, int]:
+        """Lattice labels keeping at most ``tail`` of the mass below and of the first moment above."""
+        below = np.cumsum(self.probs) - self.probs
+        above = np.cumsum(self.moments[::-1])[::-1] - self.moments
+        low = int(np.nonzero(below <= tail)[0][-1])
+        high = int(np.nonzero(above <= tail)[0][0])
+        return self.offset + low, self.offset + max(high, low)
+
+
+@functools.lru_cache(maxsize=8)
+def _growth(step_exponent: int) -> npt.NDArray[np.float64]:
+    return np.exp(np.arange(_breaks(step_exponent).size + 1) * 2.0**-step_exponent)
+
+
+def convolve_convex(a: MomentLaw, b: MomentLaw, tail: float, *, max_bins: int = MAX_BINS) -> MomentLaw:
+    """Law of A + B (independent) in convex order: a mean-preserving spread onto the new lattice
+    grid (DOMINATING) or a contraction of groups of pair sums to their means (DOMINATED); see the
+    comment above :class:`MomentLaw` and :func:`verifier._fast.geometric.convolve_ratio_moments`."""
+    if a.step_exponent != b.step_exponent:
+        raise IncompatibleObjects("grid step exponent", a.step_exponent, b.step_exponent)
+    if a.dominance is not b.dominance:
+        raise IncompatibleObjects("dominance", a.dominance.value, b.dominance.value)
+    tail = check_nonnegative("tail", tail)
+    k, step = a.step_exponent, a.step
+    a_lo, a_hi = a.tail_indices(tail)
+    b_lo, b_hi = b.tail_indices(tail)
+    low = math.floor(np.logaddexp(a_lo * step, b_lo * step) / step) - 1
+    high = math.ceil(np.logaddexp(a_hi * step, b_hi * step) / step) + 1
+    size = high - low + 1
+    if size > max_bins:
+        raise AccuracyNotReachable(
+            f"a geometric-grid convolution needs {size} grid points (Δ = 2^-{k}); the limit is "
+            f"max_bins={max_bins}: ask for a coarser accuracy or raise max_bins"
+        )
+    spread = a.dominance is Dominance.DOMINATING
+    symmetric = a is b
+    out, out_m, atoms = np.zeros(size), np.zeros(size), np.zeros(2)
+    scratch = [np.empty(a.probs.size + 1) for _ in range(4)] + [np.empty(b.probs.size + 1) for _ in range(4)]
+    code = convolve_ratio_moments(
+        a.probs, a.moments, a.offset, a.zero_mass, b.probs, b.moments, b.offset, b.zero_mass,
+        _breaks(k), _growth(k), spread, symmetric, step, low, out, out_m, atoms, *scratch,
+    )  # fmt: skip
+    if code != 0:
+        raise NumericalFailure(f"convolve_ratio_moments rejected its buffers (code {code})")  # pragma: no cover
+    n_terms = a.probs.size + b.probs.size + 2
+    # the spread's split of a group costs ~u/(e^Δ − 1) relative (cancellation in (sum − lo))
+    relative = a.relative_error + b.relative_error + (n_terms + 8) * _U + 8.0 * _U * 2.0**k
+    if spread:
+        moments = out * np.exp((low + np.arange(size)) * step)
+        law = MomentLaw(k, low, out, moments, float(atoms[0]), a.lost_moment + b.lost_moment + float(atoms[1]),
+                        a.dominance, a.summands + b.summands, relative)  # fmt: skip
+    else:
+        law = _regrouped(MomentLaw(k, low, out, out_m, float(atoms[0]), 0.0, a.dominance, a.summands + b.summands, relative))
+    return _trimmed_moments(law)
+
+
+def _regrouped(law: MomentLaw) -> MomentLaw:
+    """A contraction law with every atom relabelled by the lattice cell of its mean (clamped to the
+    grid) and atoms sharing a label merged to their mean: a further contraction, which keeps the
+    labels next to the means so that later groupings stay narrow."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        labels = np.floor(np.log(law.moments / law.probs) / law.step)
+    index = np.where(law.probs > 0, labels - law.offset, 0)
+    index = np.clip(np.nan_to_num(index, nan=0.0), 0, law.probs.size - 1).astype(np.int64)
+    probs = np.bincount(index, weights=law.probs, minlength=law.probs.size)
+    moments = np.bincount(index, weights=law.moments, minlength=law.probs.size)
+    return MomentLaw(law.step_exponent, law.offset, probs, moments, law.zero_mass, 0.0, law.dominance,
+                     law.summands, law.relative_error + 4 * _U)  # fmt: skip
+
+
+def _trimmed_moments(law: MomentLaw) -> MomentLaw:
+    nonzero = np.nonzero(law.probs)[0]
+    first, last = (int(nonzero[0]), int(nonzero[-1])) if nonzero.size else (0, 0)
+    return MomentLaw(
+        law.step_exponent, law.offset + first, np.ascontiguousarray(law.probs[first : last + 1]),
+        np.ascontiguousarray(law.moments[first : last + 1]), law.zero_mass, law.lost_moment, law.dominance,
+        law.summands, law.relative_error,
+    )  # fmt: skip
+
+
+def refine(law: MomentLaw, step_exponent: int) -> MomentLaw:
+    """The same law on the finer lattice Δ' = 2^-step_exponent <= Δ: lattice label u becomes
+    u·2^d (the same point), with empty labels in between; a contraction law is then regrouped by
+    its means on the finer cells. Exact (no mass or moment moves)."""
+    d = check_integer("step_exponent", step_exponent, minimum=law.step_exponent, maximum=40) - law.step_exponent
+    if d == 0:
+        return law
+    factor = 1 << d
+    probs = np.zeros((law.probs.size - 1) * factor + 1)
+    moments = np.zeros_like(probs)
+    probs[::factor] = law.probs
+    moments[::factor] = law.moments
+    fine = MomentLaw(step_exponent, law.offset * factor, probs, moments, law.zero_mass, law.lost_moment,
+                     law.dominance, law.summands, law.relative_error)  # fmt: skip
+    if law.dominance is Dominance.DOMINATED:
+        # widen by one coarse cell on top so that every mean finds its fine cell
+        fine = MomentLaw(fine.step_exponent, fine.offset, np.append(fine.probs, np.zeros(factor)),
+                         np.append(fine.moments, np.zeros(factor)), fine.zero_mass, 0.0, fine.dominance,
+                         fine.summands, fine.relative_error)  # fmt: skip
+        fine = _trimmed_moments(_regrouped(fine))
+    return fine
+
+
+def self_convolve_convex(
+    base: MomentLaw, times: int, tail_for, step_for=None, *, max_bins: int = MAX_BINS
+) -> MomentLaw:
+    """Sum of ``times`` independent copies of ``base`` in convex order, by binary exponentiation
+    (S1 Alg. 3 without the final unused squaring).
+
+    ``step_for(summands)`` (optional) is the lattice step exponent for a result holding that many
+    copies: the laws are refined (:func:`refine`, exact) before such a convolution. A sum of m
+    copies is relatively m^{1/2} times narrower than one copy, so the grid that resolves it equally
+    well is m^{1/2} times finer; a mean-preserving split then adds the same relative variance at
+    every level.
+    """
+    times = check_integer("times", times, minimum=1)
+
+    def combine(x: MomentLaw, y: MomentLaw | None) -> MomentLaw:
+        summands = x.summands + (x.summands if y is None else y.summands)
+        k = max(x.step_exponent, y.step_exponent if y is not None else 0, step_for(summands) if step_for else 0)
+        x = refine(x, k)
+        other = x if y is None else refine(y, k)
+        return convolve_convex(x, other, tail_for(summands), max_bins=max_bins)
+
+    acc: MomentLaw | None = None
+    power = base
+    while True:
+        if times & 1:
+            acc = power if acc is None else combine(acc, power)
+        times >>= 1
+        if not times:
+            return acc
+        power = combine(power, None)
+
+
+def convex_ratio_law(
+    pair: DominatingPair,
+    step_exponent: int,
+    log_range: tuple[float, float],
+    dominance: Dominance,
+    *,
+    max_bins: int = MAX_BINS,
+) -> MomentLaw:
+    """The REMOVE privacy ratio X = P/Q under Q as a convex-order bound on the lattice points with
+    ln x in ``log_range``. On a cell (x_i, x_{i+1}] the Q-mass is P_Q(ℓ ∈ cell) and the first
+    moment E_Q[X; cell] = P_P(ℓ ∈ cell) (the P-mass of the cell), both from the pair's loss laws.
+
+    - DOMINATING: each cell's mass is split between its ends keeping its moment; the mass below
+      the grid between 0 and the bottom point; the mass above it goes to the top point and its
+      excess moment, with the P-mass of infinite loss, to ``lost_moment``.
+    - DOMINATED: each cell becomes one atom at its mean; the P-mass of infinite loss is left out
+      (it only lowers both directions' δ: REMOVE loses a term, ADD does not see it).
+    """
+    if not isinstance(dominance, Dominance):
+        raise InvalidArgument("dominance", dominance, "must be Dominance.DOMINATING or Dominance.DOMINATED")
+    k = check_integer("step_exponent", step_exponent, minimum=0, maximum=40)
+    step = 2.0**-k
+    lo_index, hi_index = math.floor(log_range[0] / step), math.ceil(log_range[1] / step)
+    size = hi_index - lo_index + 1
+    if size > max_bins or size < 1:
+        raise AccuracyNotReachable(
+            f"the base ratio law needs {size} grid points (Δ = 2^-{k} over ln-ratio range {log_range}); "
+            f"the limit is max_bins={max_bins}: ask for a coarser accuracy or raise max_bins"
+        )
+    points = (lo_index + np.arange(size, dtype=np.float64)) * step
+    x = np.exp(points)
+
+    def masses(under: Measure) -> tuple[npt.NDArray[np.float64], float, float]:
+        cdf = pair.loss_cdf(points, Direction.REMOVE, under)
+        sf = pair.loss_sf(points, Direction.REMOVE, under)
+        gaps = np.maximum(np.where(cdf[1:] <= 0.5, cdf[1:] - cdf[:-1], sf[:-1] - sf[1:]), 0.0)
+        return gaps, float(cdf[0]), float(sf[-1])
+
+    q, q_below, q_above = masses(Measure.Q)
+    m, m_below, m_above = masses(Measure.P)  # m_above includes the P-mass of infinite loss
+    infinite = float(np.reshape(pair.loss_sf(np.finfo(float).max, Direction.REMOVE, Measure.P), -1)[0])
+    probs = np.zeros(size)
+    if dominance is Dominance.DOMINATING:
+        up = np.clip((m - q * x[:-1]) / (x[1:] - x[:-1]), 0.0, q)
+        probs[1:] += up
+        probs[:-1] += q - up
+        up_below = min(m_below / x[0], q_below)
+        probs[0] += up_below
+        probs[-1] += q_above
+        lost = max(m_above - q_above * x[-1], 0.0)
+        law = MomentLaw(k, lo_index, probs, probs * x, q_below - up_below, lost, dominance)
+    else:
+        moments = np.zeros(size)
+        probs[:-1], moments[:-1] = q, m
+        probs[0] += q_below
+        moments[0] += m_below
+        probs[-1] += q_above
+        moments[-1] += max(m_above - infinite, 0.0)
+        law = MomentLaw(k, lo_index, probs, moments, 0.0, 0.0, dominance)
+    # CDF differences assumed accurate to CDF_RELATIVE_ERROR of the larger value, amplified by the
+    # split (1/(e^Δ − 1)) for the spread
+    relative = 4.0 * CDF_RELATIVE_ERROR * 2.0**k + 8 * _U * 2.0**k
+    law = MomentLaw(law.step_exponent, law.offset, law.probs, law.moments, law.zero_mass, law.lost_moment,
+                    law.dominance, 1, relative)  # fmt: skip
+    return _trimmed_moments(law)
