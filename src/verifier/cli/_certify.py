@@ -39,12 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--neighboring", choices=NEIGHBORING, help="neighbouring relation (default: add_or_remove)")
     parser.add_argument("--epsilon", type=float, help="claimed ε")
     parser.add_argument("--delta", type=float, help="claimed δ in (0, 1)")
-    add_run_options(parser)
+    _add_run_options(parser)
     parser.set_defaults(handler=_run)
 
 
-def add_run_options(parser: argparse.ArgumentParser) -> None:
-    """--time-budget and --json (shared with ``verifier demo``)."""
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    """--time-budget and --json."""
     parser.add_argument(
         "--time-budget",
         type=float,
