@@ -148,6 +148,20 @@ def test_inconclusive_example_exits_3(capsys):
     assert code == 3 and out.startswith("INCONCLUSIVE")
 
 
+def test_time_budget_zero_runs_only_closed_forms(capsys):
+    code, out, _ = run(capsys, "certify", "--example", "gaussian-at-resolution", "--time-budget", "0", "--json")
+    cert = json.loads(out)
+    assert code == 3 and cert["methods_run"] == ["exact"]
+    costly = [m.name for m in all_methods() if m.cost > 0 and m.supports(cert_scheme())]
+    assert all(any(s.startswith(f"δ: {name}: not run, time budget") for s in cert["skipped"]) for name in costly)
+
+
+def cert_scheme():
+    from verifier.certify.examples import example
+
+    return example("gaussian-at-resolution").parsed().model
+
+
 def test_demo_runs_one_claim_per_verdict(capsys):
     code, out, err = run(capsys, "demo")
     assert code == 0 and err == ""

@@ -10,7 +10,7 @@ import verifier.certify.portfolio as portfolio
 from verifier._types import Bound, Direction, Estimate, Quantity, Side
 from verifier.certify.method import Guarantee, Method
 from verifier.certify.portfolio import collect_bounds
-from verifier.errors import InvalidArgument, NotApplicable
+from verifier.errors import AccuracyNotReachable, InvalidArgument, NotApplicable
 from verifier.pairs import Gaussian
 from verifier.schemes import Single
 
@@ -30,6 +30,8 @@ class Fake(Method):
 
     def delta_bounds(self, scheme, epsilon, direction):
         self.calls += 1
+        if self.refuse == "fail":
+            raise AccuracyNotReachable("grid too coarse")
         if self.refuse:
             raise NotApplicable("theorem conditions fail")
         time.sleep(self.sleep)
@@ -99,3 +101,10 @@ def test_declining_methods_are_listed_and_bad_budget_rejected(registry):
         collect_bounds(SCHEME, Quantity.DELTA, 1.0, BOTH, time_budget=-1)
     with pytest.raises(InvalidArgument, match="method"):
         collect_bounds(SCHEME, Quantity.DELTA, 1.0, BOTH, only=["nope"])
+
+
+def test_failing_methods_are_recorded_and_the_others_still_count(registry):
+    registry(Fake("fails", 0, refuse="fail"), Fake("works", 1, upper=0.2))
+    got = collect_bounds(SCHEME, Quantity.DELTA, 1.0, (Direction.ADD,))
+    assert got.ran == ("fails", "works") and got.brackets[Direction.ADD].upper == 0.2
+    assert got.skipped == ("fails (add) failed: AccuracyNotReachable: grid too coarse",)

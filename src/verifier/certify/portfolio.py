@@ -11,7 +11,8 @@ remaining (more expensive) methods are not run. ``time_budget`` (seconds) stops 
 of cost >= 1 once that much wall-clock time has been spent; cost-0 methods (closed forms,
 microseconds) always run. A method already running is never interrupted, so a run can exceed the
 budget by the duration of the last method started. Every method not run is listed in
-``Collected.skipped`` with the reason.
+``Collected.skipped`` with the reason, as is a method that declined (NotApplicable) or could not
+reach its guarantee (NumericalFailure): fewer bounds make a wider bracket, never a wrong one.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from verifier._types import Bound, Bracket, Direction, Estimate, Quantity, Side
 from verifier._validation import check_nonnegative
 from verifier.certify.method import Guarantee, Method
 from verifier.certify.registry import methods_for
-from verifier.errors import InconsistentBounds, InvalidArgument, NotApplicable
+from verifier.errors import InconsistentBounds, InvalidArgument, NotApplicable, NumericalFailure
 from verifier.schemes import Scheme
 
 __all__ = ["Collected", "collect_bounds", "best_bracket", "best_bounds", "select_methods"]
@@ -146,6 +147,9 @@ def collect_bounds(
                     got = method.epsilon_bounds(scheme, at, direction)
             except NotApplicable as exc:
                 skipped.append(f"{method.name} ({direction.value}): {exc}")
+                continue
+            except NumericalFailure as exc:  # no bound is not a wrong bound: record it, keep the others
+                skipped.append(f"{method.name} ({direction.value}) failed: {type(exc).__name__}: {exc}")
                 continue
             elapsed = time.perf_counter() - start
             bounds.extend(replace(b, seconds=elapsed) for b in got)
