@@ -16,7 +16,7 @@ from verifier.montecarlo import estimate_delta
 from verifier.pairs import Gaussian
 from verifier.schemes import Allocation, Poisson
 
-from test_samplers import T2_EPS, T2_TABLE, TABLE_ATOL
+from test_mc_samplers import T2_EPS, T2_TABLE, TABLE_ATOL
 
 SEEDS = range(20)
 CONFIDENCE = 0.999
