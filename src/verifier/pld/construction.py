@@ -57,7 +57,7 @@ from verifier.pairs import DominatingPair
 from verifier.pairs.base import evaluate_adaptively
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, check_step
 
-__all__ = ["MAX_GRID", "pld_from_pair", "profile_balls"]
+__all__ = ["MAX_GRID", "pld_from_pair", "pld_sides_from_pair", "profile_balls"]
 
 #: Default memory limit: the most grid points one constructed PLD may span.
 MAX_GRID = 1 << 22
@@ -80,10 +80,24 @@ def pld_from_pair(
     ``direction`` on the grid {i·step}; see the module docstring for the constructions and proofs.
     The PLD yields UPPER (DOMINATING) or LOWER (DOMINATED) bounds on δ(ε) that stay valid under
     composition. Each step's error in δ is O(step²) (chords of a smooth convex profile)."""
+    return pld_sides_from_pair(pair, direction, step, tail_mass, max_grid=max_grid, sides=(dominance,))[0]
+
+
+def pld_sides_from_pair(
+    pair: DominatingPair,
+    direction: Direction,
+    step: float,
+    tail_mass: float = DEFAULT_TAIL_MASS,
+    *,
+    max_grid: int = MAX_GRID,
+    sides: tuple[Dominance, ...] = (Dominance.DOMINATING, Dominance.DOMINATED),
+) -> list[DiscretePLD]:
+    """:func:`pld_from_pair` for several sides at once, sharing the profile evaluations."""
     if not isinstance(pair, DominatingPair):
         raise InvalidArgument("pair", pair, "must be a DominatingPair")
-    if not isinstance(dominance, Dominance):
-        raise InvalidArgument("dominance", dominance, "must be Dominance.DOMINATING or Dominance.DOMINATED")
+    for dominance in sides:
+        if not isinstance(dominance, Dominance):
+            raise InvalidArgument("dominance", dominance, "must be Dominance.DOMINATING or Dominance.DOMINATED")
     h = check_step(step)
     tail = check_open_unit("tail_mass", tail_mass)
     oriented = pair.oriented(direction)
@@ -94,6 +108,12 @@ def pld_from_pair(
         )
     losses = np.arange(j_lo, j_hi + 1, dtype=np.float64) * h
     balls, kappas, p_inf = profile_balls(oriented, losses)
+    return [_side(dominance, direction, h, j_lo, balls, kappas, p_inf) for dominance in sides]
+
+
+def _side(
+    dominance: Dominance, direction: Direction, h: float, j_lo: int, balls: list[arb], kappas: list[arb], p_inf: arb
+) -> DiscretePLD:
     with with_precision(ARB_PRECISION_BITS):
         if dominance is Dominance.DOMINATING:
             masses, inf_mass, index0 = _dominating(balls, kappas, p_inf)

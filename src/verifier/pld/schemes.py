@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from verifier._types import Direction, Dominance
+from verifier._types import Direction
 from verifier._validation import check_integer, check_open_unit, check_positive, check_real
 from verifier.errors import AccuracyNotReachable, InvalidArgument, NotApplicable
 from verifier.pairs.subsampled import PoissonSubsampled
 from verifier.pld.bracket import PLDBracket
-from verifier.pld.construction import MAX_GRID, pld_from_pair
+from verifier.pld.construction import MAX_GRID, pld_sides_from_pair
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, check_step
 from verifier.schemes import Composed, Poisson, Single
 
@@ -50,10 +50,8 @@ def builder_for(scheme: object) -> Builder:
 
 def pair_bracket(pair, direction: Direction, step: float, tail_mass: float = DEFAULT_TAIL_MASS) -> PLDBracket:
     """Both sides of the pair's PLD (:func:`verifier.pld.construction.pld_from_pair`)."""
-    return PLDBracket(
-        pld_from_pair(pair, direction, Dominance.DOMINATING, step, tail_mass),
-        pld_from_pair(pair, direction, Dominance.DOMINATED, step, tail_mass),
-    )
+    dominating, dominated = pld_sides_from_pair(pair, direction, step, tail_mass)
+    return PLDBracket(dominating, dominated)
 
 
 def _single(scheme: Single, direction: Direction, step: float, tail_mass: float) -> PLDBracket:
