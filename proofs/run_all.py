@@ -36,6 +36,7 @@ SCRIPTS = (
     "laplace_hockey_stick",
     "randomized_response",
     "hockey_stick_duality",
+    "allocation_partition_sum", "allocation_alpha2",
 )
 
 

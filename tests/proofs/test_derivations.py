@@ -297,6 +297,17 @@ WRONG_CLAIMS = [
     ("hockey_stick_duality", "delta_3pt", _module("hockey_stick_duality").claims()["delta_3pt_QP"]),
     ("hockey_stick_duality", "delta_3pt_QP",
      _module("hockey_stick_duality").claims()["delta_3pt_QP"].subs(epsilon, -epsilon)),
+    # allocation_partition_sum / allocation_alpha2 (issue 6): multiplicity weight dropped, t^2 for
+    # the falling factorial, Poisson-style 1/t^2, halved exponent, wrong 1/(alpha - 1)
+    ("allocation_partition_sum", "coefficient_3", _module("allocation_partition_sum").claims()["coefficient_3"]
+     .subs(sp.Symbol("m2", positive=True), 1)),
+    ("allocation_partition_sum", "coefficient_4", _module("allocation_partition_sum").claims()["coefficient_4"]
+     .subs(sp.Symbol("t", positive=True, integer=True) - 3, sp.Symbol("t", positive=True, integer=True))),
+    ("allocation_alpha2", "renyi2_general",
+     sp.log(1 + (sp.Symbol("m2", positive=True) - 1) / sp.Symbol("t", positive=True, integer=True) ** 2)),
+    ("allocation_alpha2", "renyi2",
+     sp.log(1 + (sp.exp(Delta**2 / (2 * sigma**2)) - 1) / sp.Symbol("t", positive=True, integer=True))),
+    ("allocation_alpha2", "renyi3", 2 * _module("allocation_alpha2").claims()["renyi3"]),
 ]
 
 
