@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "example (--example) or the flags below. Exit status: 0 CERTIFIED, 1 VIOLATED, 3 INCONCLUSIVE, "
         "2 invalid claim, 4 internal inconsistency.",
     )
-    parser.add_argument("claim", nargs="?", help="claim JSON file (see README: mechanism, scheme, neighboring, epsilon, delta)")
+    parser.add_argument("claim", nargs="?", help="claim JSON file with the fields mechanism, scheme, neighboring, epsilon, delta (see verifier.certify.claim)")
     parser.add_argument("--example", choices=[e.name for e in EXAMPLES], help="certify a built-in example claim")
     add_mechanism_options(parser)
     add_scheme_options(parser)
