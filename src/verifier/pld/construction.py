@@ -66,6 +66,9 @@ MAX_GRID = 1 << 22
 #: uncertain convexity test cannot lift the result above f (checked after the hull is built).
 _MU = arb(2) ** -100
 
+#: The dominated profile's virtual first vertex κ_v = 2^-64 (its P-mass, at most κ_v, is dropped).
+_KAPPA_V = arb(2) ** -64
+
 
 def pld_from_pair(
     pair: DominatingPair,
@@ -134,20 +137,16 @@ def _side(
 
 
 def _grid_span(oriented: DominatingPair, h: float, tail: float) -> tuple[int, int]:
-    """Grid indices covering the [tail, 1 − tail] quantiles of the loss under P (one point of margin)."""
-    levels = np.array([tail, 1.0 - tail])
+    """Grid indices covering the [tail, 1 − p_∞ − tail] quantiles of the loss under P (one point of
+    margin each side); any span is valid, the span only decides tightness."""
+    with with_precision(ARB_PRECISION_BITS):
+        p_inf = arb_bound(oriented._infinite_loss_mass_arb(), Side.UPPER)
+    finite = max(0.0, 1.0 - p_inf)
+    levels = np.array([min(tail, 0.5 * finite), max(0.5 * finite, finite - tail)])
     q = np.asarray(oriented.loss_quantile(levels, Direction.REMOVE, Measure.P), dtype=float)
     lo, hi = float(q[0]), float(q[1])
-    level = tail
-    while not math.isfinite(lo) and level < 0.5:  # an atom at −∞ heavier than tail
-        level = min(0.5, level * 1e3)
-        lo = float(np.asarray(oriented.loss_quantile(np.array([level]), Direction.REMOVE, Measure.P))[0])
-    level = 1.0 - tail
-    while not math.isfinite(hi) and level > 0.5:  # an atom at +∞ heavier than tail
-        level = max(0.5, 1.0 - (1.0 - level) * 1e3)
-        hi = float(np.asarray(oriented.loss_quantile(np.array([level]), Direction.REMOVE, Measure.P))[0])
     if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise NumericalFailure(f"could not place a finite loss grid for {oriented!r}")
+        raise NumericalFailure(f"could not place a finite loss grid for {oriented!r} (quantiles {lo}, {hi})")
     lo, hi = min(lo, hi), max(lo, hi)
     j_lo = int(loss_index(np.array([lo]), h, Dominance.DOMINATED)[0]) - 1
     j_hi = int(loss_index(np.array([hi]), h, Dominance.DOMINATING)[0]) + 1
@@ -239,7 +238,14 @@ def _round_dominating(
 
 
 def _gap_bounds(lo: list[arb], hi: list[arb], xs: list[arb], c_inf: arb) -> list[arb]:
-    """G for the intervals I_i = [xs[i−1], xs[i]], i = 1..n (xs[0] = 0): an upper bound on chord − f."""
+    """G for the intervals I_i = [xs[i−1], xs[i]], i = 1..n (xs[0] = 0): an upper bound on chord − f.
+
+    With c the chord through the upper ends and L, R the lower lines of the module docstring, and
+    X_lo <= X_hi points of I bracketing where L and R cross (the whole interval when the crossing is
+    not located): every x in I has x <= X_hi or x >= X_lo, c − max(L, R) <= c − L on [x0, X_hi] and
+    <= c − R on [X_lo, x1], and linear functions peak at interval ends. So G <= the largest of
+    (c − L)(x0), (c − L)(X_hi), (c − R)(X_lo), (c − R)(x1).
+    """
     n = len(xs) - 1
     gaps = [arb(0)] * (n + 1)
     for i in range(1, n + 1):
@@ -252,21 +258,36 @@ def _gap_bounds(lo: list[arb], hi: list[arb], xs: list[arb], c_inf: arb) -> list
             s_right, r_at_x1 = arb(0), c_inf
         else:
             s_right, r_at_x1 = _slope(x1, lo[i], xs[i + 1], hi[i + 1]), lo[i]
-        ends = max(hi[i - 1] - lo[i - 1], hi[i] - r_at_x1)
-        gap = ends.upper()
         s_chord = _slope(x0, hi[i - 1], x1, hi[i])
-        if s_right - s_left > 0:
-            # L(x) = lo[i−1] + s_left(x − x0), R(x) = r_at_x1 + s_right(x − x1): they cross at x_cross.
+        x_lo, x_hi = x0, x1
+        if s_right - s_left > 0 or s_right - s_left < 0:
             x_cross = (r_at_x1 - lo[i - 1] - s_right * x1 + s_left * x0) / (s_left - s_right)
-            if not (x_cross < x0 or x_cross > x1):
-                kink = (hi[i - 1] + s_chord * (x_cross - x0)) - (lo[i - 1] + s_left * (x_cross - x0))
-                gap = max(gap, kink.upper())
-        else:  # nearly parallel lines: max_x min(c − L, c − R) <= min(max(c − L), max(c − R))
-            c_minus_l = max(hi[i - 1] - lo[i - 1], hi[i] - lo[i - 1] - s_left * (x1 - x0))
-            c_minus_r = max(hi[i - 1] - r_at_x1 + s_right * (x1 - x0), hi[i] - r_at_x1)
-            gap = max(gap, min(c_minus_l.upper(), c_minus_r.upper()))
+            x_hi = _clamp(x_cross.upper(), x0, x1)
+            x_lo = _clamp(x_cross.lower(), x0, x1)
+
+        def c_minus_l(x: arb) -> arb:
+            return (hi[i - 1] - lo[i - 1]) + (s_chord - s_left) * (x - x0)
+
+        def c_minus_r(x: arb) -> arb:
+            return (hi[i - 1] + s_chord * (x - x0)) - (r_at_x1 + s_right * (x - x1))
+
+        gap = max(
+            (hi[i - 1] - lo[i - 1]).upper(),
+            c_minus_l(x_hi).upper(),
+            c_minus_r(x_lo).upper(),
+            (hi[i] - r_at_x1).upper(),
+        )
         gaps[i] = gap if gap > 0 else arb(0)
     return gaps
+
+
+def _clamp(x: arb, x0: arb, x1: arb) -> arb:
+    """x if it certainly lies inside (x0, x1), else the end it may cross (a ball of the interval end)."""
+    if not x > x0:
+        return x0
+    if not x < x1:
+        return x1
+    return x
 
 
 def _dominated(balls: list[arb], kappas: list[arb], p_inf: arb) -> tuple[list[arb], arb] | None:
@@ -302,16 +323,37 @@ def _dominated(balls: list[arb], kappas: list[arb], p_inf: arb) -> tuple[list[ar
             break
     if bottom > top:
         return None
-    positions = [0] + list(range(bottom, top + 2))
-    px = [xs[p] for p in positions]
-    py = [arb(1), 1 - xs[bottom]] + w[bottom + 1 : top + 1] + [c_inf]
+    if bottom == 1 and top >= 2 and _virtual_start_fits(lo, hi, xs):
+        # g = 1 − κ up to κ_v, then the chord to (κ_1, w_1): below R_1 (see _virtual_start_fits).
+        positions = [0, -1] + list(range(1, top + 2))
+        px = [xs[0], _KAPPA_V] + xs[1 : top + 2]
+        py = [arb(1), 1 - _KAPPA_V] + w[1 : top + 1] + [c_inf]
+    else:
+        positions = [0] + list(range(bottom, top + 2))
+        px = [xs[p] for p in positions]
+        py = [arb(1), 1 - xs[bottom]] + w[bottom + 1 : top + 1] + [c_inf]
     if not (c_inf >= 1 - px[-1]):
         return None
     hull = _lower_hull(px, py)
     _check_removed(px, py, hull)
     for pos, m in zip(hull[1:], _vertex_masses(px, py, hull)):
-        masses[positions[pos] - 1] = m
+        if positions[pos] > 0:  # the virtual vertex's P-mass (<= κ_v) is dropped: stochastically smaller
+            masses[positions[pos] - 1] = m
     return masses, c_inf
+
+
+def _virtual_start_fits(lo: list[arb], hi: list[arb], xs: list[arb]) -> bool:
+    """Whether R_1, the secant of [κ_1, κ_2] extended left (<= f on [0, κ_1]), is certainly >= 1 − κ
+    at κ_v and has slope >= −1.
+
+    Then R_1 >= 1 − κ on all of [κ_v, κ_1], the segment from (κ_v, 1 − κ_v) to (κ_1, w_1) with
+    w_1 <= f⁻_1 = R_1(κ_1) lies below R_1 <= f, and the profile needs slope −1 only on [0, κ_v]: the
+    grid pair puts the Q-mass where P = 0 near loss ln κ_v, instead of forcing slope −1 up to κ_b
+    (which loses O(Q(P = 0)·κ_b) when Q(P = 0) > 0).
+    """
+    s_right = _slope(xs[1], lo[1], xs[2], hi[2])
+    at_v = lo[1] + s_right * (_KAPPA_V - xs[1])
+    return bool(at_v >= 1 - _KAPPA_V and s_right >= -1)
 
 
 def _check_removed(px: list[arb], py: list[arb], hull: list[int]) -> None:

@@ -130,7 +130,8 @@ def _exact_fixed_point(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64], n
     # 2J − 1 non-negative terms summed in float: relative error <= γ_{2J}.
     probs = np.maximum(down(np.ldexp(total, ea + eb) * (1.0 - 2.0 * _gamma(2 * CHUNKS))), 0.0)
     deficit = up(lost_a * math.fsum(b) + lost_b * math.fsum(a)) * (1 + 8 * _U)
-    deficit += up(2.0 * _gamma(2 * CHUNKS) * math.fsum(probs) * (1 + 4 * _U)) + 2.0**-1000
+    # y_f − p' <= y_f(1 − (1 − γ)(1 − 2γ)) <= 3γ·y_f and y_f <= Σp'/((1 − γ)(1 − 2γ)): charge 4γ·Σp'.
+    deficit += up(4.0 * _gamma(2 * CHUNKS) * math.fsum(probs) * (1 + 4 * _U)) + 2.0**-1000
     return probs, up(deficit)
 
 
@@ -146,9 +147,9 @@ def convolve_one_sided(
     n = a.size + b.size - 1
     if min(a.size, b.size) <= DIRECT_LIMIT:
         approx = np.convolve(a, b)
-        shrink = 1.0 - 2.0 * _gamma(min(a.size, b.size) + 1)
-        probs = np.maximum(down(approx * shrink), 0.0)
-        loose = float(np.sum(approx)) * 2.0 * _gamma(min(a.size, b.size) + 1)
+        gamma = _gamma(min(a.size, b.size) + 1)
+        probs = np.maximum(down(approx * (1.0 - 2.0 * gamma)), 0.0)
+        loose = float(np.sum(approx / (1.0 - gamma) - probs))  # y <= ŷ/(1 − γ) entrywise
     else:
         exact = _exact_fixed_point(a, b, n)
         if exact is not None:

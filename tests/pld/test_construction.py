@@ -1,0 +1,93 @@
+"""PLDs of pairs lie on their promised side of the exact profile, both directions, and are tight
+(O(h²)); the grid pair is a valid PLD (masses >= 0, total 1 / <= 1)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from verifier._types import Direction, Dominance
+from verifier.errors import AccuracyNotReachable, InvalidArgument
+from verifier.pairs import DiscretePair, Gaussian, Laplace, PoissonSubsampled, RandomizedResponse
+from verifier.pld import DiscretePLD, pld_from_pair
+from verifier.pld.construction import pld_sides_from_pair
+
+PAIRS = [
+    Gaussian(1.0),
+    Gaussian(3.0, 2.0),
+    Laplace(1.0),
+    RandomizedResponse(1.0),
+    RandomizedResponse(0.7, k=3),
+    DiscretePair([0.5, 0.3, 0.2, 0.0], [0.25, 0.25, 0.25, 0.25]),
+    PoissonSubsampled(Gaussian(1.0), 0.1),
+    PoissonSubsampled(Laplace(0.5), 0.3),
+]
+
+STEP = 2.0**-7
+
+#: Width allowed between the PLD sides where δ >= 1e-6, relative to δ, for the Gaussian: the chord
+#: error of a step-2^-7 grid (h² ≈ 6e-5) times the profile's curvature scale (measured: 1.7e-3).
+SMOOTH_RTOL = 5e-3
+#: Absolute width allowed for profiles with kinks (atoms of RR / Laplace, the subsampled pairs'
+#: κ = 1 − λ and κ = 1/(1 − λ)): there the gap bound is O(h) (measured: 5.5e-3).
+KINK_ATOL = 0.02
+
+
+def _epsilons() -> np.ndarray:
+    return np.concatenate([np.linspace(-2.0, 4.0, 97), [0.0, 0.5, 1.0, 1e-3, -1e-3]])
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: repr(p)[:40])
+@pytest.mark.parametrize("direction", [Direction.REMOVE, Direction.ADD])
+def test_sides_bracket_the_exact_profile(pair, direction) -> None:
+    dominating, dominated = pld_sides_from_pair(pair, direction, STEP)
+    eps = _epsilons()
+    exact = pair.delta(eps, direction)
+    upper = dominating.delta(eps)
+    lower = dominated.delta(eps)
+    assert (upper >= exact.lower).all()
+    assert (lower <= exact.upper).all()
+    if isinstance(pair, Gaussian):
+        large = exact.upper >= 1e-6
+        assert np.all((upper - lower)[large] <= SMOOTH_RTOL * exact.upper[large])
+    assert np.all(upper - lower <= KINK_ATOL)
+
+
+@pytest.mark.parametrize("pair", PAIRS[:3] + PAIRS[6:7], ids=lambda p: repr(p)[:40])
+def test_masses_form_valid_plds(pair) -> None:
+    dominating, dominated = pld_sides_from_pair(pair, Direction.REMOVE, STEP)
+    assert dominating.dominance is Dominance.DOMINATING and dominated.dominance is Dominance.DOMINATED
+    assert dominating.total_mass >= 1.0 - 1e-15
+    assert dominated.total_mass <= 1.0 + 1e-15
+    assert math.isclose(dominated.total_mass + dominated.dropped_mass, 1.0, abs_tol=1e-12)
+    # E_P[e^{-L}] <= 1 (the Q-mass of the grid pair) for the dominated pair built from a real pair.
+    q_mass = math.fsum(dominated.probs * np.exp(-dominated.losses()))
+    assert q_mass <= 1.0 + 1e-12
+
+
+def test_error_shrinks_quadratically_for_the_gaussian() -> None:
+    """Halving the step divides the bracket width by about four (chords of a smooth profile)."""
+    pair, eps = Gaussian(1.0), np.array([0.5, 1.0, 2.0])
+    widths = []
+    for step in (2.0**-5, 2.0**-6):
+        up_, lo_ = pld_sides_from_pair(pair, Direction.REMOVE, step)
+        widths.append(up_.delta(eps) - lo_.delta(eps))
+    ratio = widths[0] / widths[1]
+    assert np.all(ratio > 3.0)
+
+
+def test_invalid_arguments_are_named() -> None:
+    with pytest.raises(InvalidArgument, match="step"):
+        pld_from_pair(Gaussian(1.0), Direction.REMOVE, Dominance.DOMINATING, 0.001)
+    with pytest.raises(InvalidArgument, match="dominance"):
+        pld_from_pair(Gaussian(1.0), Direction.REMOVE, "dominating", 2.0**-6)
+    with pytest.raises(AccuracyNotReachable, match="max_grid"):
+        pld_from_pair(Gaussian(1.0), Direction.REMOVE, Dominance.DOMINATING, 2.0**-12, max_grid=100)
+
+
+def test_result_type() -> None:
+    pld = pld_from_pair(Gaussian(2.0), Direction.ADD, Dominance.DOMINATED, 2.0**-6)
+    assert isinstance(pld, DiscretePLD)
+    assert pld.direction is Direction.ADD and pld.dropped_mass >= 0
