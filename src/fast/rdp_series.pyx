@@ -15,19 +15,22 @@ cancellation:
 
 - ``log_series_product``: c_m = Σ_{i+j=m} a_i b_j (truncated to the output length);
 - ``log_series_power``: b = a^t for a_0 = 1. For t >= n − 1 (n the output length) by J.C.P. Miller's
-  recurrence b_m = (1/m) Σ_{j=1}^{m} ((t+1) j − m) a_j b_{m−j}, whose summands are all positive when
-  m <= t; for smaller integer t by binary exponentiation with ``log_series_product`` (the
-  recurrence would cancel there).
+  recurrence b_m = (1/m) Σ_{j=1}^{m} (((t+1) j − m)/t) (t a_j) b_{m−j}, whose summands are all
+  positive when m <= t; for smaller integer t by binary exponentiation with ``log_series_product``
+  (the recurrence would cancel there). The input is ln(t·a_j) for j >= 1: for the allocation series
+  t·a_j = m_j/(j! t^{j−1}) is O(1) for small j, and so is ((t+1)j − m)/t, so no log of size ln t
+  enters the sums and the absolute error stays at a few ulps even for t = 10⁹.
 
 Error analysis (inputs are exact doubles; u = 2^-53; libm's exp and log are charged 2u relative,
 twice their documented 1-ulp accuracy):
 - a term T = x + y (+ z) computed in floating point carries the input errors plus u|T̂| per
-  addition, and 2u|log c| for a logarithm log c of an exact integer c;
+  addition; the log of q = fl(c/t) (c an exact integer) carries u (the rounding of q) + 2u|log q|;
+  the shift ln(t·a_j) − ln t of the binary-exponentiation branch carries 2u|ln t| + u|result|;
 - log-sum-exp L = M + log Σ_k exp(T̂_k − M) with M the largest term: the subtraction adds
   u|T̂_k − M| (inside exp this is a relative factor e^{u|d|}), exp 2u, the recursive sum of n
   positive terms at most n·u·1.01 relative, the log 2u|log S| and the final addition u|L|.
-Each log carries E = max_k (term error) + those terms, multiplied by (1 + 1e-6) to cover the
-rounding of the error arithmetic itself. The caller turns (L, E) into directed bounds.
+Each log carries E = (the weight-averaged term error, see ``_lse``) + those terms, multiplied by
+(1 + 1e-6) to cover the rounding of the error arithmetic itself. The caller turns (L, E) into directed bounds.
 
 Kernels never allocate: the caller passes every output and a scratch buffer, and failure is a
 non-zero return code.
@@ -41,9 +44,14 @@ cdef double SAFETY = 1.000001
 
 cdef inline void _lse(const double* terms, const double* term_err, Py_ssize_t count,
                       double* value, double* error) noexcept nogil:
-    """log Σ_k exp(terms[k]) and its error bound (terms may be −∞, which contribute 0)."""
+    """log Σ_k exp(terms[k]) and its error bound (terms may be −∞, which contribute 0).
+
+    With per-term log errors η_k and weights w_k = e^{T_k}/Σ e^{T_j}, the log of the sum moves by at
+    most ln Σ_k w_k e^{η_k} <= Σ_k w_k η_k e^{η_k}; the weighted mean is used when every η_k is below
+    1e-6 (then e^{η_k} <= 1 + 1.1e-6 and the floating-point weights' own error is covered by the
+    factor 1.01), the maximum otherwise."""
     cdef Py_ssize_t k, used = 0
-    cdef double top = -INFINITY, s = 0.0, d, worst = 0.0, e, log_s, total
+    cdef double top = -INFINITY, s = 0.0, d, worst = 0.0, e, x, weighted = 0.0, log_s, total, spread
     for k in range(count):
         if terms[k] > top:
             top = terms[k]
@@ -56,14 +64,17 @@ cdef inline void _lse(const double* terms, const double* term_err, Py_ssize_t co
             continue
         used += 1
         d = terms[k] - top
-        s += exp(d)
+        x = exp(d)
+        s += x
         e = term_err[k] + U * fabs(d) + 2.0 * U
+        weighted += x * e
         if e > worst:
             worst = e
     log_s = log(s)
     total = top + log_s
     value[0] = total
-    error[0] = (worst + 1.01 * (<double> used) * U + 2.0 * U * fabs(log_s) + U * fabs(total)) * SAFETY
+    spread = worst if worst > 1e-6 else 1.01 * (1.0 + 1.1e-6) * weighted / s
+    error[0] = (spread + 1.01 * (<double> used) * U + 2.0 * U * fabs(log_s) + U * fabs(total)) * SAFETY
 
 
 cdef int _product(const double* la, const double* ea, Py_ssize_t na,
@@ -112,9 +123,9 @@ def log_series_product(
     return 0
 
 
-cdef void _miller(const double* la, Py_ssize_t na, double t, double* out, double* out_err,
+cdef void _miller(const double* lta, Py_ssize_t na, double t, double* out, double* out_err,
                   Py_ssize_t n, double* terms, double* term_err) noexcept nogil:
-    """b = a^t by Miller's recurrence; requires a_0 = 1 (la[0] = 0) and n − 1 <= t."""
+    """b = a^t by Miller's recurrence from lta[j] = ln(t·a_j) (j >= 1); a_0 = 1 and n − 1 <= t."""
     cdef Py_ssize_t m, j, count
     cdef double c, lc, s1, s2, lse, lse_err, lm
     out[0] = 0.0
@@ -122,14 +133,14 @@ cdef void _miller(const double* la, Py_ssize_t na, double t, double* out, double
     for m in range(1, n):
         count = 0
         for j in range(1, m + 1):
-            if j >= na or la[j] == -INFINITY or out[m - j] == -INFINITY:
+            if j >= na or lta[j] == -INFINITY or out[m - j] == -INFINITY:
                 continue
             c = (t + 1.0) * (<double> j) - (<double> m)  # exact: an integer below 2^53, > 0 as m <= t
-            lc = log(c)
-            s1 = lc + la[j]
+            lc = log(c / t)
+            s1 = lc + lta[j]
             s2 = s1 + out[m - j]
             terms[count] = s2
-            term_err[count] = out_err[m - j] + 2.0 * U * fabs(lc) + U * fabs(s1) + U * fabs(s2)
+            term_err[count] = out_err[m - j] + 1.01 * U + 2.0 * U * fabs(lc) + U * fabs(s1) + U * fabs(s2)
             count += 1
         _lse(terms, term_err, count, &lse, &lse_err)
         if lse == -INFINITY:
@@ -142,17 +153,18 @@ cdef void _miller(const double* la, Py_ssize_t na, double t, double* out, double
 
 
 def log_series_power(
-    const double[::1] log_a,
+    const double[::1] log_ta,
     double t,
     double[::1] out,
     double[::1] out_err,
     double[::1] scratch,
 ) -> int:
-    """Logs (and error bounds) of the first n = len(out) coefficients of A(x)^t, where log_a holds
-    the logs of A's coefficients (exact inputs, −∞ for zero) and A's constant coefficient is 1
-    (log_a[0] == 0). t >= 1 is an integer-valued double below 2^53 / n. ``scratch`` has length
-    >= 8·n. Returns 0; 1 on a length mismatch; 2 if log_a[0] != 0; 3 if t is not a valid power."""
-    cdef Py_ssize_t n = out.shape[0], na = log_a.shape[0], i
+    """Logs (and error bounds) of the first n = len(out) coefficients of A(x)^t, where A's constant
+    coefficient is 1 (log_ta[0] must be 0) and log_ta[j] = ln(t·a_j) for j >= 1 (exact inputs, −∞
+    for a zero coefficient). t >= 1 is an integer-valued double below 2^53 / n. ``scratch`` has
+    length >= 8·n. Returns 0; 1 on a length mismatch; 2 if log_ta[0] != 0; 3 if t is invalid."""
+    cdef Py_ssize_t n = out.shape[0], na = log_ta.shape[0], i
+    cdef double lt, shifted
     cdef long long k
     cdef double* base
     cdef double* base_err
@@ -167,7 +179,7 @@ def log_series_power(
         return 1
     if n == 0:
         return 0
-    if log_a[0] != 0.0:
+    if log_ta[0] != 0.0:
         return 2
     if not (t >= 1.0) or t != <double> (<long long> t) or t * (<double> n) > 9.0e15:
         return 3
@@ -175,7 +187,7 @@ def log_series_power(
     term_err = &scratch[n]
     if t >= <double> (n - 1):
         with nogil:
-            _miller(&log_a[0], na, t, &out[0], &out_err[0], n, terms, term_err)
+            _miller(&log_ta[0], na, t, &out[0], &out_err[0], n, terms, term_err)
         return 0
     base = &scratch[2 * n]
     base_err = &scratch[3 * n]
@@ -184,9 +196,15 @@ def log_series_power(
     tmp = &scratch[6 * n]
     tmp_err = &scratch[7 * n]
     with nogil:
+        lt = log(t)
         for i in range(n):
-            base[i] = log_a[i] if i < na else -INFINITY
-            base_err[i] = 0.0
+            if i == 0 or i >= na or log_ta[i] == -INFINITY:
+                base[i] = 0.0 if i == 0 else -INFINITY
+                base_err[i] = 0.0
+            else:
+                shifted = log_ta[i] - lt
+                base[i] = shifted
+                base_err[i] = (2.0 * U * fabs(lt) + U * fabs(shifted)) * SAFETY
             acc[i] = 0.0 if i == 0 else -INFINITY
             acc_err[i] = 0.0
         k = <long long> t

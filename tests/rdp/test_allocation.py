@@ -168,3 +168,22 @@ def test_rdp_delta_never_below_the_exact_t2_profile_fast():
     for direction in Direction:
         exact = gaussian_allocation_t2_delta(1.0, 1.0, direction.value, dps=15)
         assert delta_upper_for(scheme, 1.0, direction).value >= exact
+
+
+@pytest.mark.parametrize("t", [1, 2, 7, 1000])
+@pytest.mark.parametrize("sigma", [0.7, 1.0, 3.0])
+def test_matches_the_verified_sympy_exports(t, sigma):
+    """proofs/allocation_alpha2.py: R_2 and R_3 closed forms, lambdified to mpmath."""
+    import sympy as sp
+
+    from proofs import allocation_alpha2
+
+    exports = allocation_alpha2.derive()
+    values = allocation_remove_integer(Gaussian(sigma), t, np.array([2, 3]))
+    for name, value in zip(("renyi2", "renyi3"), values):
+        expr = exports[name]
+        symbols = sorted(expr.free_symbols, key=lambda s: s.name)
+        fn = sp.lambdify(symbols, expr, modules="mpmath")
+        with mpmath.workdps(40):
+            exact = fn(*[{"Delta": 1, "sigma": mpmath.mpf(sigma), "t": t}[s.name] for s in symbols])
+        assert exact <= value <= exact * (1 + PARTITION_RTOL) + CLOSED_FORM_ATOL

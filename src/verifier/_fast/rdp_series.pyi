@@ -11,7 +11,7 @@ def log_series_product(
     scratch: npt.NDArray[np.float64],
 ) -> int: ...
 def log_series_power(
-    log_a: npt.NDArray[np.float64],
+    log_ta: npt.NDArray[np.float64],
     t: float,
     out: npt.NDArray[np.float64],
     out_err: npt.NDArray[np.float64],

@@ -83,12 +83,12 @@ def allocation_remove_integer(pair: DominatingPair, steps: int, orders: npt.NDAr
     log_m = log_moments_upper(pair, Direction.REMOVE, n)
     infinite = np.flatnonzero(np.isinf(log_m))
     cut = int(infinite[0]) if infinite.size else n
-    log_a = np.empty(cut)
+    log_ta = np.empty(cut)  # ln(t·a_j) with a_j = m_j/(j! t^j), i.e. ln m_j − ln j! − (j−1) ln t
     with with_precision():
         log_t = arb(t).log()
         for j in range(cut):
-            log_a[j] = 0.0 if j == 0 else arb_bound(arb(float(log_m[j])) - arb(j + 1).lgamma() - j * log_t, Side.UPPER)
-    coeff, err = log_power(log_a, t, cut)
+            log_ta[j] = 0.0 if j == 0 else arb_bound(arb(float(log_m[j])) - arb(j + 1).lgamma() - (j - 1) * log_t, Side.UPPER)
+    coeff, err = log_power(log_ta, t, cut)
     values = np.full(len(orders), math.inf)
     finite = orders < cut
     values[finite] = renyi_from_log_coefficients(orders[finite], coeff, err)

@@ -27,23 +27,25 @@ def _log_coefficients(name: str, values: npt.ArrayLike) -> npt.NDArray[np.float6
     return arr
 
 
-def log_power(log_a: npt.ArrayLike, t: int, length: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Logs of the first ``length`` coefficients of A(x)^t, A given by the logs of its coefficients
-    (exact inputs; A's constant coefficient must be 1, i.e. log_a[0] == 0), and their error bounds.
+def log_power(log_ta: npt.ArrayLike, t: int, length: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Logs of the first ``length`` coefficients of A(x)^t and their error bounds, where A's constant
+    coefficient is 1 (``log_ta[0]`` must be 0) and ``log_ta[j]`` = ln(t·a_j) for j >= 1 (exact inputs,
+    −∞ for a zero coefficient). The t-scaled input keeps every log in the sums O(1) for the
+    allocation series (see the kernel's docstring).
 
     t >= n − 1 uses J.C.P. Miller's recurrence (all summands positive), smaller t binary
     exponentiation; see the kernel's docstring for the error analysis.
     """
-    la = _log_coefficients("log_a", log_a)
+    lta = _log_coefficients("log_ta", log_ta)
     power = check_integer("t", t, minimum=1)
     n = check_integer("length", length, minimum=1)
-    if la[0] != 0.0:
-        raise InvalidArgument("log_a[0]", float(la[0]), "the constant coefficient must be 1 (log 0)")
+    if lta[0] != 0.0:
+        raise InvalidArgument("log_ta[0]", float(lta[0]), "the constant coefficient must be 1 (log 0)")
     if power * n > _MAX_T_TIMES_N:
         raise InvalidArgument("t", power, f"t·length must be <= {_MAX_T_TIMES_N:g} (exact integer arithmetic)")
     out = np.empty(n)
     err = np.empty(n)
-    code = log_series_power(la, float(power), out, err, np.empty(8 * n))
+    code = log_series_power(lta, float(power), out, err, np.empty(8 * n))
     if code != 0:
         raise NumericalFailure(f"log_series_power rejected its input (code {code})")  # pragma: no cover
     return out, err
