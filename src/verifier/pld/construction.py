@@ -55,7 +55,7 @@ from verifier._validation import check_open_unit
 from verifier.errors import AccuracyNotReachable, InvalidArgument, NumericalFailure
 from verifier.pairs import DominatingPair
 from verifier.pairs.base import evaluate_adaptively
-from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, check_step
+from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, check_step, sum_down
 
 __all__ = ["MAX_GRID", "pld_from_pair", "pld_sides_from_pair", "profile_balls"]
 
@@ -129,7 +129,7 @@ def _side(
             masses, inf_mass = found
             probs = np.array([max(0.0, arb_bound(m, Side.LOWER)) for m in masses])
             inf_mass = max(0.0, arb_bound(inf_mass, Side.LOWER))
-            dropped = max(0.0, up(1.0 - math.fsum(probs) * (1 - 2.0**-52) - inf_mass))
+            dropped = max(0.0, up(1.0 - sum_down(probs) - inf_mass))
             budget = dropped
     first = int(np.flatnonzero(probs)[0]) if probs.any() else 0
     last = int(np.flatnonzero(probs)[-1]) if probs.any() else 0
@@ -232,7 +232,7 @@ def _round_dominating(
         probs[idx] = max(0.0, arb_bound(m, Side.LOWER))
         deficit = up(deficit + up(arb_bound(m, Side.UPPER) - probs[idx]))
     inf_float = up(arb_bound(inf_mass, Side.UPPER) + deficit)
-    rest = up(up(1.0 - math.fsum(probs)) + 2.0**-52) - inf_float  # fsum: half an ulp
+    rest = up(1.0 - sum_down(probs)) - inf_float
     probs[index0] = max(0.0, up(rest))
     return probs, inf_float, deficit
 
