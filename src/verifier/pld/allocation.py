@@ -21,17 +21,20 @@ up, DOMINATED: only down), exactly (:func:`verifier._directed.log_index`).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from verifier._directed import log_index
+from verifier._directed import log_index, loss_index
 from verifier._types import Direction, Dominance, Measure
 from verifier._validation import check_integer, check_open_unit
 from verifier.errors import InvalidArgument
 from verifier.pairs import DominatingPair
+from verifier.pld.bracket import PLDBracket
+from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD
 from verifier.pld.geometric import (
     MAX_BINS,
     MomentLaw,
@@ -42,8 +45,18 @@ from verifier.pld.geometric import (
     self_convolve,
     self_convolve_convex,
 )
+from verifier.pld.schemes import register_builder
+from verifier.schemes import Allocation
 
-__all__ = ["AllocationLoss", "allocation_loss", "loss_range", "ConvexAllocation", "convex_allocation"]
+__all__ = [
+    "AllocationLoss",
+    "allocation_loss",
+    "loss_range",
+    "ConvexAllocation",
+    "convex_allocation",
+    "allocation_bracket",
+    "lattice_exponent_for",
+]
 
 #: Shares of the truncation budget β: the base laws' tails, and all the convolutions together.
 _BASE_SHARE = 0.25
@@ -272,3 +285,72 @@ def convex_allocation(
     base = convex_ratio_law(pair, k, loss_range(pair, Measure.Q, beta * _BASE_SHARE / t), dominance, max_bins=max_bins)
     law = self_convolve_convex(base, t, tail_for, step_for, max_bins=max_bins) if t > 1 else base
     return ConvexAllocation(t, law)
+
+
+def _grid_pld(
+    losses: npt.NDArray[np.float64],
+    masses: npt.NDArray[np.float64],
+    infinite: float,
+    dominance: Dominance,
+    direction: Direction,
+    step: float,
+    relative_error: float,
+    error_budget: float,
+) -> DiscretePLD:
+    """A :class:`DiscretePLD` on the grid of ``step`` from float losses already rounded toward the
+    safe side: each loss goes to the grid point on its side (:func:`verifier._directed.loss_index`),
+    and the masses' relative floating-point error is applied on the safe side."""
+    index = loss_index(losses, step, dominance)
+    offset = int(index.min())
+    probs = np.bincount(index - offset, weights=masses)
+    scale = 1.0 + relative_error if dominance is Dominance.DOMINATING else 1.0 - relative_error
+    probs, infinite = probs * scale, infinite * scale
+    dropped = 0.0 if dominance is Dominance.DOMINATING else max(0.0, 1.0 - math.fsum(probs) - infinite)
+    return DiscretePLD(step, offset, probs, infinite, dropped, dominance, direction, error_budget)
+
+
+def lattice_exponent_for(step: float, steps: int) -> int:
+    """Base lattice exponent k0 for a PLD grid step h = 2^-j and t = ``steps``: the last
+    convolution's lattice (k0 + ⌈log2(t)/2⌉, :func:`convex_allocation`) is 16 times coarser than the
+    loss grid. Convex-order splitting is second order in the lattice step, so it then contributes
+    less error than snapping the final losses to the grid."""
+    return max(3, round(-math.log2(step)) - 4 - math.ceil(0.5 * math.log2(max(steps, 1))))
+
+
+def allocation_bracket(
+    scheme: Allocation,
+    direction: Direction,
+    step: float,
+    tail_mass: float = DEFAULT_TAIL_MASS,
+    *,
+    lattice_exponent: int | None = None,
+) -> PLDBracket:
+    """PLD bracket of k-out-of-t random allocation with ``epochs`` epochs, in ``direction``, on the
+    loss grid ``step``.
+
+    1-out-of-⌊t/k⌋ allocation from convex-order laws (:func:`convex_allocation`, both sides), then
+    k·epochs-fold PLD composition (S0 Lemma 3.2: **floor**, never ceiling — a ceiling gives more
+    steps per round and so under-reports ε; notes/random-allocation.md §6 item 29). ``tail_mass``
+    is the truncation budget β of each one-round law and of each composition.
+    """
+    if not isinstance(scheme, Allocation):
+        raise InvalidArgument("scheme", scheme, "must be an Allocation")
+    rounds = scheme.k * scheme.epochs
+    t_round = scheme.steps // scheme.k
+    k0 = lattice_exponent_for(step, t_round) if lattice_exponent is None else lattice_exponent
+    sides = []
+    for dominance in (Dominance.DOMINATING, Dominance.DOMINATED):
+        law = _convex_cached(scheme.pair, t_round, dominance, k0, tail_mass)
+        losses, masses, infinite = law.pld_arrays(direction)
+        budget = infinite if dominance is Dominance.DOMINATING else 0.0
+        sides.append(_grid_pld(losses, masses, infinite, dominance, direction, step, law.law.relative_error, budget))
+    one = PLDBracket(*sides)
+    return one if rounds == 1 else one.self_compose(rounds, tail_mass=tail_mass)
+
+
+@functools.lru_cache(maxsize=32)
+def _convex_cached(pair: DominatingPair, steps: int, dominance: Dominance, k0: int, tail: float) -> ConvexAllocation:
+    return convex_allocation(pair, steps, dominance, step_exponent=k0, tail_budget=max(tail, 1e-300))
+
+
+register_builder(Allocation, allocation_bracket)
