@@ -23,7 +23,7 @@ __all__ = ["PLDMethod", "METHODS", "REL_ACCURACY", "START_STEP", "MAX_GRID_POINT
 REL_ACCURACY = 1e-3
 
 #: First grid step of the refinement (halved until REL_ACCURACY or the grid limit is reached).
-START_STEP = 2.0**-11
+START_STEP = 2.0**-7
 
 #: Grid limit of the refinement (points on the widest PLD).
 MAX_GRID_POINTS = 1 << 21
