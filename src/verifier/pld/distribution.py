@@ -32,6 +32,7 @@ from verifier._types import Direction, Dominance
 from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive, check_real_array
 from verifier.errors import IncompatibleObjects, InvalidArgument, NumericalFailure
 from verifier.hockey import discrete_pld_delta
+from verifier.pairs.base import _bisect  # the pairs' ε(δ) bisection: a predicate False at lo, True at hi
 from verifier.pld.fft import convolve_one_sided
 
 __all__ = ["DEFAULT_TAIL_MASS", "DiscretePLD", "compose", "self_compose", "check_step", "sum_up", "sum_down"]
@@ -39,9 +40,6 @@ __all__ = ["DEFAULT_TAIL_MASS", "DiscretePLD", "compose", "self_compose", "check
 #: Mass a composition may push off each end of the grid (to +∞ for DOMINATING, dropped or moved
 #: down for DOMINATED). Far below any δ a user asks about; recorded in ``error_budget``.
 DEFAULT_TAIL_MASS = 1e-15
-
-#: ε(δ) bisection stops when the bracket is this many ulps wide.
-_EPSILON_ULPS = 4
 
 
 def sum_up(x: npt.NDArray[np.float64]) -> float:
@@ -157,7 +155,7 @@ class DiscretePLD:
                 hi = up(hi + 1.0)
                 if not self.delta(hi) <= target:
                     raise NumericalFailure("δ above the top grid loss exceeds the mass at +∞")
-            root = _bisect(lambda e: self.delta(e) <= target, lo, hi, keep_true=True)
+            root = _bisect(lambda e: self.delta(e) <= target, lo, hi, keep="high")
             if not self.delta(root) <= target:
                 raise NumericalFailure("ε(δ) upper bound failed its post-condition")  # pragma: no cover
             return root
@@ -165,7 +163,7 @@ class DiscretePLD:
             hi = math.inf if self.infinite_mass > target else up(hi + 1.0)
             if math.isinf(hi):
                 return math.inf
-        root = _bisect(lambda e: self.delta(e) <= target, lo, hi, keep_true=False)
+        root = _bisect(lambda e: self.delta(e) <= target, lo, hi, keep="low")
         if not self.delta(root) > target:
             raise NumericalFailure("ε(δ) lower bound failed its post-condition")  # pragma: no cover
         return root
@@ -174,19 +172,6 @@ class DiscretePLD:
     def total_mass(self) -> float:
         """Σ p_i + p_∞ (float sum; informational)."""
         return math.fsum(self.probs) + self.infinite_mass
-
-
-def _bisect(holds, lo: float, hi: float, keep_true: bool) -> float:
-    """Bisection on a predicate False at ``lo`` and True at ``hi``; returns the True end or the False end."""
-    while hi - lo > _EPSILON_ULPS * math.ulp(max(abs(lo), abs(hi), 1e-300)):
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        if holds(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi if keep_true else lo
 
 
 def _check_composable(a: DiscretePLD, b: DiscretePLD) -> None:
