@@ -116,6 +116,14 @@ class AllocationLoss:
         return probs, infinite
 
 
+    def pld(self) -> DiscretePLD:
+        """This distribution as the PLD engine's :class:`DiscretePLD` (masses on the safe side)."""
+        probs, infinite = self.safe_masses()
+        dropped = self.dropped_mass if self.dominance is Dominance.DOMINATED else 0.0
+        budget = self.truncated_mass + self.absolute_error
+        return DiscretePLD(self.step, self.offset, probs, infinite, dropped, self.dominance, self.direction, budget)
+
+
 def loss_range(pair: DominatingPair, under: Measure, tail: float) -> tuple[float, float]:
     """An interval of REMOVE losses ln(P/Q) holding all but at most ``tail`` of the mass on each side
     (under ``under``), found by bisection on the pair's loss CDF and survival function (so that
