@@ -22,7 +22,7 @@ from flint import arb
 from verifier._directed import arb_bound, up, with_precision
 from verifier._types import Bound, Direction, Quantity, Side
 from verifier._validation import check_nonnegative, check_open_unit
-from verifier.analytic._search import smallest_passing
+from verifier.analytic._search import EPSILON_TOLERANCE, smallest_passing
 from verifier.analytic.poisson_profile import ProfileSource, pld_poisson_profile
 from verifier.analytic.rounds import rounds_of
 from verifier.errors import NotApplicable
@@ -32,6 +32,8 @@ __all__ = ["CITATION", "sampled_fraction", "decomposition_delta", "decomposition
 
 CITATION = "Feldman & Shenfeld 2025 (arXiv 2502.08202), Thm 4.6 (Poisson decomposition, λ = 1/t; add form per footnote 9)"
 METHOD = "decomposition"
+#: Relative width of the ADD ε search (tightness only; far below the Poisson profile's own accuracy).
+_RELATIVE_TOLERANCE = 1e-5
 
 
 def sampled_fraction(steps: int) -> arb:
@@ -82,6 +84,14 @@ def decomposition_delta(scheme: Allocation, epsilon: float, direction: Direction
     return Bound(value, Side.UPPER, direction, Quantity.DELTA, eps, METHOD, CITATION)
 
 
+def _add_start(rounds, target: float, profiles: ProfileSource) -> float:
+    """Where the ADD search starts: the ε with ε←(ε) = ε_P(δ), ignoring the factor γ← >= 1 (float;
+    only a starting point, every returned point is verified)."""
+    eps_poisson = profiles(rounds.pair, 1.0 / rounds.steps, rounds.steps, Direction.ADD).epsilon_upper(target)
+    ratio = -math.expm1(-max(eps_poisson, 0.0)) / float(sampled_fraction(rounds.steps).mid())
+    return -math.log1p(-ratio) if 0.0 <= ratio < 1.0 and math.isfinite(eps_poisson) else 0.0
+
+
 def decomposition_epsilon(scheme: Allocation, delta: float, direction: Direction,
                           profiles: ProfileSource = pld_poisson_profile) -> Bound:
     """UPPER bound on ε(δ) of 1-out-of-t allocation in ``direction`` (Thm 4.6).
@@ -102,7 +112,9 @@ def decomposition_epsilon(scheme: Allocation, delta: float, direction: Direction
             eps_poisson = max(eps_poisson, 0.0)
             value = arb_bound((arb(eps_poisson).expm1() / lam_v).log1p(), Side.UPPER)
     else:
+        start = _add_start(rounds, target, profiles)
         _, value = smallest_passing(
-            lambda e: decomposition_delta_rounds(rounds.pair, rounds.steps, e, direction, profiles) <= target, 0.0
+            lambda e: decomposition_delta_rounds(rounds.pair, rounds.steps, e, direction, profiles) <= target,
+            start, tolerance=max(EPSILON_TOLERANCE, _RELATIVE_TOLERANCE * start),
         )
     return Bound(value, Side.UPPER, direction, Quantity.EPSILON, target, METHOD, CITATION)

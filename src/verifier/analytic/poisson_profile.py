@@ -19,11 +19,21 @@ from verifier.errors import NotApplicable
 from verifier.pairs import DominatingPair
 from verifier.schemes import Poisson
 
-__all__ = ["PoissonProfile", "ProfileSource", "PLDPoissonProfile", "pld_poisson_profile", "PLD_EPS_ACCURACY"]
+__all__ = ["informative_rate", "PoissonProfile", "ProfileSource", "PLDPoissonProfile", "pld_poisson_profile", "PLD_STEP"]
 
-#: Loss-grid accuracy asked of the PLD engine for the Poisson profiles: it only affects how tight
-#: the analytic bounds are (the engine's DOMINATING side is an upper bound at any accuracy).
-PLD_EPS_ACCURACY = 1e-4
+#: Loss-grid step of the PLD engine for the Poisson profiles (close to random-allocation's 1e-4): it
+#: only affects how tight the analytic bounds are (the DOMINATING side is an upper bound at any step).
+PLD_STEP = 2.0**-13
+
+
+def informative_rate(rate: float, steps: int) -> bool:
+    """Whether a Poisson rate is worth a PLD: rate <= 1/√t′ (random-allocation's guard, notes §3.4).
+
+    Above it the truncated-Poisson and recursive bounds are far from every other method (the
+    amplification is gone) and the Poisson PLD is the costliest to build, so those candidates are
+    skipped. Skipping a candidate never affects validity, only which bounds are tried.
+    """
+    return rate * rate * steps <= 1.0
 
 
 class PoissonProfile(Protocol):
@@ -61,4 +71,4 @@ def pld_poisson_profile(pair: DominatingPair, rate: float, steps: int, direction
         from verifier.pld import scheme_pld  # the sibling math layer; imported when first needed
     except ImportError as exc:  # pragma: no cover - only while the PLD engine is not installed
         raise NotApplicable(f"the PLD engine (verifier.pld) is not available: {exc}") from exc
-    return PLDPoissonProfile(scheme_pld(Poisson(pair, rate, steps), direction, eps_accuracy=PLD_EPS_ACCURACY))
+    return PLDPoissonProfile(scheme_pld(Poisson(pair, rate, steps), direction, step=PLD_STEP))

@@ -18,6 +18,9 @@ H_{e^{ε′}}(P‖Q) >= P(S) − e^{ε′}Q(S) >= P(S)(1 − e^{−ε′}), i.e.
 
 For m = k·E rounds the tails are union-bounded as in Thm 4.1: δ_A(ε) <= δ_{P_{m·t′,η}}(ε) + m·c·δ←_{A_{t′}}(ε′).
 
+Candidates whose rate η exceeds 1/√t′ are skipped (informative_rate); if none is left the bound
+is reported as not applicable.
+
 Free parameter ε′: the δ form minimises over a few candidates; the ε form takes, for each tail
 share f of δ, the smallest ε′ (bisection) at which the tail is <= f·δ, and returns the best.
 """
@@ -33,7 +36,7 @@ from verifier._types import Bound, Direction, Quantity, Side
 from verifier._validation import check_nonnegative, check_open_unit
 from verifier.analytic._search import smallest_passing
 from verifier.analytic.decomposition import decomposition_delta_rounds
-from verifier.analytic.poisson_profile import ProfileSource, pld_poisson_profile
+from verifier.analytic.poisson_profile import ProfileSource, informative_rate, pld_poisson_profile
 from verifier.analytic.rounds import Rounds, rounds_of
 from verifier.errors import NotApplicable
 from verifier.pairs import Gaussian
@@ -88,9 +91,11 @@ def _tail(rounds: Rounds, epsilon_prime: float, direction: Direction, profiles: 
 
 
 def _max_epsilon_prime(rounds: Rounds) -> float:
+    """ln(t′)/4: the theorem allows ε′ <= ln(t′)/2 (η <= 1); beyond ln(t′)/4 the rate exceeds 1/√t′
+    (:func:`~verifier.analytic.poisson_profile.informative_rate`), so the search stops there."""
     if rounds.steps < 2:
         raise NotApplicable("Thm 4.2 needs t′ = ⌊t/k⌋ >= 2 (ε′ ∈ (0, ln(t′)/2])")
-    return down(math.log(rounds.steps) / 2)
+    return down(math.log(rounds.steps) / 4)
 
 
 def recursive_delta(scheme: Allocation, epsilon: float, direction: Direction,
@@ -101,12 +106,16 @@ def recursive_delta(scheme: Allocation, epsilon: float, direction: Direction,
     rounds = rounds_of(scheme)
     cap = _max_epsilon_prime(rounds)
     candidates = {min(c * eps, cap) for c in EPSILON_PRIME_MULTIPLES} | {f * cap for f in _EPSILON_PRIME_FRACTIONS}
-    best = 1.0
+    best = math.inf
     for eps_prime in sorted(c for c in candidates if c > 0):
         eta = recursion_rate(eps_prime, rounds.steps)
+        if not informative_rate(eta, rounds.steps):
+            continue
         poisson = profiles(rounds.pair, eta, rounds.rounds * rounds.steps, direction).delta_upper(eps)
         best = min(best, up(poisson + _tail(rounds, eps_prime, direction, profiles)))
-    return Bound(best, Side.UPPER, direction, Quantity.DELTA, eps, METHOD, CITATION)
+    if math.isinf(best):
+        raise NotApplicable(f"every ε′ candidate gives a Poisson rate above 1/√t′ (t′ = {rounds.steps})")
+    return Bound(min(best, 1.0), Side.UPPER, direction, Quantity.DELTA, eps, METHOD, CITATION)
 
 
 def recursive_epsilon(scheme: Allocation, delta: float, direction: Direction,
@@ -129,9 +138,12 @@ def recursive_epsilon(scheme: Allocation, delta: float, direction: Direction,
         _, eps_prime = smallest_passing(fits, cap * 1e-3, cap, tolerance=_EPSILON_PRIME_TOLERANCE * cap)
         left = down(target - _tail(rounds, eps_prime, direction, profiles))
         eta = recursion_rate(eps_prime, rounds.steps)
+        if not informative_rate(eta, rounds.steps):
+            continue
         best = min(best, profiles(rounds.pair, eta, rounds.rounds * rounds.steps, direction).epsilon_upper(left))
     if math.isinf(best):
         raise NotApplicable(
-            f"no ε′ <= ln(t′)/2 = {cap:g} makes the tail τ·δ←_A(ε′) small enough for δ = {target:g} (t′ = {rounds.steps})"
+            f"no ε′ <= ln(t′)/4 = {cap:g} (Poisson rate e^(2ε′)/t′ <= 1/√t′) makes the tail τ·δ←_A(ε′) "
+            f"small enough for δ = {target:g} (t′ = {rounds.steps})"
         )
     return Bound(max(best, 0.0), Side.UPPER, direction, Quantity.EPSILON, target, METHOD, CITATION)

@@ -18,6 +18,9 @@ Poisson steps are m·t′ Poisson steps; the excluded events are union-bounded:
 
     δ_A(ε) <= δ_{P_{m·t′,η}}(ε) + m(t′δ₀ + δ_az).
 
+Candidates whose rate exceeds 1/√t′ are skipped (:func:`~verifier.analytic.poisson_profile.informative_rate`);
+if none is left the bound is reported as not applicable.
+
 Free parameters. δ₀ and δ_az trade the Poisson rate η against the additive terms; each candidate
 split below gives a valid bound and the smallest is returned (a minimum of upper bounds is an
 upper bound). ε₀ is the pair's exact ε(δ₀), the larger of its two directions, rounded up.
@@ -32,7 +35,7 @@ from flint import arb
 from verifier._directed import arb_bound, down, up, with_precision
 from verifier._types import Bound, Direction, Quantity, Side
 from verifier._validation import check_nonnegative, check_open_unit
-from verifier.analytic.poisson_profile import ProfileSource, pld_poisson_profile
+from verifier.analytic.poisson_profile import ProfileSource, informative_rate, pld_poisson_profile
 from verifier.analytic.rounds import Rounds, rounds_of
 from verifier.errors import NotApplicable
 from verifier.schemes import Allocation
@@ -89,7 +92,7 @@ def truncated_poisson_delta(scheme: Allocation, epsilon: float, direction: Direc
     rounds = rounds_of(scheme)
     total_steps = rounds.rounds * rounds.steps
     floor = profiles(rounds.pair, 1.0 / rounds.steps, total_steps, direction).delta_upper(eps)
-    best = 1.0
+    best = math.inf
     for ratio in DELTA_BUDGET_RATIOS:
         budget = max(floor * ratio, 1e-300)
         delta0 = down(budget / 2 / rounds.rounds / rounds.steps)
@@ -97,10 +100,14 @@ def truncated_poisson_delta(scheme: Allocation, epsilon: float, direction: Direc
         if delta0 <= 0 or delta_azuma <= 0:
             continue
         eta = _poisson_rate(rounds, delta0, delta_azuma)
+        if not informative_rate(eta, rounds.steps):
+            continue
         value = up(profiles(rounds.pair, eta, total_steps, direction).delta_upper(eps)
                    + _budget(rounds, delta0, delta_azuma))
         best = min(best, value)
-    return Bound(best, Side.UPPER, direction, Quantity.DELTA, eps, METHOD, CITATION)
+    if math.isinf(best):
+        raise NotApplicable(f"no additive budget gives an informative Poisson rate η <= 1/√t′ = {1 / math.sqrt(rounds.steps):.3g}")
+    return Bound(min(best, 1.0), Side.UPPER, direction, Quantity.DELTA, eps, METHOD, CITATION)
 
 
 def truncated_poisson_epsilon(scheme: Allocation, delta: float, direction: Direction,
@@ -110,7 +117,7 @@ def truncated_poisson_epsilon(scheme: Allocation, delta: float, direction: Direc
     :data:`EPSILON_SPLITS`."""
     target = check_open_unit("delta", delta)
     rounds = rounds_of(scheme)
-    best = math.inf
+    best, skipped_rate = math.inf, 0.0
     for share_local, share_azuma in EPSILON_SPLITS:
         delta0 = down(target * share_local / rounds.rounds / rounds.steps)
         delta_azuma = down(target * share_azuma / rounds.rounds)
@@ -118,8 +125,14 @@ def truncated_poisson_epsilon(scheme: Allocation, delta: float, direction: Direc
         if not left > 0:
             continue
         eta = _poisson_rate(rounds, delta0, delta_azuma)
+        if not informative_rate(eta, rounds.steps):
+            skipped_rate = max(skipped_rate, eta)
+            continue
         eps = profiles(rounds.pair, eta, rounds.rounds * rounds.steps, direction).epsilon_upper(down(left))
         best = min(best, eps)
     if math.isinf(best):
-        raise NotApplicable(f"the Poisson(η) profile gives ε = ∞ for every δ split at δ = {target:g}")
+        raise NotApplicable(
+            f"no δ split gives an informative Poisson rate η <= 1/√t′ = {1 / math.sqrt(rounds.steps):.3g} "
+            f"(smallest η {skipped_rate:.3g}) or a finite ε at δ = {target:g}"
+        )
     return Bound(max(best, 0.0), Side.UPPER, direction, Quantity.EPSILON, target, METHOD, CITATION)
