@@ -35,6 +35,21 @@ def test_normals_follow_the_standard_normal_law():
     assert abs(np.corrcoef(z[:-1], z[1:])[0, 1]) < 5 / math.sqrt(z.size)
 
 
+def test_normals_have_the_normal_tails_and_bin_frequencies():
+    """The ziggurat's tail branch (|Z| > R = 3.4426) and wedges, by a chi-square test on 200
+    equiprobable bins plus extra tail bins, 4·10^6 draws."""
+    z = np.empty(4_000_000)
+    standard_normals(z, state(2))
+    edges = stats.norm.ppf(np.linspace(0, 1, 201))
+    edges = np.unique(np.concatenate([edges, [-4.5, -3.4426, 3.4426, 4.5]]))
+    observed = np.histogram(z, bins=edges)[0]
+    expected = z.size * np.diff(stats.norm.cdf(edges))
+    assert stats.chisquare(observed, expected).pvalue > GOF_ALPHA
+    tail = np.mean(np.abs(z) > 3.4426)
+    p = 2 * stats.norm.sf(3.4426)
+    assert abs(tail - p) < 6 * math.sqrt(p / z.size)
+
+
 def test_normals_are_reproducible_and_the_state_advances():
     s1, s2 = state(3), state(3)
     a, b = np.empty(1001), np.empty(1001)

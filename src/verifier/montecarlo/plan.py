@@ -31,7 +31,7 @@ from verifier.schemes import Allocation, Scheme
 __all__ = ["Plan", "uses_importance", "run_chunk", "chunk_sizes", "combine", "FORMAT_VERSION", "CITATION"]
 
 #: Bumped whenever a change alters the numbers a chunk produces (invalidates saved chunks).
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 CITATION = (
     "Monte Carlo of the hockey-stick statistic E[(1 − e^{ε−L})_+] (Feldman & Shenfeld, Def 2.1; "
