@@ -39,6 +39,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--confidence", type=float, default=0.99, help="joint level of each interval, in (0, 1) (default 0.99)")
     run.add_argument("--interval", choices=INTERVALS, default="kl", help="confidence bound (default kl: KL–Chernoff)")
     run.add_argument("--importance", choices=IMPORTANCE, default="auto", help="Chua et al. importance sampling (Gaussian allocation, k=1)")
+    run.add_argument(
+        "--order-statistics",
+        action="store_true",
+        help="Gaussian allocation: pessimistic order-statistics loss (O(R) per sample; estimates an UPPER bound on δ)",
+    )
     run.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, help=f"samples per chunk (default {DEFAULT_CHUNK_SIZE})")
     run.add_argument("--results", metavar="FILE", help="JSON-lines file receiving finished chunks; a rerun resumes from it")
     run.add_argument("--scheduler", metavar="ADDRESS", help="run the chunks on this dask scheduler")
@@ -77,6 +82,7 @@ def _run(args: argparse.Namespace) -> int:
         interval=args.interval,
         chunk_size=args.chunk_size,
         importance=args.importance,
+        order_statistics=args.order_statistics,
         results=args.results,
         scheduler=args.scheduler,
         workers=args.workers,

@@ -17,7 +17,7 @@ from verifier._types import Direction, Estimate
 from verifier._validation import check_choice, check_integer, check_open_unit, check_real_array
 from verifier.errors import InvalidArgument
 from verifier.montecarlo.intervals import INTERVALS
-from verifier.montecarlo.plan import Plan, chunk_sizes, combine, run_chunk, uses_importance
+from verifier.montecarlo.plan import Plan, chunk_sizes, combine, run_chunk, supports_order_statistics, uses_importance
 from verifier.montecarlo.store import ChunkStore
 from verifier.schemes import Scheme
 
@@ -45,7 +45,7 @@ class McResult:
         return self.estimates[direction][index]
 
 
-def _plan(scheme, epsilons, directions, seed, chunk_size, importance) -> Plan:
+def _plan(scheme, epsilons, directions, seed, chunk_size, importance, order_statistics) -> Plan:
     eps = check_real_array("epsilon", epsilons)
     if eps.size == 0:
         raise InvalidArgument("epsilon", "[]", "give at least one ε")
@@ -56,13 +56,18 @@ def _plan(scheme, epsilons, directions, seed, chunk_size, importance) -> Plan:
     applicable = uses_importance(scheme)
     if mode == "on" and not applicable:
         raise InvalidArgument("importance", "on", "importance sampling applies only to Gaussian allocation with k=1, epochs=1")
+    if order_statistics and not supports_order_statistics(scheme):
+        raise InvalidArgument("order_statistics", True, "order statistics apply only to Gaussian allocation")
+    if order_statistics and mode == "on":
+        raise InvalidArgument("importance", "on", "choose importance sampling or order statistics, not both")
     return Plan(
         scheme=scheme,
         epsilons=tuple(float(e) for e in eps),
         directions=dirs,
         seed=check_integer("seed", seed, minimum=0),
         chunk_size=check_integer("chunk_size", chunk_size, minimum=1),
-        importance=applicable and mode != "off",
+        importance=applicable and mode != "off" and not order_statistics,
+        order_statistics=bool(order_statistics),
     )
 
 
@@ -118,6 +123,7 @@ def estimate_delta(
     interval: str = "kl",
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     importance: str = "auto",
+    order_statistics: bool = False,
     results: str | None = None,
     scheduler: str | None = None,
     workers: int | None = None,
@@ -129,13 +135,15 @@ def estimate_delta(
 
     Samplers: :mod:`verifier.montecarlo.samplers` (for allocation with k > 1 the estimate is of the
     Lemma 3.2 upper bound); importance sampling (Chua et al. 2024a) for Gaussian allocation with
-    k = 1, one epoch, unless ``importance="off"``. Intervals: :mod:`verifier.montecarlo.intervals`.
+    k = 1, one epoch, unless ``importance="off"``; ``order_statistics`` (Gaussian allocation) draws an
+    upper-biased loss at O(R) rather than O(t) cost per sample, so the estimate is of an UPPER bound
+    on δ and its interval's lower end is 0 (:mod:`verifier.montecarlo.order_statistics`). Intervals: :mod:`verifier.montecarlo.intervals`.
     ``results`` names a JSON-lines file that receives each finished chunk and from which an earlier,
     interrupted run with the same plan is resumed. ``scheduler`` (a dask address) or ``workers``
     (a local dask cluster of that many processes) run the chunks on dask; the numbers are the same
     as in-process for the same seed and chunk size. Results are Estimates, never Bounds.
     """
-    plan = _plan(scheme, epsilons, directions, seed, chunk_size, importance)
+    plan = _plan(scheme, epsilons, directions, seed, chunk_size, importance, order_statistics)
     n = check_integer("samples", samples, minimum=1)
     level = check_open_unit("confidence", confidence)
     check_choice("interval", interval, INTERVALS)
