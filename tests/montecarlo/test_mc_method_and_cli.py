@@ -86,3 +86,14 @@ def test_progress_bar_goes_to_stderr(capsys):
 def test_invalid_input_exits_2_naming_the_parameter(capsys, argv, name):
     status, _, err = run(capsys, "mc", *argv)
     assert status == 2 and name in err and len(err.strip().splitlines()) == 1
+
+
+def test_certificate_carries_the_monte_carlo_evidence(capsys):
+    status, out, _ = run(capsys, "certify", "--sigma", "1", "--scheme", "allocation", "--steps", "2", "--epsilon", "1.0",
+                         "--delta", "0.07", "--method", "montecarlo", "--json")
+    certificate = json.loads(out)
+    assert certificate["verdict"] == "INCONCLUSIVE"  # an estimate never decides a verdict
+    assert {e["direction"] for e in certificate["estimates"]} == {"add", "remove"}
+    exact = {"remove": 5.92065011e-02, "add": 5.01976624e-02}  # notes §7.5
+    for e in certificate["estimates"]:
+        assert e["lower"] <= exact[e["direction"]] <= e["upper"]

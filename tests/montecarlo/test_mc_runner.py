@@ -75,12 +75,15 @@ def test_more_samples_extend_a_saved_run(tmp_path):
     assert values(more) == values(estimate_delta(SCHEME, EPS, [Direction.ADD], 6000, seed=5, chunk_size=1000))
 
 
-def test_local_dask_cluster_gives_the_in_process_numbers():
-    pytest.importorskip("distributed")
-    scheme = Poisson(Laplace(1.0), 0.2, 5)
-    local = estimate_delta(scheme, EPS, BOTH, 12_000, seed=6, chunk_size=2500)
-    on_dask = estimate_delta(scheme, EPS, BOTH, 12_000, seed=6, chunk_size=2500, workers=2)
-    assert values(on_dask) == values(local)
+def test_dask_scheduler_with_two_workers_gives_the_in_process_numbers():
+    """A scheduler given by address (here a local 2-process cluster; the --workers path is exercised
+    by the kill-and-resume test below)."""
+    distributed = pytest.importorskip("distributed")
+    local = {s: estimate_delta(s, EPS, BOTH, 12_000, seed=6, chunk_size=2500) for s in (Poisson(Laplace(1.0), 0.2, 5), SCHEME)}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        for scheme, expected in local.items():
+            on_dask = estimate_delta(scheme, EPS, BOTH, 12_000, seed=6, chunk_size=2500, scheduler=cluster.scheduler_address)
+            assert values(on_dask) == values(expected)
 
 
 def test_killed_dask_run_resumes_from_saved_chunks(tmp_path):
