@@ -19,12 +19,15 @@ from verifier.schemes import Allocation, Scheme
 
 __all__ = ["AllocationPLD", "METHODS"]
 
-#: Loss-grid step of δ(ε) queries and of the first ε(δ) pass.
-_FIRST_STEP = 2.0**-14
+#: Loss-grid step of δ(ε) queries.
+_DELTA_STEP = 2.0**-12
+#: Loss-grid step of the first, coarse ε(δ) pass (it locates ε; the second pass resolves it).
+_FIRST_STEP = 2.0**-8
 #: Relative width of the ε bracket the second pass aims at (its grid step is chosen from the first).
-_EPSILON_TARGET = 2e-3
+_EPSILON_TARGET = 4e-3
 #: Finest grid step used, and the most grid points one PLD (after composition) may take.
 _FINEST_STEP = 2.0**-24
+_MAX_REFINEMENTS = 5
 _MAX_POINTS = 1 << 21
 
 _NOTE = (
@@ -63,20 +66,28 @@ class AllocationPLD(Method):
         ]
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        bracket = self._bracket(scheme, direction, _FIRST_STEP)
+        bracket = self._bracket(scheme, direction, _DELTA_STEP)
         return self._bounds(bracket.delta(epsilon), Quantity.DELTA, epsilon, direction, bracket.step)
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
+        """A coarse pass locates ε; then the grid (and with it the lattice) is refined, first to a
+        step of a quarter of the target width, then by halving, until the bracket is
+        _EPSILON_TARGET wide (relative) or the finest step is reached. Each pass is a rigorous
+        bracket; the result is their intersection."""
         bracket = self._bracket(scheme, direction, _FIRST_STEP)
-        first = bracket.epsilon(delta)
-        if math.isfinite(first.upper) and first.upper > 0 and first.relative_width > _EPSILON_TARGET:
-            # snapping to the grid costs up to one step in ε: aim the step at a quarter of the target width
-            wanted = 2.0 ** math.floor(math.log2(max(first.upper * _EPSILON_TARGET / 4.0, _FINEST_STEP)))
-            if wanted < bracket.step:
-                bracket = self._bracket(scheme, direction, wanted)
-                second = bracket.epsilon(delta)
-                first = Bracket(max(first.lower, second.lower), min(first.upper, second.upper))
-        return self._bounds(first, Quantity.EPSILON, delta, direction, bracket.step)
+        found = bracket.epsilon(delta)
+        step = bracket.step
+        if math.isfinite(found.upper) and found.upper > 0:
+            wanted = 2.0 ** math.floor(math.log2(max(found.upper * _EPSILON_TARGET / 4.0, _FINEST_STEP)))
+            step = min(wanted, step)
+            for _ in range(_MAX_REFINEMENTS):
+                if found.relative_width <= _EPSILON_TARGET or step < _FINEST_STEP:
+                    break
+                bracket = self._bracket(scheme, direction, step)
+                again = bracket.epsilon(delta)
+                found = Bracket(max(found.lower, again.lower), min(found.upper, again.upper))
+                step /= 2.0
+        return self._bounds(found, Quantity.EPSILON, delta, direction, bracket.step)
 
 
 METHODS = [AllocationPLD()]
