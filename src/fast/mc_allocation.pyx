@@ -196,6 +196,16 @@ def mean_ratio_losses(const double[:, ::1] coordinate_losses, double[::1] out) -
     return 0
 
 
+cdef inline void _neumaier_add(double* total, double* compensation, double x) noexcept nogil:
+    """total += x with Neumaier's compensation term (Higham, Accuracy and Stability, §4.3)."""
+    cdef double t = total[0] + x
+    if total[0] >= x:
+        compensation[0] += (total[0] - t) + x
+    else:
+        compensation[0] += (x - t) + total[0]
+    total[0] = t
+
+
 def hockey_stick_moments(
     const double[::1] losses,
     const double[::1] epsilons,
@@ -206,7 +216,7 @@ def hockey_stick_moments(
     (the hockey-stick statistic of Feldman & Shenfeld, Def 2.1, third form; L = +∞ gives f = 1).
     Returns 0, or 1 on a length mismatch."""
     cdef Py_ssize_t n = losses.shape[0], m = epsilons.shape[0], j, k
-    cdef double eps, f, s, c, s2, c2, tmp
+    cdef double eps, f, s, c, s2, c2
     if out_sum.shape[0] != m or out_sum_squares.shape[0] != m:
         return 1
     with nogil:
@@ -220,19 +230,8 @@ def hockey_stick_moments(
                 if losses[j] <= eps:
                     continue
                 f = -expm1(eps - losses[j])
-                tmp = s + f
-                if s >= f:
-                    c += (s - tmp) + f
-                else:
-                    c += (f - tmp) + s
-                s = tmp
-                f = f * f
-                tmp = s2 + f
-                if s2 >= f:
-                    c2 += (s2 - tmp) + f
-                else:
-                    c2 += (f - tmp) + s2
-                s2 = tmp
+                _neumaier_add(&s, &c, f)
+                _neumaier_add(&s2, &c2, f * f)
             out_sum[k] = s + c
             out_sum_squares[k] = s2 + c2
     return 0
