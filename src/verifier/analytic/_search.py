@@ -23,20 +23,26 @@ EPSILON_TOLERANCE = 1e-6
 EPSILON_CEILING = 1e4
 
 
+def _grown(x: float) -> float:
+    return x + 0.25 + 0.25 * abs(x)
+
+
 def smallest_passing(passes: Callable[[float], bool], lo: float, hi: float | None = None,
                      tolerance: float = EPSILON_TOLERANCE) -> tuple[float, float]:
     """A pair (failing, passing) of points with ``passes(passing)`` evaluated True and
     ``passes(failing)`` False (or ``failing == lo`` when ``lo`` passes), ``passing − failing <= tolerance``.
 
-    ``passes`` must be True for all large enough ε (up to rounding); ``hi`` is grown by doubling
-    from ``max(1, 2·lo)`` when not given, up to :data:`EPSILON_CEILING`.
+    ``hi`` is grown geometrically (by 0.25 + |ε|/4 per step) from ``lo`` when not given, up to
+    :data:`EPSILON_CEILING`. The growth is gentle because an upper bound need not be monotone: the
+    decomposition ADD bound γ←(ε)·δ_P(ε←) grows again once the Poisson profile reaches a floor (its
+    infinite-loss mass), so its passing set can be a bounded interval that doubling would jump over.
     """
     if passes(lo):
         return lo, lo
     if hi is None:
-        hi = max(1.0, 2.0 * lo) if lo > 0 else 1.0
+        hi = _grown(lo)
     while not passes(hi):
-        lo, hi = hi, 2.0 * hi + 1.0
+        lo, hi = hi, _grown(hi)
         if hi > EPSILON_CEILING:
             raise NotApplicable(f"no ε <= {EPSILON_CEILING:g} meets the target (the bound is vacuous here)")
     while hi - lo > tolerance:
