@@ -5,6 +5,7 @@ from verifier.pld.bracket import PLDBracket
 from verifier.pld.construction import MAX_GRID, pld_from_pair
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, compose, self_compose
 from verifier.pld.schemes import DEFAULT_STEP, builder_for, pair_bracket, register_builder, scheme_pld
+from verifier.pld.subsample import subsample
 
 __all__ = [
     "DEFAULT_STEP",
@@ -19,4 +20,5 @@ __all__ = [
     "register_builder",
     "scheme_pld",
     "self_compose",
+    "subsample",
 ]

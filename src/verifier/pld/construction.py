@@ -57,7 +57,7 @@ from verifier.pairs import DominatingPair
 from verifier.pairs.base import evaluate_adaptively
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, check_step, sum_down
 
-__all__ = ["MAX_GRID", "pld_from_pair", "pld_sides_from_pair", "profile_balls"]
+__all__ = ["MAX_GRID", "pld_from_pair", "pld_sides_from_pair", "pld_sides_from_profile", "profile_balls"]
 
 #: Default memory limit: the most grid points one constructed PLD may span.
 MAX_GRID = 1 << 22
@@ -111,6 +111,30 @@ def pld_sides_from_pair(
         )
     losses = np.arange(j_lo, j_hi + 1, dtype=np.float64) * h
     balls, kappas, p_inf = profile_balls(oriented, losses)
+    return [_side(dominance, direction, h, j_lo, balls, kappas, p_inf) for dominance in sides]
+
+
+def pld_sides_from_profile(
+    direction: Direction,
+    step: float,
+    j_lo: int,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    inf_lower: float,
+    sides: tuple[Dominance, ...] = (Dominance.DOMINATING, Dominance.DOMINATED),
+) -> list[DiscretePLD]:
+    """The constructions of :func:`pld_from_pair` from rigorous float bounds ``lower <= f(e^ℓ_i) <= upper``
+    of a (convex, non-increasing) privacy profile at the grid losses ℓ_i = (j_lo + i)·step and a lower
+    bound on its limit p_∞; the module docstring's proofs use nothing else."""
+    h = check_step(step)
+    lo = np.asarray(lower, dtype=float)
+    hi = np.asarray(upper, dtype=float)
+    if lo.shape != hi.shape or lo.ndim != 1 or (lo > hi).any():
+        raise InvalidArgument("profile bounds", (lo.shape, hi.shape), "need lower <= upper, one per grid loss")
+    with with_precision(ARB_PRECISION_BITS):
+        balls = [arb(float(a)).union(arb(float(b))) for a, b in zip(lo, hi)]
+        kappas = [arb(float(j * h)).exp() for j in range(j_lo, j_lo + lo.size)]
+        p_inf = arb(float(max(0.0, inf_lower)))
     return [_side(dominance, direction, h, j_lo, balls, kappas, p_inf) for dominance in sides]
 
 
