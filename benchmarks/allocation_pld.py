@@ -42,7 +42,7 @@ print(json.dumps({"lower": lower, "upper": upper, "seconds": time.perf_counter()
 
 
 def ours(sigma: float, t: int, k: int, epochs: int, delta: float) -> dict:
-    allocation_module._convex_cached.cache_clear()  # time a cold computation
+    allocation_module.convex_law.cache_clear()  # time a cold computation
     method = AllocationPLD()
     scheme = Allocation(Gaussian(sigma), t, k=k, epochs=epochs)
     start = time.perf_counter()

@@ -32,6 +32,7 @@ from verifier._directed import log_index, loss_index
 from verifier._types import Direction, Dominance, Measure
 from verifier._validation import check_integer, check_open_unit
 from verifier.errors import InvalidArgument
+from verifier.hockey import discrete_pld_delta
 from verifier.pairs import DominatingPair
 from verifier.pld.bracket import PLDBracket
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD
@@ -56,7 +57,11 @@ __all__ = [
     "convex_allocation",
     "allocation_bracket",
     "lattice_exponent_for",
+    "convex_law",
 ]
+
+#: Rounds of 32-fold interval division in :meth:`ConvexAllocation.epsilon` (32^11 > 2^53).
+_MULTISECTION_ROUNDS = 11
 
 #: Shares of the truncation budget β: the base laws' tails, and all the convolutions together.
 _BASE_SHARE = 0.25
@@ -124,6 +129,7 @@ class AllocationLoss:
         return DiscretePLD(self.step, self.offset, probs, infinite, dropped, self.dominance, self.direction, budget)
 
 
+@functools.lru_cache(maxsize=64)
 def loss_range(pair: DominatingPair, under: Measure, tail: float) -> tuple[float, float]:
     """An interval of REMOVE losses ln(P/Q) holding all but at most ``tail`` of the mass on each side
     (under ``under``), located on the pair's loss CDF and survival function (so that tails far below
@@ -146,7 +152,7 @@ def loss_range(pair: DominatingPair, under: Measure, tail: float) -> tuple[float
         grid = np.linspace(near, far, 513)
         mass = np.asarray(outside(median + sign * grid, Direction.REMOVE, under))
         ends.append(median + sign * grid[np.nonzero(mass <= tail)[0][0]])
-    return ends[0], ends[1]
+    return float(ends[0]), float(ends[1])
 
 
 def _depth(times: int) -> int:
@@ -231,7 +237,13 @@ class ConvexAllocation:
         """(losses ascending, masses, mass at +∞) of the PLD in ``direction``, losses as floats
         rounded toward the safe side of the law's dominance (one ulp steps, not grid steps):
         REMOVE ℓ = ln(s/t) with P̄-mass q·s/t, plus the lost moment / t at +∞;
-        ADD ℓ = ln t − ln s with Q-mass q, plus the mass of s = 0 at +∞."""
+        ADD ℓ = ln t − ln s with Q-mass q, plus the mass of s = 0 at +∞. Computed once per direction."""
+        memo = self.__dict__.setdefault("_arrays", {})
+        if direction not in memo:
+            memo[direction] = self._pld_arrays(direction)
+        return memo[direction]
+
+    def _pld_arrays(self, direction: Direction) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], float]:
         law, t = self.law, self.steps
         positions = (
             np.exp((law.offset + np.arange(law.probs.size)) * law.step)
@@ -256,6 +268,41 @@ class ConvexAllocation:
         pad = pad if direction is Direction.REMOVE else pad[::-1]
         losses = losses + pad if upward else losses - pad
         return losses, masses, infinite
+
+
+    def delta(self, epsilons: npt.ArrayLike, direction: Direction) -> npt.NDArray[np.float64]:
+        """δ(ε) of this law's PLD in ``direction`` on its own side (UPPER for DOMINATING, LOWER for
+        DOMINATED), straight from the atoms (no loss grid), with the masses' relative error applied
+        on the safe side; vectorised over ``epsilons``."""
+        losses, masses, infinite = self.pld_arrays(direction)
+        r = self.law.relative_error
+        if self.law.dominance is Dominance.DOMINATING:
+            return np.minimum(discrete_pld_delta(losses, masses, epsilons, infinite).upper * (1.0 + r), 1.0)
+        return np.maximum(discrete_pld_delta(losses, masses, epsilons, infinite).lower * (1.0 - r), 0.0)
+
+    def epsilon(self, delta: float, direction: Direction) -> float:
+        """The safe-side root of δ(ε) = δ: UPPER (DOMINATING) a point where this δ is already <= δ,
+        LOWER (DOMINATED) a point where it still exceeds δ; ±∞ where none exists. Multisection on
+        vectorised δ evaluations (33 points per round) down to a few ulps; the post-condition is
+        the selection rule itself (each returned point was evaluated)."""
+        target = check_open_unit("delta", delta)
+        losses, _, infinite = self.pld_arrays(direction)
+        upper = self.law.dominance is Dominance.DOMINATING
+        lo, hi = float(losses[0]) - 1.0, float(losses[-1]) + 1.0
+        while not self.delta(np.array([lo]), direction)[0] > target:
+            if lo < -1e6:
+                return -math.inf
+            lo = 2.0 * lo - 1.0
+        if not self.delta(np.array([hi]), direction)[0] <= target:
+            return math.inf  # only the mass at +∞ remains above the top loss
+        for _ in range(_MULTISECTION_ROUNDS):
+            points = np.linspace(lo, hi, 33)
+            above = self.delta(points, direction) > target  # True, …, True, False, …
+            first_below = int(np.argmin(above))
+            lo, hi = float(points[first_below - 1]), float(points[first_below])
+            if hi - lo <= 4.0 * math.ulp(max(abs(lo), abs(hi), 1e-300)):
+                break
+        return hi if upper else lo
 
 
 def convex_allocation(
@@ -339,7 +386,7 @@ def allocation_bracket(
     k0 = lattice_exponent_for(step, t_round) if lattice_exponent is None else lattice_exponent
     sides = []
     for dominance in (Dominance.DOMINATING, Dominance.DOMINATED):
-        law = _convex_cached(scheme.pair, t_round, dominance, k0, tail_mass)
+        law = convex_law(scheme.pair, t_round, dominance, k0, tail_mass)
         losses, masses, infinite = law.pld_arrays(direction)
         budget = infinite if dominance is Dominance.DOMINATING else 0.0
         sides.append(_grid_pld(losses, masses, infinite, dominance, direction, step, law.law.relative_error, budget))
@@ -347,9 +394,13 @@ def allocation_bracket(
     return one if rounds == 1 else one.self_compose(rounds, tail_mass=tail_mass)
 
 
-@functools.lru_cache(maxsize=32)
-def _convex_cached(pair: DominatingPair, steps: int, dominance: Dominance, k0: int, tail: float) -> ConvexAllocation:
-    return convex_allocation(pair, steps, dominance, step_exponent=k0, tail_budget=max(tail, 1e-300))
+@functools.lru_cache(maxsize=64)
+def convex_law(
+    pair: DominatingPair, steps: int, dominance: Dominance, lattice: int, tail: float = DEFAULT_TAIL_MASS
+) -> ConvexAllocation:
+    """:func:`convex_allocation` with base lattice 2^-``lattice`` and truncation budget ``tail``,
+    cached (pairs are frozen; both directions and repeated queries share one law)."""
+    return convex_allocation(pair, steps, dominance, step_exponent=lattice, tail_budget=max(tail, 1e-300))
 
 
 register_builder(Allocation, allocation_bracket)

@@ -302,6 +302,25 @@ class MomentLaw:
         return self.offset + low, self.offset + max(high, low)
 
 
+@functools.lru_cache(maxsize=16)
+def _cell_masses(pair: DominatingPair, step_exponent: int, lo_index: int, size: int) -> tuple:
+    """Q-masses and P-masses (= Q first moments of P/Q) of the loss cells (ℓ_i, ℓ_{i+1}] of the
+    lattice, below ℓ_0 and above the top, and the P-mass of infinite loss; cached, since both sides
+    of a bracket (and both directions) discretise the same pair on the same lattice."""
+    points = (lo_index + np.arange(size, dtype=np.float64)) * 2.0**-step_exponent
+
+    def masses(under: Measure) -> tuple[npt.NDArray[np.float64], float, float]:
+        cdf = pair.loss_cdf(points, Direction.REMOVE, under)
+        sf = pair.loss_sf(points, Direction.REMOVE, under)
+        gaps = np.maximum(np.where(cdf[1:] <= 0.5, cdf[1:] - cdf[:-1], sf[:-1] - sf[1:]), 0.0)
+        return gaps, float(cdf[0]), float(sf[-1])
+
+    q, q_below, q_above = masses(Measure.Q)
+    m, m_below, m_above = masses(Measure.P)  # m_above includes the P-mass of infinite loss
+    infinite = float(np.reshape(pair.loss_sf(np.finfo(float).max, Direction.REMOVE, Measure.P), -1)[0])
+    return q, q_below, q_above, m, m_below, m_above, infinite
+
+
 @functools.lru_cache(maxsize=8)
 def _growth(step_exponent: int) -> npt.NDArray[np.float64]:
     return np.exp(np.arange(_breaks(step_exponent).size + 1) * 2.0**-step_exponent)
@@ -457,18 +476,8 @@ def convex_ratio_law(
             f"the base ratio law needs {size} grid points (Δ = 2^-{k} over ln-ratio range {log_range}); "
             f"the limit is max_bins={max_bins}: ask for a coarser accuracy or raise max_bins"
         )
-    points = (lo_index + np.arange(size, dtype=np.float64)) * step
-    x = np.exp(points)
-
-    def masses(under: Measure) -> tuple[npt.NDArray[np.float64], float, float]:
-        cdf = pair.loss_cdf(points, Direction.REMOVE, under)
-        sf = pair.loss_sf(points, Direction.REMOVE, under)
-        gaps = np.maximum(np.where(cdf[1:] <= 0.5, cdf[1:] - cdf[:-1], sf[:-1] - sf[1:]), 0.0)
-        return gaps, float(cdf[0]), float(sf[-1])
-
-    q, q_below, q_above = masses(Measure.Q)
-    m, m_below, m_above = masses(Measure.P)  # m_above includes the P-mass of infinite loss
-    infinite = float(np.reshape(pair.loss_sf(np.finfo(float).max, Direction.REMOVE, Measure.P), -1)[0])
+    x = np.exp((lo_index + np.arange(size, dtype=np.float64)) * step)
+    q, q_below, q_above, m, m_below, m_above, infinite = _cell_masses(pair, k, lo_index, size)
     probs = np.zeros(size)
     if dominance is Dominance.DOMINATING:
         up = np.clip((m - q * x[:-1]) / (x[1:] - x[:-1]), 0.0, q)

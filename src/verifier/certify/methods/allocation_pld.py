@@ -11,20 +11,28 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from verifier._types import Bound, Bracket, Direction, Quantity, Side
+import numpy as np
+
+from verifier._types import Bound, Bracket, Direction, Dominance, Quantity, Side
+from verifier._validation import check_open_unit, check_real
 from verifier.certify.method import Guarantee, Method
-from verifier.pld.allocation import allocation_bracket
+from verifier.pld.allocation import ConvexAllocation, allocation_bracket, convex_law
 from verifier.pld.bracket import PLDBracket
 from verifier.schemes import Allocation, Scheme
 
 __all__ = ["AllocationPLD", "METHODS"]
 
-#: Loss-grid step of δ(ε) queries.
+#: Base lattice exponents of one-round queries: ε passes run from the first to the last (or until
+#: the target width); δ queries use one.
+_FIRST_LATTICE = 3
+_LAST_LATTICE = 9
+_DELTA_LATTICE = 6
+#: Loss-grid step of δ(ε) queries with several rounds.
 _DELTA_STEP = 2.0**-12
 #: Loss-grid step of the first, coarse ε(δ) pass (it locates ε; the second pass resolves it).
 _FIRST_STEP = 2.0**-8
 #: Relative width of the ε bracket the second pass aims at (its grid step is chosen from the first).
-_EPSILON_TARGET = 4e-3
+_EPSILON_TARGET = 8e-3
 #: Finest grid step used, and the most grid points one PLD (after composition) may take.
 _FINEST_STEP = 2.0**-24
 _MAX_REFINEMENTS = 5
@@ -49,37 +57,44 @@ class AllocationPLD(Method):
     def supports(self, scheme: Scheme) -> bool:
         return isinstance(scheme, Allocation)
 
+    # ---- one round (k = 1, one epoch): straight from the convex-order laws, no loss grid ----------
+
+    def _laws(self, scheme: Allocation, lattice: int) -> tuple[ConvexAllocation, ConvexAllocation]:
+        return tuple(convex_law(scheme.pair, scheme.steps, d, lattice) for d in (Dominance.DOMINATING, Dominance.DOMINATED))
+
+    def _one_round_epsilon(self, scheme: Allocation, delta: float, direction: Direction) -> tuple[Bracket, str]:
+        found = Bracket(-math.inf, math.inf)
+        lattice = _FIRST_LATTICE
+        while True:
+            upper, lower = self._laws(scheme, lattice)
+            found = Bracket(max(found.lower, lower.epsilon(delta, direction)), min(found.upper, upper.epsilon(delta, direction)))
+            if not (math.isfinite(found.upper) and found.upper > 0) or found.relative_width <= _EPSILON_TARGET:
+                break
+            if lattice >= _LAST_LATTICE:
+                break
+            # the width is second order in the lattice step: jump to the lattice that should meet the target
+            jump = math.ceil(0.5 * math.log2(found.relative_width / _EPSILON_TARGET))
+            lattice = min(_LAST_LATTICE, lattice + max(jump, 1))
+        return found, f"base lattice step 2^-{lattice}"
+
+    # ---- several rounds: PLD composition on a loss grid ----------------------------------------
+
     def _bracket(self, scheme: Allocation, direction: Direction, step: float) -> PLDBracket:
         bracket = allocation_bracket(scheme, direction, step)
         span = bracket.losses_span()
-        points = (span[1] - span[0]) / step
-        if points > _MAX_POINTS:  # a coarser grid: fewer points, wider bracket, never invalid
-            coarser = 2.0 ** math.ceil(math.log2((span[1] - span[0]) / _MAX_POINTS))
-            bracket = allocation_bracket(scheme, direction, coarser)
+        if (span[1] - span[0]) / step > _MAX_POINTS:  # a coarser grid: wider bracket, never invalid
+            bracket = allocation_bracket(scheme, direction, 2.0 ** math.ceil(math.log2((span[1] - span[0]) / _MAX_POINTS)))
         return bracket
 
-    def _bounds(self, bracket: Bracket, quantity: Quantity, at: float, direction: Direction, step: float) -> list[Bound]:
-        note = f"{_NOTE}; loss grid step {step:g}"
-        return [
-            Bound(float(bracket.lower), Side.LOWER, direction, quantity, at, self.name, self.citation, rigorous=False, note=note),
-            Bound(float(bracket.upper), Side.UPPER, direction, quantity, at, self.name, self.citation, rigorous=False, note=note),
-        ]
-
-    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        bracket = self._bracket(scheme, direction, _DELTA_STEP)
-        return self._bounds(bracket.delta(epsilon), Quantity.DELTA, epsilon, direction, bracket.step)
-
-    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        """A coarse pass locates ε; then the grid (and with it the lattice) is refined, first to a
-        step of a quarter of the target width, then by halving, until the bracket is
-        _EPSILON_TARGET wide (relative) or the finest step is reached. Each pass is a rigorous
-        bracket; the result is their intersection."""
+    def _rounds_epsilon(self, scheme: Allocation, delta: float, direction: Direction) -> tuple[Bracket, str]:
+        """A coarse pass locates ε; then the grid (and with it the lattice) is refined, first to a step
+        of a quarter of the target width, then by halving, until the bracket is _EPSILON_TARGET wide
+        (relative) or the finest step is reached. Each pass is a rigorous bracket: they intersect."""
         bracket = self._bracket(scheme, direction, _FIRST_STEP)
         found = bracket.epsilon(delta)
         step = bracket.step
         if math.isfinite(found.upper) and found.upper > 0:
-            wanted = 2.0 ** math.floor(math.log2(max(found.upper * _EPSILON_TARGET / 4.0, _FINEST_STEP)))
-            step = min(wanted, step)
+            step = min(step, 2.0 ** math.floor(math.log2(max(found.upper * _EPSILON_TARGET / 4.0, _FINEST_STEP))))
             for _ in range(_MAX_REFINEMENTS):
                 if found.relative_width <= _EPSILON_TARGET or step < _FINEST_STEP:
                     break
@@ -87,7 +102,33 @@ class AllocationPLD(Method):
                 again = bracket.epsilon(delta)
                 found = Bracket(max(found.lower, again.lower), min(found.upper, again.upper))
                 step /= 2.0
-        return self._bounds(found, Quantity.EPSILON, delta, direction, bracket.step)
+        return found, f"loss grid step {bracket.step:g}"
+
+    # ---- the Method interface --------------------------------------------------------------------
+
+    def _bounds(self, bracket: Bracket, quantity: Quantity, at: float, direction: Direction, grid: str) -> list[Bound]:
+        note = f"{_NOTE}; {grid}"
+        return [
+            Bound(float(bracket.lower), Side.LOWER, direction, quantity, at, self.name, self.citation, rigorous=False, note=note),
+            Bound(float(bracket.upper), Side.UPPER, direction, quantity, at, self.name, self.citation, rigorous=False, note=note),
+        ]
+
+    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
+        eps = check_real("epsilon", epsilon)
+        if scheme.k * scheme.epochs == 1:
+            upper, lower = self._laws(scheme, _DELTA_LATTICE)
+            got = Bracket(float(lower.delta(np.array([eps]), direction)[0]), float(upper.delta(np.array([eps]), direction)[0]))
+            return self._bounds(got, Quantity.DELTA, eps, direction, f"base lattice step 2^-{_DELTA_LATTICE}")
+        bracket = self._bracket(scheme, direction, _DELTA_STEP)
+        return self._bounds(bracket.delta(eps), Quantity.DELTA, eps, direction, f"loss grid step {bracket.step:g}")
+
+    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
+        target = check_open_unit("delta", delta)
+        if scheme.k * scheme.epochs == 1:
+            found, grid = self._one_round_epsilon(scheme, target, direction)
+        else:
+            found, grid = self._rounds_epsilon(scheme, target, direction)
+        return self._bounds(found, Quantity.EPSILON, target, direction, grid)
 
 
 METHODS = [AllocationPLD()]
