@@ -60,8 +60,10 @@ __all__ = [
     "convex_law",
 ]
 
-#: Rounds of 32-fold interval division in :meth:`ConvexAllocation.epsilon` (32^11 > 2^53).
-_MULTISECTION_ROUNDS = 11
+#: Rounds of 64-fold interval division in :meth:`ConvexAllocation.epsilon`, and the relative width at
+#: which it stops (far below any bracket width the laws give).
+_MULTISECTION_ROUNDS = 9
+_MULTISECTION_RTOL = 1e-10
 
 #: Shares of the truncation budget β: the base laws' tails, and all the convolutions together.
 _BASE_SHARE = 0.25
@@ -283,8 +285,8 @@ class ConvexAllocation:
     def epsilon(self, delta: float, direction: Direction) -> float:
         """The safe-side root of δ(ε) = δ: UPPER (DOMINATING) a point where this δ is already <= δ,
         LOWER (DOMINATED) a point where it still exceeds δ; ±∞ where none exists. Multisection on
-        vectorised δ evaluations (33 points per round) down to a few ulps; the post-condition is
-        the selection rule itself (each returned point was evaluated)."""
+        vectorised δ evaluations (65 points per round) down to 1e-10 relative; the post-condition
+        is the selection rule itself (each returned point was evaluated)."""
         target = check_open_unit("delta", delta)
         losses, _, infinite = self.pld_arrays(direction)
         upper = self.law.dominance is Dominance.DOMINATING
@@ -296,11 +298,11 @@ class ConvexAllocation:
         if not self.delta(np.array([hi]), direction)[0] <= target:
             return math.inf  # only the mass at +∞ remains above the top loss
         for _ in range(_MULTISECTION_ROUNDS):
-            points = np.linspace(lo, hi, 33)
+            points = np.linspace(lo, hi, 65)
             above = self.delta(points, direction) > target  # True, …, True, False, …
             first_below = int(np.argmin(above))
             lo, hi = float(points[first_below - 1]), float(points[first_below])
-            if hi - lo <= 4.0 * math.ulp(max(abs(lo), abs(hi), 1e-300)):
+            if hi - lo <= max(_MULTISECTION_RTOL * abs(hi), 4.0 * math.ulp(max(abs(lo), abs(hi), 1e-300))):
                 break
         return hi if upper else lo
 
