@@ -109,9 +109,16 @@ def pld_sides_from_pair(
         raise AccuracyNotReachable(
             f"the loss range of {pair!r} needs {j_hi - j_lo + 1} grid points at step {h}, above max_grid={max_grid}"
         )
-    losses = np.arange(j_lo, j_hi + 1, dtype=np.float64) * h
-    balls, kappas, p_inf = profile_balls(oriented, losses)
-    return [_side(dominance, direction, h, j_lo, balls, kappas, p_inf) for dominance in sides]
+    if Dominance.DOMINATED in sides and h / 2 >= 2.0**-60:
+        # Half-step evaluations: the coarse points for both sides, the midpoints for a tighter gap bound.
+        fine = np.arange(2 * j_lo, 2 * j_hi + 1, dtype=np.float64) * (h / 2)
+        balls_f, kappas_f, p_inf = profile_balls(oriented, fine)
+        balls, kappas, midpoints = balls_f[::2], kappas_f[::2], (balls_f, kappas_f)
+    else:
+        losses = np.arange(j_lo, j_hi + 1, dtype=np.float64) * h
+        balls, kappas, p_inf = profile_balls(oriented, losses)
+        midpoints = None
+    return [_side(dominance, direction, h, j_lo, balls, kappas, p_inf, midpoints) for dominance in sides]
 
 
 def pld_sides_from_profile(
@@ -139,7 +146,14 @@ def pld_sides_from_profile(
 
 
 def _side(
-    dominance: Dominance, direction: Direction, h: float, j_lo: int, balls: list[arb], kappas: list[arb], p_inf: arb
+    dominance: Dominance,
+    direction: Direction,
+    h: float,
+    j_lo: int,
+    balls: list[arb],
+    kappas: list[arb],
+    p_inf: arb,
+    midpoints: tuple[list[arb], list[arb]] | None = None,
 ) -> DiscretePLD:
     with with_precision(ARB_PRECISION_BITS):
         if dominance is Dominance.DOMINATING:
@@ -147,7 +161,7 @@ def _side(
             probs, inf_mass, budget = _round_dominating(masses, inf_mass, index0)
             dropped = 0.0
         else:
-            found = _dominated(balls, kappas, p_inf)
+            found = _dominated(balls, kappas, p_inf, midpoints)
             if found is None:  # no safe chord construction on this grid: the identical pair's profile
                 return DiscretePLD(h, 0, np.ones(1), 0.0, 0.0, dominance, direction, 0.0)
             masses, inf_mass = found
@@ -305,6 +319,34 @@ def _gap_bounds(lo: list[arb], hi: list[arb], xs: list[arb], c_inf: arb) -> list
     return gaps
 
 
+def _refine_gaps(
+    gaps: list[arb], lo: list[arb], hi: list[arb], xs: list[arb], midpoints: tuple[list[arb], list[arb]], c_inf: arb
+) -> list[arb]:
+    """min(G_i, D_i + max(G of the two half intervals)), where D_i bounds the coarse chord above the
+    fine chord at the midpoint m_i: (chord through f⁺ at m_i) − f⁻(m_i).
+
+    On each half of I_i, coarse chord − f = (coarse chord − fine chord) + (fine chord − f); the first
+    term is linear, 0 at the outer end and at most D_i at m_i, the second is bounded by the half
+    interval's own G (:func:`_gap_bounds` on the half-step grid). Exact chords of f are below the
+    chords through upper ends and above f⁻, so both bounds hold for the true f.
+    """
+    balls_f, kappas_f = midpoints
+    ends_f = [(arb(1), arb(1))] + [_ends(b) for b in balls_f]
+    lo_f = [e[0] for e in ends_f]
+    hi_f = [e[1] for e in ends_f]
+    lo_f[-1] = max(lo_f[-1], c_inf)
+    xs_f = [arb(0)] + kappas_f
+    gaps_f = _gap_bounds(lo_f, hi_f, xs_f, c_inf)
+    out = list(gaps)
+    for i in range(2, len(xs)):  # coarse position i sits at fine position 2i − 1; its midpoint at 2i − 2
+        mid = 2 * i - 2
+        chord_at_mid = hi[i - 1] + _slope(xs[i - 1], hi[i - 1], xs[i], hi[i]) * (xs_f[mid] - xs[i - 1])
+        refined = (chord_at_mid - lo_f[mid]).upper() + max(gaps_f[mid], gaps_f[mid + 1])
+        if refined < out[i]:
+            out[i] = refined
+    return out
+
+
 def _clamp(x: arb, x0: arb, x1: arb) -> arb:
     """x if it certainly lies inside (x0, x1), else the end it may cross (a ball of the interval end)."""
     if not x > x0:
@@ -314,10 +356,13 @@ def _clamp(x: arb, x0: arb, x1: arb) -> arb:
     return x
 
 
-def _dominated(balls: list[arb], kappas: list[arb], p_inf: arb) -> tuple[list[arb], arb] | None:
+def _dominated(
+    balls: list[arb], kappas: list[arb], p_inf: arb, midpoints: tuple[list[arb], list[arb]] | None = None
+) -> tuple[list[arb], arb] | None:
     """Gap-corrected chord masses (one ball per grid index) and the +∞ mass (see module docstring), or
     None where the grid admits no such construction (then the caller uses the identical pair's
-    profile max(1 − κ, 0), mass 1 at loss 0, which lies below every f)."""
+    profile max(1 − κ, 0), mass 1 at loss 0, which lies below every f). ``midpoints`` (balls and κ on
+    the half-step grid, coarse points at even positions) tighten the gap bound (:func:`_refine_gaps`)."""
     n_grid = len(kappas)
     c_inf = p_inf.lower() if p_inf.lower() > 0 else arb(0)
     xs = [arb(0)] + kappas  # position 0 is κ = 0; grid index g sits at position g + 1
@@ -326,6 +371,8 @@ def _dominated(balls: list[arb], kappas: list[arb], p_inf: arb) -> tuple[list[ar
     hi = [e[1] for e in ends]
     lo[-1] = max(lo[-1], c_inf)  # f >= p_∞ everywhere
     gaps = _gap_bounds(lo, hi, xs, c_inf)
+    if midpoints is not None:
+        gaps = _refine_gaps(gaps, lo, hi, xs, midpoints, c_inf)
     w = [arb(1)] + [
         lo[k] - max(gaps[k], gaps[k + 1] if k + 1 <= n_grid else arb(0)) - _MU for k in range(1, n_grid + 1)
     ]
