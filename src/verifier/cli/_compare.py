@@ -1,0 +1,187 @@
+"""``verifier compare``: ε(δ) against σ for every method, for Gaussian k-out-of-t random allocation
+(the figure style of Feldman & Shenfeld 2025, Fig. 2): upper bounds solid, lower bounds dashed,
+Poisson subsampling at rate k/t (PLD) for comparison, as a PNG and a table.
+
+Per method the curve is the maximum over the two directions of its per-direction bound (a method
+that bounds one direction only is labelled so: an upper bound for one direction is not one for
+add-or-remove, a lower bound is). "combined (analytic + RDP)" is the paper's combined bound: the
+best of the non-PLD upper bounds per direction, then the maximum over directions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from verifier._types import Bound, Direction, Quantity, Side
+from verifier._validation import check_integer, check_open_unit, check_positive
+from verifier.certify.portfolio import collect_bounds
+from verifier.errors import InvalidArgument, NotApplicable
+from verifier.pairs import Gaussian
+from verifier.schemes import Allocation, Poisson
+
+__all__ = ["register", "Series", "compare_series"]
+
+BOTH = (Direction.ADD, Direction.REMOVE)
+#: The PLD method for the Poisson comparison; the paper's "combined" curve takes every upper bound
+#: except those of PLD methods (any method whose name contains "pld").
+PLD_METHOD = "pld"
+MAX_POINTS = 200
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="ε against σ for every method (Gaussian random allocation), as a PNG and a table",
+        description="Upper and lower bounds on ε(δ) of Gaussian k-out-of-t random allocation against σ, "
+        "one curve per method, with Poisson subsampling at rate k/t for comparison.",
+    )
+    parser.add_argument("--sigma-min", type=float, required=True, help="smallest noise σ > 0")
+    parser.add_argument("--sigma-max", type=float, required=True, help="largest noise σ")
+    parser.add_argument("--points", type=int, default=12, help=f"σ values, geometrically spaced, 2..{MAX_POINTS} (default 12)")
+    parser.add_argument("--steps", type=int, required=True, help="number of steps t >= 1")
+    parser.add_argument("--k", type=int, default=1, help="steps per element (default 1)")
+    parser.add_argument("--epochs", type=int, default=1, help="epochs (default 1)")
+    parser.add_argument("--delta", type=float, required=True, help="δ in (0, 1) at which ε is bounded")
+    parser.add_argument("--method", action="append", help="only this method (repeatable; default: all that apply)")
+    parser.add_argument("--out", metavar="FILE.png", help="write the figure here")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.set_defaults(handler=_run)
+
+
+@dataclass(frozen=True)
+class Series:
+    """One curve: ε against σ for one method and side (NaN where the method gave nothing)."""
+
+    label: str
+    side: Side
+    values: tuple[float, ...]
+
+
+def _best(bounds: list[Bound], side: Side) -> float:
+    values = [b.value for b in bounds]
+    return min(values) if side is Side.UPPER else max(values)
+
+
+def _per_method(bounds: tuple[Bound, ...]) -> dict[tuple[str, Side], float]:
+    """(label, side) -> ε: max over directions of each method's best bound per direction."""
+    groups: dict[tuple[str, Side], dict[Direction, list[Bound]]] = {}
+    for b in bounds:
+        groups.setdefault((b.method, b.side), {}).setdefault(b.direction, []).append(b)
+    out: dict[tuple[str, Side], float] = {}
+    for (method, side), by_direction in groups.items():
+        per = {d: _best(bs, side) for d, bs in by_direction.items()}
+        label = method if len(per) == 2 else f"{method} ({next(iter(per)).value} only)"
+        out[(label, side)] = max(per.values())
+    combined = {}
+    for b in bounds:
+        if b.side is Side.UPPER and PLD_METHOD not in b.method:
+            combined[b.direction] = min(combined.get(b.direction, math.inf), b.value)
+    if len(combined) == 2:
+        out[("combined (analytic + RDP)", Side.UPPER)] = max(combined.values())
+    return out
+
+
+def _poisson(sigma: float, steps: int, k: int, epochs: int, delta: float) -> float:
+    """ε(δ) upper bound of Poisson subsampling at rate k/t over t·E steps (PLD, both directions)."""
+    scheme = Poisson(Gaussian(sigma), k / steps, steps * epochs)
+    try:
+        return float(collect_bounds(scheme, Quantity.EPSILON, delta, BOTH, only=[PLD_METHOD]).combined.upper)
+    except (InvalidArgument, NotApplicable):
+        return math.nan
+
+
+def compare_series(sigmas, steps: int, k: int, epochs: int, delta: float, only=None, progress=None) -> list[Series]:
+    """Every method's ε(δ) curve over ``sigmas`` for Allocation(Gaussian(σ), steps, k, epochs),
+    plus "Poisson k/t (PLD)"."""
+    columns: dict[tuple[str, Side], list[float]] = {}
+    poisson: list[float] = []
+    for index, sigma in enumerate(sigmas):
+        started = time.perf_counter()
+        scheme = Allocation(Gaussian(float(sigma)), steps, k, epochs)
+        collected = collect_bounds(scheme, Quantity.EPSILON, delta, BOTH, only=only)
+        for key, value in _per_method(collected.bounds).items():
+            columns.setdefault(key, [math.nan] * len(sigmas))[index] = value
+        poisson.append(_poisson(float(sigma), steps, k, epochs, delta))
+        if progress is not None:
+            progress(f"σ = {sigma:.4g}: {time.perf_counter() - started:.1f} s")
+    series = [Series(label, side, tuple(v)) for (label, side), v in sorted(columns.items(), key=lambda kv: (kv[0][1].value, kv[0][0]))]
+    series.append(Series(f"Poisson rate k/t (PLD)", Side.UPPER, tuple(poisson)))
+    return series
+
+
+def _plot(sigmas, series: list[Series], path: str, title: str) -> None:
+    try:
+        import matplotlib
+    except ImportError:
+        raise InvalidArgument("out", path, "needs matplotlib", fix="pip install 'verifier[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=130)
+    colours = plt.get_cmap("tab20").colors
+    for number, s in enumerate(series):
+        values = np.asarray(s.values, dtype=float)
+        poisson = s.label.startswith("Poisson")
+        style = ":" if poisson else ("-" if s.side is Side.UPPER else "--")
+        width = 2.4 if s.label.startswith("combined") or PLD_METHOD in s.label else 1.3
+        ax.plot(sigmas, np.where(values > 0, values, np.nan), style, marker="o" if s.side is Side.UPPER else "^",
+                markersize=3, linewidth=width, color="black" if poisson else colours[(2 * number) % 20 + (number // 10) % 2],
+                label=f"{s.label} ({s.side.value})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("σ")
+    ax.set_ylabel("ε")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    try:
+        fig.savefig(path)
+    except (OSError, ValueError) as exc:
+        raise InvalidArgument("out", path, f"cannot be written ({exc})") from None
+    finally:
+        plt.close(fig)
+
+
+def _number(x: float):
+    if math.isnan(x):
+        return None
+    return "inf" if math.isinf(x) else x
+
+
+def _run(args: argparse.Namespace) -> int:
+    low = check_positive("sigma_min", args.sigma_min)
+    high = check_positive("sigma_max", args.sigma_max)
+    if not high >= low:
+        raise InvalidArgument("sigma_max", high, f"must be >= sigma_min = {low:g}")
+    points = check_integer("points", args.points, minimum=1 if high == low else 2, maximum=MAX_POINTS)
+    steps = check_integer("steps", args.steps, minimum=1)
+    k = check_integer("k", args.k, minimum=1, maximum=steps)
+    epochs = check_integer("epochs", args.epochs, minimum=1)
+    delta = check_open_unit("delta", args.delta)
+    sigmas = np.geomspace(low, high, points)
+    series = compare_series(sigmas, steps, k, epochs, delta, args.method,
+                            progress=lambda line: print(line, file=sys.stderr, flush=True))
+    title = f"Gaussian random allocation, t={steps}, k={k}, epochs={epochs}, δ={delta:g}"
+    if args.out:
+        _plot(sigmas, series, args.out, title)
+    if args.json:
+        print(json.dumps({
+            "title": title, "sigmas": sigmas.tolist(), "out": args.out,
+            "series": [{"label": s.label, "side": s.side.value, "values": [_number(v) for v in s.values]} for s in series],
+        }))
+        return 0
+    print(f"ε(δ) bounds, {title}")
+    print(f"{'σ':>8} " + " ".join(f"{s.label[:22] + ' ' + s.side.value[:2]:>26}" for s in series))
+    for i, sigma in enumerate(sigmas):
+        print(f"{sigma:>8.4g} " + " ".join(f"{s.values[i]:>26.6g}" for s in series))
+    if args.out:
+        print(f"figure: {args.out}")
+    return 0
