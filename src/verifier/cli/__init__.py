@@ -13,7 +13,7 @@ import sys
 from typing import Sequence
 
 from verifier import __version__
-from verifier.cli import _bounds, _certify, _demo, _mc, _profile, _rdp
+from verifier.cli import _bounds, _certify, _demo, _mc, _profile, _rdp, _compare
 from verifier.errors import InconsistentBounds, InvalidArgument, VerifierError
 
 __all__ = ["main", "COMMANDS", "EXIT_OK", "EXIT_INVALID", "EXIT_INCONSISTENT"]
@@ -23,7 +23,7 @@ EXIT_INVALID = 2
 EXIT_INCONSISTENT = 4
 
 #: Sub-command modules; each exposes ``register(subparsers)`` which sets ``handler`` on its parser.
-COMMANDS = [_profile, _certify, _bounds, _demo, _mc, _rdp]
+COMMANDS = [_profile, _certify, _bounds, _demo, _mc, _rdp, _compare]
 
 
 class _OneLineParser(argparse.ArgumentParser):
