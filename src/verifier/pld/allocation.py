@@ -360,9 +360,10 @@ def _grid_pld(
 def lattice_exponent_for(step: float, steps: int) -> int:
     """Base lattice exponent k0 for a PLD grid step h = 2^-j and t = ``steps``: the last
     convolution's lattice (k0 + ⌈log2(t)/2⌉, :func:`convex_allocation`) is 16 times coarser than the
-    loss grid. Convex-order splitting is second order in the lattice step, so it then contributes
-    less error than snapping the final losses to the grid."""
-    return max(3, round(-math.log2(step)) - 4 - math.ceil(0.5 * math.log2(max(steps, 1))))
+    loss grid (and k0 >= 5: for few steps the lattice error of a coarser base dominates). Convex-order
+    splitting is second order in the lattice step, so it then contributes less error than snapping
+    the final losses to the grid."""
+    return max(5, round(-math.log2(step)) - 4 - math.ceil(0.5 * math.log2(max(steps, 1))))
 
 
 def allocation_bracket(

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from verifier._types import Bound, Bracket, Direction, Dominance, Quantity, Side
+from verifier._types import Bound, Bracket, Direction, Dominance, Measure, Quantity, Side
 from verifier._validation import check_open_unit, check_real
 from verifier.certify.method import Guarantee, Method
 from verifier.pld.allocation import ConvexAllocation, allocation_bracket, convex_law
@@ -22,8 +22,9 @@ from verifier.schemes import Allocation, Scheme
 
 __all__ = ["AllocationPLD", "METHODS"]
 
-#: Base lattice exponents of one-round queries: ε passes run from the first to the last (or until
-#: the target width); δ queries use one.
+#: Base lattice exponents of one-round queries: ε passes start at _FIRST_LATTICE for a privacy loss
+#: of unit spread (finer in proportion for narrower losses) and stop at the target width or at the
+#: last; δ queries use one.
 _FIRST_LATTICE = 3
 _LAST_LATTICE = 9
 _DELTA_LATTICE = 6
@@ -64,7 +65,7 @@ class AllocationPLD(Method):
 
     def _one_round_epsilon(self, scheme: Allocation, delta: float, direction: Direction) -> tuple[Bracket, str]:
         found = Bracket(-math.inf, math.inf)
-        lattice = _FIRST_LATTICE
+        lattice = _first_lattice(scheme.pair)
         while True:
             upper, lower = self._laws(scheme, lattice)
             found = Bracket(max(found.lower, lower.epsilon(delta, direction)), min(found.upper, upper.epsilon(delta, direction)))
@@ -87,14 +88,17 @@ class AllocationPLD(Method):
         return bracket
 
     def _rounds_epsilon(self, scheme: Allocation, delta: float, direction: Direction) -> tuple[Bracket, str]:
-        """A coarse pass locates ε; then the grid (and with it the lattice) is refined, first to a step
-        of a quarter of the target width, then by halving, until the bracket is _EPSILON_TARGET wide
-        (relative) or the finest step is reached. Each pass is a rigorous bracket: they intersect."""
+        """A coarse pass locates ε; then the grid (and with it the lattice) is refined, first to the
+        step a first-order error model predicts, then by halving, until the bracket is
+        _EPSILON_TARGET wide (relative) or the finest step is reached. Each pass is a rigorous
+        bracket: they intersect."""
         bracket = self._bracket(scheme, direction, _FIRST_STEP)
         found = bracket.epsilon(delta)
         step = bracket.step
-        if math.isfinite(found.upper) and found.upper > 0:
-            step = min(step, 2.0 ** math.floor(math.log2(max(found.upper * _EPSILON_TARGET / 4.0, _FINEST_STEP))))
+        if math.isfinite(found.upper) and found.upper > 0 and found.relative_width > _EPSILON_TARGET:
+            # snapping each round's losses to the grid is first order in the step: jump to the step
+            # that should meet the target, then halve if it does not
+            step = max(step / 2.0 ** math.ceil(math.log2(found.relative_width / _EPSILON_TARGET)), _FINEST_STEP)
             for _ in range(_MAX_REFINEMENTS):
                 if found.relative_width <= _EPSILON_TARGET or step < _FINEST_STEP:
                     break
@@ -129,6 +133,17 @@ class AllocationPLD(Method):
         else:
             found, grid = self._rounds_epsilon(scheme, target, direction)
         return self._bounds(found, Quantity.EPSILON, target, direction, grid)
+
+
+def _first_lattice(pair) -> int:
+    """The first lattice exponent: _FIRST_LATTICE for a loss ln(P/Q) under Q of unit spread (half its
+    16%–84% quantile range), one more per halving of the spread (the convex-order error scales with
+    the lattice step relative to that spread)."""
+    q16, q84 = np.reshape(pair.loss_quantile([0.16, 0.84], Direction.REMOVE, Measure.Q), -1)
+    spread = 0.5 * float(q84 - q16)
+    if not (math.isfinite(spread) and spread > 0):
+        return _FIRST_LATTICE
+    return min(_LAST_LATTICE, _FIRST_LATTICE + max(0, math.ceil(math.log2(1.0 / spread))))
 
 
 METHODS = [AllocationPLD()]
