@@ -29,7 +29,10 @@ end of I or where L and R cross. Values w_i = f⁻_i − max(G of the two interv
 a chord interpolation <= f − μ (chord of w on I <= c − G_I <= f). At the bottom, g = 1 − κ up to the
 first grid point b where w_b >= 1 − κ_b (1 − κ <= f everywhere; this also makes the first slope exactly
 −1); at the top, g ends at (κ_{a+1}, p∞⁻) where L of I_{a+1} is still >= p∞⁻ at κ_{a+1}, so the last
-segment lies below L, and is flat at p∞⁻ <= f beyond. The lower convex hull of these points is
+segment lies below L, and is flat at p∞⁻ <= f beyond. (When f is also evaluated at the half-step
+midpoints, G_I is tightened by the finer secants, :func:`_refine_gaps`: about half the O(h²) loss.)
+Where f is exactly linear next to κ = 0 (Q-mass where P = 0), the profile starts with slope −1 only
+up to a virtual vertex κ_v = 2^-64 whose tiny P-mass is dropped. The lower convex hull of these points is
 <= their interpolation <= f. The hull is built with ball-arithmetic tests; a point whose convexity
 is uncertain is removed, and every removed point is checked afterwards to lie above the hull by at
 most μ (the slack already subtracted), so the result is <= f even then.
