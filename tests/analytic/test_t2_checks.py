@@ -107,3 +107,12 @@ def test_chua_epsilon_lower_bound_below_exact_epsilon():
     assert float(gaussian_allocation_t2_delta(1.0, eps_lower, "remove", dps=20)) > target
     assert chua_lower_delta(SCHEME, eps_lower, Direction.REMOVE).value > target
     assert not math.isinf(eps_lower)
+
+
+def test_chua_scale_invariance():
+    """N(Δ, σ²) vs N(0, σ²) depends on σ/Δ only: Δ = 2, σ = 2 is the unit case."""
+    scaled = Allocation(Gaussian(2.0, sensitivity=2.0), 2)
+    for eps in (0.0, 1.0):
+        a = chua_lower_delta(scaled, eps, Direction.REMOVE).value
+        b = chua_lower_delta(SCHEME, eps, Direction.REMOVE).value
+        assert a == pytest.approx(b, rel=1e-9)
