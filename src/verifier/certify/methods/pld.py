@@ -46,7 +46,11 @@ class PLDMethod(Method):
     scheme_types = (Single, Composed, Poisson)
 
     def supports(self, scheme: Scheme) -> bool:
-        """A PLD builder is registered for the scheme (and, for Composed, for what it composes)."""
+        """One of :attr:`scheme_types` with a registered PLD builder (for Composed, also what it
+        composes). Schemes whose builders other modules register (random allocation) are answered by
+        those modules' own methods, which declare them."""
+        if type(scheme) not in self.scheme_types:
+            return False
         try:
             builder_for(scheme)
         except NotApplicable:
