@@ -330,7 +330,11 @@ def convex_allocation(
     def step_for(summands: int) -> int:
         return k + math.ceil(0.5 * math.log2(summands) - 1e-9)
 
-    base = convex_ratio_law(pair, k, loss_range(pair, Measure.Q, beta * _BASE_SHARE / t), dominance, max_bins=max_bins)
+    # lower end by Q-mass; upper end by P-mass too (the mass cut there is P-mass of the top cell,
+    # e^ℓ times its Q-mass, and becomes lost first moment)
+    low, high_q = loss_range(pair, Measure.Q, beta * _BASE_SHARE / t)
+    high = max(high_q, loss_range(pair, Measure.P, beta * _BASE_SHARE / t)[1])
+    base = convex_ratio_law(pair, k, (low, high), dominance, max_bins=max_bins)
     law = self_convolve_convex(base, t, tail_for, step_for, max_bins=max_bins) if t > 1 else base
     return ConvexAllocation(t, law)
 
