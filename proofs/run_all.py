@@ -37,6 +37,7 @@ SCRIPTS = (
     "randomized_response",
     "hockey_stick_duality",
     "allocation_partition_sum", "allocation_alpha2",
+    "allocation_convex_split",
 )
 
 
