@@ -63,7 +63,7 @@ class AllocationPLD(Method):
     def _laws(self, scheme: Allocation, lattice: int) -> tuple[ConvexAllocation, ConvexAllocation]:
         return tuple(convex_law(scheme.pair, scheme.steps, d, lattice) for d in (Dominance.DOMINATING, Dominance.DOMINATED))
 
-    def _one_round_epsilon(self, scheme: Allocation, delta: float, direction: Direction) -> tuple[Bracket, str]:
+    def _one_round_epsilon(self, scheme: Allocation, delta: float, direction: Direction) -> tuple[Bracket, str, float]:
         found = Bracket(-math.inf, math.inf)
         lattice = _first_lattice(scheme.pair)
         while True:
@@ -76,7 +76,7 @@ class AllocationPLD(Method):
             # the width is second order in the lattice step: jump to the lattice that should meet the target
             jump = math.ceil(0.5 * math.log2(found.relative_width / _EPSILON_TARGET))
             lattice = min(_LAST_LATTICE, lattice + max(jump, 1))
-        return found, f"base lattice step 2^-{lattice}"
+        return found, f"base lattice step 2^-{lattice}", _truncated(upper, direction)
 
     # ---- several rounds: PLD composition on a loss grid ----------------------------------------
 
@@ -87,7 +87,7 @@ class AllocationPLD(Method):
             bracket = allocation_bracket(scheme, direction, 2.0 ** math.ceil(math.log2((span[1] - span[0]) / _MAX_POINTS)))
         return bracket
 
-    def _rounds_epsilon(self, scheme: Allocation, delta: float, direction: Direction) -> tuple[Bracket, str]:
+    def _rounds_epsilon(self, scheme: Allocation, delta: float, direction: Direction) -> tuple[Bracket, str, float]:
         """A coarse pass locates ε; then the grid (and with it the lattice) is refined, first to the
         step a first-order error model predicts, then by halving, until the bracket is
         _EPSILON_TARGET wide (relative) or the finest step is reached. Each pass is a rigorous
@@ -106,15 +106,19 @@ class AllocationPLD(Method):
                 again = bracket.epsilon(delta)
                 found = Bracket(max(found.lower, again.lower), min(found.upper, again.upper))
                 step /= 2.0
-        return found, f"loss grid step {bracket.step:g}"
+        return found, f"loss grid step {bracket.step:g}", bracket.dominating.error_budget
 
     # ---- the Method interface --------------------------------------------------------------------
 
-    def _bounds(self, bracket: Bracket, quantity: Quantity, at: float, direction: Direction, grid: str) -> list[Bound]:
+    def _bounds(
+        self, bracket: Bracket, quantity: Quantity, at: float, direction: Direction, grid: str, budget: float
+    ) -> list[Bound]:
+        """``budget``: the mass the upper side's truncation sent to +∞ (recorded, already included)."""
         note = f"{_NOTE}; {grid}"
+        common = dict(rigorous=False, note=note, error_budget=float(budget))
         return [
-            Bound(float(bracket.lower), Side.LOWER, direction, quantity, at, self.name, self.citation, rigorous=False, note=note),
-            Bound(float(bracket.upper), Side.UPPER, direction, quantity, at, self.name, self.citation, rigorous=False, note=note),
+            Bound(float(bracket.lower), Side.LOWER, direction, quantity, at, self.name, self.citation, **common),
+            Bound(float(bracket.upper), Side.UPPER, direction, quantity, at, self.name, self.citation, **common),
         ]
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
@@ -122,17 +126,24 @@ class AllocationPLD(Method):
         if scheme.k * scheme.epochs == 1:
             upper, lower = self._laws(scheme, _DELTA_LATTICE)
             got = Bracket(float(lower.delta(np.array([eps]), direction)[0]), float(upper.delta(np.array([eps]), direction)[0]))
-            return self._bounds(got, Quantity.DELTA, eps, direction, f"base lattice step 2^-{_DELTA_LATTICE}")
+            grid = f"base lattice step 2^-{_DELTA_LATTICE}"
+            return self._bounds(got, Quantity.DELTA, eps, direction, grid, _truncated(upper, direction))
         bracket = self._bracket(scheme, direction, _DELTA_STEP)
-        return self._bounds(bracket.delta(eps), Quantity.DELTA, eps, direction, f"loss grid step {bracket.step:g}")
+        grid = f"loss grid step {bracket.step:g}"
+        return self._bounds(bracket.delta(eps), Quantity.DELTA, eps, direction, grid, bracket.dominating.error_budget)
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         target = check_open_unit("delta", delta)
         if scheme.k * scheme.epochs == 1:
-            found, grid = self._one_round_epsilon(scheme, target, direction)
+            found, grid, budget = self._one_round_epsilon(scheme, target, direction)
         else:
-            found, grid = self._rounds_epsilon(scheme, target, direction)
-        return self._bounds(found, Quantity.EPSILON, target, direction, grid)
+            found, grid, budget = self._rounds_epsilon(scheme, target, direction)
+        return self._bounds(found, Quantity.EPSILON, target, direction, grid, budget)
+
+
+def _truncated(upper: ConvexAllocation, direction: Direction) -> float:
+    """Mass at +∞ of the upper law's PLD: truncation (and any infinite loss of the pair itself)."""
+    return upper.pld_arrays(direction)[2]
 
 
 def _first_lattice(pair) -> int:
