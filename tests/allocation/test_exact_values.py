@@ -71,7 +71,7 @@ def test_t2_directed_bracket_contains_the_exact_profile(direction):
 
 
 PAIRS_T1 = [Gaussian(1.0), Gaussian(0.5), Laplace(1.0), RandomizedResponse(1.0), RandomizedResponse(0.5, k=3),
-            DiscretePair((0.5, 0.3, 0.2), (0.2, 0.3, 0.5))]  # fmt: skip
+            DiscretePair((0.5, 0.3, 0.2), (0.2, 0.3, 0.5)), DiscretePair((0.3, 0.5, 0.2, 0.0), (0.4, 0.4, 0.0, 0.2))]  # fmt: skip
 
 
 @pytest.mark.parametrize("pair", PAIRS_T1, ids=repr)

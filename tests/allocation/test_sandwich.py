@@ -14,7 +14,7 @@ import pytest
 
 from verifier._types import Direction, Dominance, Measure, Quantity
 from verifier.certify.portfolio import collect_bounds
-from verifier.pairs import Gaussian, Laplace, RandomizedResponse
+from verifier.pairs import DiscretePair, Gaussian, Laplace, RandomizedResponse
 from verifier.pld.allocation import allocation_bracket, allocation_loss
 from verifier.schemes import Allocation
 
@@ -30,12 +30,18 @@ def _monte_carlo(pair, t: int, direction: Direction, seed: int) -> tuple[np.ndar
     ratios = np.exp(pair.sample_loss(SAMPLES * t, Direction.REMOVE, Measure.Q, rng)).reshape(SAMPLES, t)
     mean_ratio = ratios.mean(axis=1)[:, None]
     kappa = np.exp(EPSILONS)[None, :]
-    values = np.maximum(mean_ratio - kappa, 0.0) if direction is Direction.REMOVE else np.maximum(1.0 - kappa * mean_ratio, 0.0)
+    if direction is Direction.REMOVE:  # plus the P-mass of infinite loss (outcomes Q never draws)
+        infinite = float(pair.loss_sf(np.finfo(float).max, Direction.REMOVE, Measure.P)[0])
+        values = np.maximum(mean_ratio - kappa, 0.0) + infinite
+    else:
+        values = np.maximum(1.0 - kappa * mean_ratio, 0.0)
     return values.mean(axis=0), values.std(axis=0, ddof=1) / np.sqrt(SAMPLES)
 
 
 CASES = [(Laplace(1.0), 5), (Laplace(0.5), 10), (RandomizedResponse(1.0), 8), (RandomizedResponse(2.0, k=4), 6),
-         (Gaussian(0.8), 16)]  # fmt: skip
+         (Gaussian(0.8), 16),
+         # outcomes of infinite loss both ways (P = 0 < Q and Q = 0 < P)
+         (DiscretePair((0.3, 0.5, 0.2, 0.0), (0.4, 0.4, 0.0, 0.2)), 5)]  # fmt: skip
 
 
 @pytest.mark.parametrize("pair,t", CASES, ids=lambda x: repr(x))
@@ -47,7 +53,7 @@ def test_convex_bracket_sandwiches_monte_carlo(pair, t, direction):
     assert np.all(estimate <= got.upper + Z * se), (got.upper, estimate, se)
 
 
-@pytest.mark.parametrize("pair,t", CASES[:3], ids=lambda x: repr(x))
+@pytest.mark.parametrize("pair,t", CASES[:3] + CASES[-1:], ids=lambda x: repr(x))
 @pytest.mark.parametrize("direction", list(Direction))
 def test_directed_bracket_sandwiches_monte_carlo_and_contains_the_convex_one(pair, t, direction):
     estimate, se = _monte_carlo(pair, t, direction, seed=t + 1)

@@ -144,7 +144,9 @@ def loss_range(pair: DominatingPair, under: Measure, tail: float) -> tuple[float
     widths = 2.0 ** np.arange(0, 13)
     ends = []
     for sign, outside in ((-1.0, pair.loss_cdf), (1.0, pair.loss_sf)):
-        mass = np.asarray(outside(median + sign * widths, Direction.REMOVE, under))
+        # atoms of infinite loss (either sign) are not tails a grid can resolve: leave them out
+        infinite = float(np.reshape(outside(sign * np.finfo(float).max, Direction.REMOVE, under), -1)[0])
+        mass = np.asarray(outside(median + sign * widths, Direction.REMOVE, under)) - infinite
         fits = np.nonzero(mass <= tail)[0]
         if fits.size == 0:
             ends.append(median + sign * widths[-1])
@@ -152,7 +154,7 @@ def loss_range(pair: DominatingPair, under: Measure, tail: float) -> tuple[float
         far = widths[fits[0]]
         near = far / 2.0 if fits[0] > 0 else 0.0
         grid = np.linspace(near, far, 513)
-        mass = np.asarray(outside(median + sign * grid, Direction.REMOVE, under))
+        mass = np.asarray(outside(median + sign * grid, Direction.REMOVE, under)) - infinite
         ends.append(median + sign * grid[np.nonzero(mass <= tail)[0][0]])
     return float(ends[0]), float(ends[1])
 

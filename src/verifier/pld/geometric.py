@@ -123,7 +123,7 @@ def convolve(a: RatioLaw, b: RatioLaw, tail: float, *, max_bins: int = MAX_BINS)
     a_lo, a_hi = a.tail_indices(tail)
     b_lo, b_hi = b.tail_indices(tail)
     # Grid choice affects tightness only (never validity): ln of the end sums, widened by one point.
-    low = math.floor(np.logaddexp(a_lo * step, b_lo * step) / step) - 1
+    low = _grid_low(a, a_lo, b, b_lo)
     high = math.ceil(np.logaddexp(a_hi * step, b_hi * step) / step) + 1
     size = high - low + 1
     if size > max_bins:
@@ -159,6 +159,18 @@ def convolve(a: RatioLaw, b: RatioLaw, tail: float, *, max_bins: int = MAX_BINS)
             a.summands + b.summands, relative, absolute,
         )
     )  # fmt: skip
+
+
+def _grid_low(a, a_lo: int, b, b_lo: int) -> int:
+    """Lowest output label: below the sum of the low ends, or below a low end alone where the other
+    input has an atom at 0 (0 + y = y must stay on the grid)."""
+    step = a.step
+    low = math.floor(np.logaddexp(a_lo * step, b_lo * step) / step) - 1
+    if b.zero_mass > 0:
+        low = min(low, a_lo)
+    if a.zero_mass > 0:
+        low = min(low, b_lo)
+    return low
 
 
 def _trimmed(law: RatioLaw) -> RatioLaw:
@@ -206,10 +218,12 @@ def ratio_law(
     R_{P,Q}; Q: the law of 1/R_{Q,P}, S1 Def 3.1 and Cor 3.3), discretised onto the lattice
     points with ln x in ``log_range``, rounded in the direction of ``dominance``:
 
-    - DOMINATING: mass of ℓ in (ℓ_{i−1}, ℓ_i] goes to ℓ_i, mass at or below the bottom point to the
-      bottom point, mass above the top point (infinite loss included) to +∞;
+    - DOMINATING: mass of ℓ in (ℓ_{i−1}, ℓ_i] goes to ℓ_i, finite mass at or below the bottom point
+      to the bottom point, mass above the top point (infinite loss included) to +∞;
     - DOMINATED: mass of ℓ in (ℓ_i, ℓ_{i+1}] goes to ℓ_i (an atom exactly at ℓ_{i+1} moves down one
-      point: safe), mass at or below the bottom point to 0, mass above the top point to the top.
+      point: safe), mass at or below the bottom point to 0, finite mass above the top point to the top.
+
+    Atoms of loss ±∞ (ratio 0 or +∞) stay where they are in both.
 
     This is S1 Alg. 4 step 4 with its erratum fixed (notes/random-allocation.md §6 item 23(b)): the
     CDF of P/Q under Q at r is P_Q(ℓ <= ln r), read from the pair's loss law under Q, not
@@ -247,15 +261,18 @@ def ratio_law(
     relative = float(np.max(ratio[as_relative], initial=0.0)) + 2.0 * CDF_RELATIVE_ERROR + 4 * _U
     absolute = float(np.sum(error[~as_relative])) + 2.0 * CDF_RELATIVE_ERROR * 2.0  # + the two tail values
     below, above = float(cdf[0]), float(sf[-1])
+    # atoms of infinite loss (ratio 0 or +∞) are exact points of the law: they keep their place
+    at_zero = float(np.reshape(pair.loss_cdf(-np.finfo(float).max, Direction.REMOVE, under), -1)[0])
+    at_infinity = float(np.reshape(pair.loss_sf(np.finfo(float).max, Direction.REMOVE, under), -1)[0])
     probs = np.zeros(size)
     if dominance is Dominance.DOMINATING:
         probs[1:] = gaps
-        probs[0] = below
-        zero, infinite = 0.0, above
+        probs[0] = max(below - at_zero, 0.0)
+        zero, infinite = at_zero, above
     else:
         probs[:-1] = gaps
-        probs[-1] = above
-        zero, infinite = below, 0.0
+        probs[-1] = max(above - at_infinity, 0.0)
+        zero, infinite = below, at_infinity
     return _trimmed(RatioLaw(k, lo_index, probs, zero, infinite, dominance, 1, relative, absolute))
 
 
@@ -276,8 +293,9 @@ def ratio_law(
 class MomentLaw:
     """A non-negative variable as atoms with masses ``probs`` and first moments ``moments`` per
     lattice label offset + i (DOMINATING: the atoms sit at e^{(offset+i)Δ}; DOMINATED: at
-    moments/probs, anywhere), an atom ``zero_mass`` at 0, and ``lost_moment``: first moment moved
-    off the top of the grid (DOMINATING only), which becomes mass of infinite privacy loss."""
+    moments/probs, anywhere), an atom ``zero_mass`` at 0, and ``lost_moment``: first moment at +∞
+    (P-only mass of infinite loss; for DOMINATING also first moment moved off the top of the grid),
+    which becomes mass of infinite REMOVE privacy loss."""
 
     step_exponent: int
     offset: int
@@ -338,7 +356,7 @@ def convolve_convex(a: MomentLaw, b: MomentLaw, tail: float, *, max_bins: int = 
     k, step = a.step_exponent, a.step
     a_lo, a_hi = a.tail_indices(tail)
     b_lo, b_hi = b.tail_indices(tail)
-    low = math.floor(np.logaddexp(a_lo * step, b_lo * step) / step) - 1
+    low = _grid_low(a, a_lo, b, b_lo)
     high = math.ceil(np.logaddexp(a_hi * step, b_hi * step) / step) + 1
     size = high - low + 1
     if size > max_bins:
@@ -364,7 +382,8 @@ def convolve_convex(a: MomentLaw, b: MomentLaw, tail: float, *, max_bins: int = 
         law = MomentLaw(k, low, out, moments, float(atoms[0]), a.lost_moment + b.lost_moment + float(atoms[1]),
                         a.dominance, a.summands + b.summands, relative)  # fmt: skip
     else:
-        law = _regrouped(MomentLaw(k, low, out, out_m, float(atoms[0]), 0.0, a.dominance, a.summands + b.summands, relative))
+        law = _regrouped(MomentLaw(k, low, out, out_m, float(atoms[0]), a.lost_moment + b.lost_moment, a.dominance,
+                                   a.summands + b.summands, relative))  # fmt: skip
     return _trimmed_moments(law)
 
 
@@ -378,7 +397,7 @@ def _regrouped(law: MomentLaw) -> MomentLaw:
     index = np.clip(np.nan_to_num(index, nan=0.0), 0, law.probs.size - 1).astype(np.int64)
     probs = np.bincount(index, weights=law.probs, minlength=law.probs.size)
     moments = np.bincount(index, weights=law.moments, minlength=law.probs.size)
-    return MomentLaw(law.step_exponent, law.offset, probs, moments, law.zero_mass, 0.0, law.dominance,
+    return MomentLaw(law.step_exponent, law.offset, probs, moments, law.zero_mass, law.lost_moment, law.dominance,
                      law.summands, law.relative_error + 4 * _U)  # fmt: skip
 
 
@@ -409,7 +428,7 @@ def refine(law: MomentLaw, step_exponent: int) -> MomentLaw:
     if law.dominance is Dominance.DOMINATED:
         # widen by one coarse cell on top so that every mean finds its fine cell
         fine = MomentLaw(fine.step_exponent, fine.offset, np.append(fine.probs, np.zeros(factor)),
-                         np.append(fine.moments, np.zeros(factor)), fine.zero_mass, 0.0, fine.dominance,
+                         np.append(fine.moments, np.zeros(factor)), fine.zero_mass, fine.lost_moment, fine.dominance,
                          fine.summands, fine.relative_error)  # fmt: skip
         fine = _trimmed_moments(_regrouped(fine))
     return fine
@@ -462,8 +481,8 @@ def convex_ratio_law(
     - DOMINATING: each cell's mass is split between its ends keeping its moment; the mass below
       the grid between 0 and the bottom point; the mass above it goes to the top point and its
       excess moment, with the P-mass of infinite loss, to ``lost_moment``.
-    - DOMINATED: each cell becomes one atom at its mean; the P-mass of infinite loss is left out
-      (it only lowers both directions' δ: REMOVE loses a term, ADD does not see it).
+    - DOMINATED: each cell becomes one atom at its mean; ratio 0 stays an atom at 0 and the P-mass
+      of infinite loss is kept in ``lost_moment`` (exact, not a truncation).
     """
     if not isinstance(dominance, Dominance):
         raise InvalidArgument("dominance", dominance, "must be Dominance.DOMINATING or Dominance.DOMINATED")
@@ -489,13 +508,16 @@ def convex_ratio_law(
         lost = max(m_above - q_above * x[-1], 0.0)
         law = MomentLaw(k, lo_index, probs, probs * x, q_below - up_below, lost, dominance)
     else:
+        # ratio 0 (P = 0 < Q) stays an atom of its own; the P-mass of infinite loss is kept as
+        # first moment "at +∞" (a P-only atom: it adds π to REMOVE δ, nothing to ADD δ)
+        zero = float(np.reshape(pair.loss_cdf(-np.finfo(float).max, Direction.REMOVE, Measure.Q), -1)[0])
         moments = np.zeros(size)
         probs[:-1], moments[:-1] = q, m
-        probs[0] += q_below
+        probs[0] += max(q_below - zero, 0.0)
         moments[0] += m_below
         probs[-1] += q_above
         moments[-1] += max(m_above - infinite, 0.0)
-        law = MomentLaw(k, lo_index, probs, moments, 0.0, 0.0, dominance)
+        law = MomentLaw(k, lo_index, probs, moments, zero, infinite, dominance)
     # CDF differences assumed accurate to CDF_RELATIVE_ERROR of the larger value, amplified by the
     # split (1/(e^Δ − 1)) for the spread
     relative = 4.0 * CDF_RELATIVE_ERROR * 2.0**k + 8 * _U * 2.0**k
