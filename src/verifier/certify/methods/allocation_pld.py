@@ -54,6 +54,7 @@ class AllocationPLD(Method):
     )
     returns = frozenset({Guarantee.UPPER, Guarantee.LOWER})
     cost = 2
+    scheme_types = (Allocation,)
 
     def supports(self, scheme: Scheme) -> bool:
         return isinstance(scheme, Allocation)
