@@ -89,6 +89,28 @@ cdef inline Py_ssize_t _first_group(const long long[::1] breaks, long long limit
     return lo
 
 
+cdef inline int _group_window(
+    const long long[::1] breaks, Py_ssize_t g, long long u, long long ob, Py_ssize_t nb, long long m_cap,
+    long long* j_lo, long long* j_hi, long long* m_hi,
+) noexcept nogil:
+    """Indices j_lo..j_hi of the other input whose m = (ob + j) − u falls in group g (capped at
+    m_cap), clipped to [0, nb). Returns −1 when the group lies below index 0 (so do all later
+    groups: stop), 0 when it is empty, 1 otherwise; m_hi is the group's capped largest m."""
+    cdef long long top = breaks[g]
+    if top > m_cap:
+        top = m_cap
+    m_hi[0] = top
+    j_hi[0] = u + top - ob
+    if j_hi[0] < 0:
+        return -1
+    j_lo[0] = 0 if g == 0 else u + breaks[g - 1] + 1 - ob
+    if j_lo[0] < 0:
+        j_lo[0] = 0
+    if j_hi[0] > nb - 1:
+        j_hi[0] = nb - 1
+    return 1 if j_lo[0] <= j_hi[0] else 0
+
+
 cdef void _major(
     const double[::1] a, long long oa, const double[::1] b, long long ob,
     const double[::1] bhi, const double[::1] blo,
@@ -97,8 +119,9 @@ cdef void _major(
 ) noexcept nogil:
     """Every pair (i, j) with m = (ob + j) − (oa + i) <= m_cap (m_cap is 0 or −1): the larger term
     is a[i]. For a symmetric self-convolution (a is b) the pairs with m < 0 count twice."""
-    cdef Py_ssize_t na = a.shape[0], nb = b.shape[0], i, g, ngroups = breaks.shape[0]
-    cdef long long u, m_lo, m_hi, j_lo, j_hi, shift = 0 if round_up else -1
+    cdef Py_ssize_t na = a.shape[0], nb = b.shape[0], i, g
+    cdef long long u, m_hi, j_lo, j_hi, shift = 0 if round_up else -1
+    cdef int state
     cdef double ai, w
     for i in range(na):
         ai = a[i]
@@ -107,22 +130,10 @@ cdef void _major(
         u = oa + i
         g = _first_group(breaks, (nb - 1) - u + ob)
         while g >= 0:
-            m_hi = breaks[g]
-            if m_hi > m_cap:
-                m_hi = m_cap
-            j_hi = u + m_hi - ob
-            if j_hi < 0:
+            state = _group_window(breaks, g, u, ob, nb, m_cap, &j_lo, &j_hi, &m_hi)
+            if state < 0:
                 break
-            if g == 0:
-                j_lo = 0
-            else:
-                m_lo = breaks[g - 1] + 1
-                j_lo = u + m_lo - ob
-                if j_lo < 0:
-                    j_lo = 0
-            if j_hi > nb - 1:
-                j_hi = nb - 1
-            if j_lo <= j_hi:
+            if state > 0:
                 w = _window(bhi, blo, j_lo, j_hi)
                 if symmetric:
                     w = 2.0 * w
@@ -202,7 +213,8 @@ cdef void _major_moments(
     double step, long long oc, double[::1] out, double[::1] out_m, double* atoms,
 ) noexcept nogil:
     cdef Py_ssize_t na = a.shape[0], nb = b.shape[0], i, g
-    cdef long long nc = out.shape[0], u, m_lo, m_hi, j_lo, j_hi, c
+    cdef long long nc = out.shape[0], u, m_hi, j_lo, j_hi, c
+    cdef int state
     cdef double ai, w0, w1, mass, moment, x_u, up_mass, e_lo, e_hi, x_c
     for i in range(na):
         ai = a[i]
@@ -212,22 +224,10 @@ cdef void _major_moments(
         x_u = exp(u * step)
         g = _first_group(breaks, (nb - 1) - u + ob)
         while g >= 0:
-            m_hi = breaks[g]
-            if m_hi > m_cap:
-                m_hi = m_cap
-            j_hi = u + m_hi - ob
-            if j_hi < 0:
+            state = _group_window(breaks, g, u, ob, nb, m_cap, &j_lo, &j_hi, &m_hi)
+            if state < 0:
                 break
-            if g == 0:
-                j_lo = 0
-            else:
-                m_lo = breaks[g - 1] + 1
-                j_lo = u + m_lo - ob
-                if j_lo < 0:
-                    j_lo = 0
-            if j_hi > nb - 1:
-                j_hi = nb - 1
-            if j_lo <= j_hi:
+            if state > 0:
                 w0 = _window(bhi, blo, j_lo, j_hi)
                 w1 = _window(bmhi, bmlo, j_lo, j_hi)
                 if symmetric:

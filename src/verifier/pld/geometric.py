@@ -96,7 +96,7 @@ class RatioLaw:
         return self.offset + low, self.offset + max(high, low)
 
 
-def _check_compatible(a: RatioLaw, b: RatioLaw) -> None:
+def _check_compatible(a: RatioLaw | MomentLaw, b: RatioLaw | MomentLaw) -> None:
     if a.step_exponent != b.step_exponent:
         raise IncompatibleObjects("grid step exponent", a.step_exponent, b.step_exponent)
     if a.dominance is not b.dominance:
@@ -118,19 +118,7 @@ def convolve(a: RatioLaw, b: RatioLaw, tail: float, *, max_bins: int = MAX_BINS)
     S1, Alg. 2 with the corrections of notes/random-allocation.md §3.8 (lost mass at the safe end).
     """
     _check_compatible(a, b)
-    tail = check_nonnegative("tail", tail)
-    step = a.step
-    a_lo, a_hi = a.tail_indices(tail)
-    b_lo, b_hi = b.tail_indices(tail)
-    # Grid choice affects tightness only (never validity): ln of the end sums, widened by one point.
-    low = _grid_low(a, a_lo, b, b_lo)
-    high = math.ceil(np.logaddexp(a_hi * step, b_hi * step) / step) + 1
-    size = high - low + 1
-    if size > max_bins:
-        raise AccuracyNotReachable(
-            f"a geometric-grid convolution needs {size} grid points (Δ = 2^-{a.step_exponent}); the limit "
-            f"is max_bins={max_bins}: ask for a coarser accuracy or raise max_bins"
-        )
+    low, size = _output_grid(a, b, check_nonnegative("tail", tail), max_bins)
     symmetric = a is b
     out = np.zeros(size)
     atoms = np.zeros(2)
@@ -161,16 +149,26 @@ def convolve(a: RatioLaw, b: RatioLaw, tail: float, *, max_bins: int = MAX_BINS)
     )  # fmt: skip
 
 
-def _grid_low(a, a_lo: int, b, b_lo: int) -> int:
-    """Lowest output label: below the sum of the low ends, or below a low end alone where the other
-    input has an atom at 0 (0 + y = y must stay on the grid)."""
+def _output_grid(a, b, tail: float, max_bins: int) -> tuple[int, int]:
+    """(lowest label, size) of the grid of A + B: from the sum of the low ends to the sum of the high
+    ends that keep at most ``tail`` outside each input (S1 Alg. 1), widened by one point, and down to
+    a low end alone where the other input has an atom at 0 (0 + y = y stays on the grid). The choice
+    affects tightness only, never validity. AccuracyNotReachable above ``max_bins`` points."""
     step = a.step
+    a_lo, a_hi = a.tail_indices(tail)
+    b_lo, b_hi = b.tail_indices(tail)
     low = math.floor(np.logaddexp(a_lo * step, b_lo * step) / step) - 1
     if b.zero_mass > 0:
         low = min(low, a_lo)
     if a.zero_mass > 0:
         low = min(low, b_lo)
-    return low
+    size = math.ceil(np.logaddexp(a_hi * step, b_hi * step) / step) + 1 - low + 1
+    if size > max_bins:
+        raise AccuracyNotReachable(
+            f"a geometric-grid convolution needs {size} grid points (Δ = 2^-{a.step_exponent}); the limit "
+            f"is max_bins={max_bins}: ask for a coarser accuracy or raise max_bins"
+        )
+    return low, size
 
 
 def _trimmed(law: RatioLaw) -> RatioLaw:
@@ -194,15 +192,26 @@ def self_convolve(base: RatioLaw, times: int, tail_for, *, max_bins: int = MAX_B
     that many copies (the caller's truncation budget).
     """
     times = check_integer("times", times, minimum=1)
-    acc: RatioLaw | None = None
+
+    def combine(x: RatioLaw, y: RatioLaw | None) -> RatioLaw:
+        other = x if y is None else y
+        return convolve(x, other, tail_for(x.summands + other.summands), max_bins=max_bins)
+
+    return _binary_power(base, times, combine)
+
+
+def _binary_power(base, times: int, combine):
+    """base + … + base (``times`` copies) by binary exponentiation: ``combine(x, y)`` sums two laws,
+    ``combine(x, None)`` doubles one (passed as itself, so a kernel may use the symmetry)."""
+    acc = None
     power = base
     while True:
         if times & 1:
-            acc = power if acc is None else convolve(acc, power, tail_for(acc.summands + power.summands), max_bins=max_bins)
+            acc = power if acc is None else combine(acc, power)
         times >>= 1
         if not times:
             return acc
-        power = convolve(power, power, tail_for(2 * power.summands), max_bins=max_bins)
+        power = combine(power, None)
 
 
 def ratio_law(
@@ -348,22 +357,9 @@ def convolve_convex(a: MomentLaw, b: MomentLaw, tail: float, *, max_bins: int = 
     """Law of A + B (independent) in convex order: a mean-preserving spread onto the new lattice
     grid (DOMINATING) or a contraction of groups of pair sums to their means (DOMINATED); see the
     comment above :class:`MomentLaw` and :func:`verifier._fast.geometric.convolve_ratio_moments`."""
-    if a.step_exponent != b.step_exponent:
-        raise IncompatibleObjects("grid step exponent", a.step_exponent, b.step_exponent)
-    if a.dominance is not b.dominance:
-        raise IncompatibleObjects("dominance", a.dominance.value, b.dominance.value)
-    tail = check_nonnegative("tail", tail)
+    _check_compatible(a, b)
+    low, size = _output_grid(a, b, check_nonnegative("tail", tail), max_bins)
     k, step = a.step_exponent, a.step
-    a_lo, a_hi = a.tail_indices(tail)
-    b_lo, b_hi = b.tail_indices(tail)
-    low = _grid_low(a, a_lo, b, b_lo)
-    high = math.ceil(np.logaddexp(a_hi * step, b_hi * step) / step) + 1
-    size = high - low + 1
-    if size > max_bins:
-        raise AccuracyNotReachable(
-            f"a geometric-grid convolution needs {size} grid points (Δ = 2^-{k}); the limit is "
-            f"max_bins={max_bins}: ask for a coarser accuracy or raise max_bins"
-        )
     spread = a.dominance is Dominance.DOMINATING
     symmetric = a is b
     out, out_m, atoms = np.zeros(size), np.zeros(size), np.zeros(2)
@@ -455,15 +451,7 @@ def self_convolve_convex(
         other = x if y is None else refine(y, k)
         return convolve_convex(x, other, tail_for(summands), max_bins=max_bins)
 
-    acc: MomentLaw | None = None
-    power = base
-    while True:
-        if times & 1:
-            acc = power if acc is None else combine(acc, power)
-        times >>= 1
-        if not times:
-            return acc
-        power = combine(power, None)
+    return _binary_power(base, times, combine)
 
 
 def convex_ratio_law(
