@@ -52,3 +52,15 @@ def test_inside_the_live_peer_bracket():
     lower, upper = _ours(sigma, t, k, delta)
     assert lower <= peer_upper and peer_lower <= upper
     assert lower >= peer_lower * (1 - END_SLACK) and upper <= peer_upper * (1 + END_SLACK)
+
+
+def test_a_million_steps_bracket_is_narrow_and_below_the_rdp_bound():
+    """The issue's t = 10^6, σ = 2, δ = 1e-10 setting (Fig. 1 of Feldman & Shenfeld): a bracket at most
+    2% wide, whose upper end is below the (rigorous, looser) RDP upper bound of the same scheme."""
+    from verifier.certify.portfolio import collect_bounds
+    from verifier._types import Quantity
+
+    lower, upper = _ours(2.0, 10**6, 1, 1e-10)
+    assert (upper - lower) / upper <= 0.02
+    rdp = collect_bounds(Allocation(Gaussian(2.0), 10**6), Quantity.EPSILON, 1e-10, list(Direction), only=["rdp"])
+    assert upper <= rdp.combined.upper
