@@ -31,7 +31,7 @@ def _monte_carlo(pair, t: int, direction: Direction, seed: int) -> tuple[np.ndar
     mean_ratio = ratios.mean(axis=1)[:, None]
     kappa = np.exp(EPSILONS)[None, :]
     if direction is Direction.REMOVE:  # plus the P-mass of infinite loss (outcomes Q never draws)
-        infinite = float(pair.loss_sf(np.finfo(float).max, Direction.REMOVE, Measure.P)[0])
+        infinite = float(pair.loss_sf(1e300, Direction.REMOVE, Measure.P)[0])
         values = np.maximum(mean_ratio - kappa, 0.0) + infinite
     else:
         values = np.maximum(1.0 - kappa * mean_ratio, 0.0)

@@ -42,6 +42,7 @@ from verifier.pld.geometric import (
     RatioLaw,
     convex_ratio_law,
     convolve,
+    infinite_loss_mass,
     ratio_law,
     self_convolve,
     self_convolve_convex,
@@ -143,9 +144,9 @@ def loss_range(pair: DominatingPair, under: Measure, tail: float) -> tuple[float
         median = 0.0
     widths = 2.0 ** np.arange(0, 13)
     ends = []
-    for sign, outside in ((-1.0, pair.loss_cdf), (1.0, pair.loss_sf)):
+    for sign, outside in ((-1, pair.loss_cdf), (1, pair.loss_sf)):
         # atoms of infinite loss (either sign) are not tails a grid can resolve: leave them out
-        infinite = float(np.reshape(outside(sign * np.finfo(float).max, Direction.REMOVE, under), -1)[0])
+        infinite = infinite_loss_mass(pair, under, sign)
         mass = np.asarray(outside(median + sign * widths, Direction.REMOVE, under)) - infinite
         fits = np.nonzero(mass <= tail)[0]
         if fits.size == 0:

@@ -45,6 +45,7 @@ __all__ = [
     "convolve_convex",
     "self_convolve_convex",
     "refine",
+    "infinite_loss_mass",
 ]
 
 #: Assumed relative accuracy of a pair's float loss CDF/survival function (scipy special functions
@@ -94,6 +95,19 @@ class RatioLaw:
         low = int(np.nonzero(below <= tail)[0][-1])
         high = int(np.nonzero(above <= tail)[0][0])
         return self.offset + low, self.offset + max(high, low)
+
+
+#: A loss beyond every finite loss of a pair (and small enough that scipy's standardisation of it
+#: does not overflow): the loss law at ±_FAR is the mass of loss ±∞.
+_FAR = 1e300
+
+
+def infinite_loss_mass(pair: DominatingPair, under: Measure, sign: int) -> float:
+    """P(ℓ = +∞) (``sign`` +1) or P(ℓ = −∞) (``sign`` −1) of the REMOVE loss ℓ = ln(P/Q) under
+    ``under``: the atoms where Q = 0 < P, resp. P = 0 < Q."""
+    if sign > 0:
+        return float(np.reshape(pair.loss_sf(_FAR, Direction.REMOVE, under), -1)[0])
+    return float(np.reshape(pair.loss_cdf(-_FAR, Direction.REMOVE, under), -1)[0])
 
 
 def _check_compatible(a: RatioLaw | MomentLaw, b: RatioLaw | MomentLaw) -> None:
@@ -271,8 +285,7 @@ def ratio_law(
     absolute = float(np.sum(error[~as_relative])) + 2.0 * CDF_RELATIVE_ERROR * 2.0  # + the two tail values
     below, above = float(cdf[0]), float(sf[-1])
     # atoms of infinite loss (ratio 0 or +∞) are exact points of the law: they keep their place
-    at_zero = float(np.reshape(pair.loss_cdf(-np.finfo(float).max, Direction.REMOVE, under), -1)[0])
-    at_infinity = float(np.reshape(pair.loss_sf(np.finfo(float).max, Direction.REMOVE, under), -1)[0])
+    at_zero, at_infinity = infinite_loss_mass(pair, under, -1), infinite_loss_mass(pair, under, +1)
     probs = np.zeros(size)
     if dominance is Dominance.DOMINATING:
         probs[1:] = gaps
@@ -344,7 +357,7 @@ def _cell_masses(pair: DominatingPair, step_exponent: int, lo_index: int, size: 
 
     q, q_below, q_above = masses(Measure.Q)
     m, m_below, m_above = masses(Measure.P)  # m_above includes the P-mass of infinite loss
-    infinite = float(np.reshape(pair.loss_sf(np.finfo(float).max, Direction.REMOVE, Measure.P), -1)[0])
+    infinite = infinite_loss_mass(pair, Measure.P, +1)
     return q, q_below, q_above, m, m_below, m_above, infinite
 
 
@@ -498,7 +511,7 @@ def convex_ratio_law(
     else:
         # ratio 0 (P = 0 < Q) stays an atom of its own; the P-mass of infinite loss is kept as
         # first moment "at +∞" (a P-only atom: it adds π to REMOVE δ, nothing to ADD δ)
-        zero = float(np.reshape(pair.loss_cdf(-np.finfo(float).max, Direction.REMOVE, Measure.Q), -1)[0])
+        zero = infinite_loss_mass(pair, Measure.Q, -1)
         moments = np.zeros(size)
         probs[:-1], moments[:-1] = q, m
         probs[0] += max(q_below - zero, 0.0)
