@@ -17,6 +17,20 @@ item 23 (each confirmed in tests/allocation against the exact t = 2 profile):
 
 The ∓ln t shift is snapped to the loss grid in the safe direction (DOMINATING: losses only move
 up, DOMINATED: only down), exactly (:func:`verifier._directed.log_index`).
+
+Two algorithms, both giving a DOMINATING and a DOMINATED PLD per direction:
+
+- :func:`allocation_loss` — S1 Alg. 4/5 as printed (corrected): ratio sums rounded UP or DOWN onto
+  the lattice at every convolution, stochastic domination throughout. Each rounding shifts the
+  loss by up to one lattice step, so the bracket is first order in the step.
+- :func:`convex_allocation` / :func:`allocation_bracket` — the same sums under Q^t (Cor 3.3: both
+  directions are E[φ(S/t)] for a convex φ), kept in convex order: mean-preserving spreads onto the
+  lattice for the upper side, contractions to group means for the lower side (see
+  :mod:`verifier.pld.geometric`). A spread dominates the allocation pair in Blackwell's sense for
+  both directions at once (its PLD is the PLD engine's DOMINATING kind), a contraction is dominated;
+  the error is second order in the lattice step, which is refined along the binary exponentiation
+  (a sum of m copies is m^{1/2} times narrower). This is the one the ``allocation-pld`` method and
+  :func:`verifier.pld.scheme_pld` use.
 """
 
 from __future__ import annotations
