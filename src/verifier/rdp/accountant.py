@@ -7,9 +7,9 @@ composed over the steps, Allocation → Thm 4.8 (remove) / the Jensen bound (add
 rounds.
 
 :func:`epsilon_upper_for` / :func:`delta_upper_for` convert with the default integer orders 2…256,
-then refine around the best order on a 0.1 and a 0.02 grid of fractional orders (exact by certified
-integration for the subsampled Gaussian, a log-convex chord otherwise); every order tried is a
-rigorous bound, so the minimum is one too.
+then refine around the best order by a golden-section search over fractional orders (exact by
+certified integration for the subsampled Gaussian, a log-convex chord otherwise); every order tried
+is a rigorous bound, so the minimum is one too.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from verifier.errors import InvalidArgument
 from verifier.rdp.allocation import allocation_curve
 from verifier.rdp.conversion import Conversion, Converted, delta_upper, epsilon_upper
 from verifier.rdp.curve import DEFAULT_ORDERS, RdpCurve, check_orders
+from verifier.rdp.moments import renyi_upper
 from verifier.rdp.poisson import poisson_curve
 from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
 
@@ -35,7 +36,7 @@ PAIR_CITATION = "closed-form Renyi divergence of the pair (Steinke 2022, Def 32)
 def pair_curve(pair, orders: npt.ArrayLike, direction: Direction) -> RdpCurve:
     """The pair's own Rényi divergences (UPPER ends of rigorous brackets; exact at every order)."""
     grid = check_orders(orders)
-    values = np.array([pair.renyi(float(a), direction).upper for a in grid])
+    values = np.array([renyi_upper(pair, float(a), direction) for a in grid])
     return RdpCurve(grid, values, np.ones(len(grid), dtype=bool), direction, PAIR_CITATION)
 
 
@@ -74,16 +75,36 @@ def curve_for(scheme: Scheme, orders: npt.ArrayLike = DEFAULT_ORDERS, direction:
     return builder(scheme, orders, direction)
 
 
+#: Golden-section steps of the fractional refinement (the bracket [α*−1, α*+1] shrinks to ~0.01).
+_GOLDEN_STEPS = 10
+_INVERSE_PHI = (5**0.5 - 1) / 2
+
+
 def _refine(scheme: Scheme, direction: Direction, convert: Callable[[RdpCurve], Converted]) -> Converted:
+    """Best integer order α*, then a golden-section search over fractional orders in [α*−1, α*+1];
+    every order evaluated is a rigorous bound, so the minimum over all of them is one too (the
+    search needs no unimodality to be valid, only to be effective)."""
     best = convert(curve_for(scheme, DEFAULT_ORDERS, direction))
-    for step in (0.1, 0.02):
-        grid = best.order + np.arange(-9, 10) * step
-        grid = grid[(grid > 1.0) & (np.abs(grid - np.round(grid)) > 1e-9)]
-        if grid.size == 0:
-            continue
-        candidate = convert(curve_for(scheme, grid, direction))
-        if candidate.value < best.value:
-            best = candidate
+
+    def at(order: float) -> Converted:
+        nonlocal best
+        found = convert(curve_for(scheme, [order], direction))
+        if found.value < best.value:
+            best = found
+        return found
+
+    lo, hi = max(best.order - 1.0, 1.0 + 1e-3), best.order + 1.0
+    x1, x2 = hi - _INVERSE_PHI * (hi - lo), lo + _INVERSE_PHI * (hi - lo)
+    f1, f2 = at(x1).value, at(x2).value
+    for _ in range(_GOLDEN_STEPS):
+        if f1 <= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - _INVERSE_PHI * (hi - lo)
+            f1 = at(x1).value
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + _INVERSE_PHI * (hi - lo)
+            f2 = at(x2).value
     return best
 
 

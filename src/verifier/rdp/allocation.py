@@ -45,7 +45,7 @@ from verifier.errors import InvalidArgument
 from verifier.pairs import DominatingPair, Gaussian
 from verifier.rdp.curve import RdpCurve, check_orders
 from verifier.rdp.interpolation import interpolate
-from verifier.rdp.moments import log_moments_upper, renyi_from_log_coefficients
+from verifier.rdp.moments import log_moments_upper, renyi_from_log_coefficients, renyi_upper
 from verifier.rdp.series import log_power
 
 __all__ = [
@@ -101,7 +101,7 @@ def _add_jensen(pair: DominatingPair, t: int, ints_or_orders: npt.NDArray[np.flo
     with with_precision():
         for i, alpha in enumerate(ints_or_orders):
             inner = arb_bound(1 + (arb(float(alpha)) - 1) / t, Side.UPPER)
-            out[i] = pair.renyi(inner, Direction.ADD).upper
+            out[i] = renyi_upper(pair, inner, Direction.ADD)
     return out
 
 

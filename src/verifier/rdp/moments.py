@@ -9,6 +9,7 @@ result.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -19,7 +20,21 @@ from verifier._directed import arb_bound, with_precision
 from verifier._types import Direction, Side
 from verifier.pairs import DominatingPair
 
-__all__ = ["log_moments_upper", "renyi_from_log_coefficients"]
+__all__ = ["log_moments_upper", "renyi_from_log_coefficients", "renyi_upper"]
+
+
+@functools.lru_cache(maxsize=65536)
+def _renyi_upper_cached(pair: DominatingPair, order: float, direction: Direction) -> float:
+    return float(pair.renyi(order, direction).upper)
+
+
+def renyi_upper(pair: DominatingPair, order: float, direction: Direction) -> float:
+    """UPPER end of the pair's rigorous Rényi bracket at ``order`` (memoised for hashable pairs:
+    the order refinement asks for the same orders many times)."""
+    try:
+        return _renyi_upper_cached(pair, float(order), direction)
+    except TypeError:  # an unhashable pair (e.g. one holding arrays)
+        return float(pair.renyi(float(order), direction).upper)
 
 
 def log_moments_upper(pair: DominatingPair, direction: Direction, count: int) -> npt.NDArray[np.float64]:
@@ -31,7 +46,7 @@ def log_moments_upper(pair: DominatingPair, direction: Direction, count: int) ->
     out = np.zeros(count)
     with with_precision():
         for j in range(2, count):
-            d_upper = pair.renyi(float(j), direction).upper
+            d_upper = renyi_upper(pair, float(j), direction)
             out[j] = math.inf if math.isinf(d_upper) else arb_bound(arb(j - 1) * arb(d_upper), Side.UPPER)
     return out
 

@@ -26,6 +26,7 @@ proven range: for α in (1, 2) this is D_α <= D_2).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -88,6 +89,16 @@ def poisson_remove_integer(pair: DominatingPair, rate: float, orders: npt.NDArra
 
 
 def gaussian_remove_fractional(pair: Gaussian, rate: float, alpha: float) -> float:
+    """Upper bound on D_α(λP + (1−λ)Q ‖ Q) for the Gaussian pair and any real α > 1 (certified
+    integration; cached, as the refinement of the best order asks for the same orders repeatedly)."""
+    lam = check_unit("rate", rate)
+    if not alpha > 1.0:
+        raise InvalidArgument("alpha", alpha, "a Rényi order must be > 1")
+    return _gaussian_remove_fractional(float(pair.sigma), float(pair.sensitivity), lam, float(alpha))
+
+
+@functools.lru_cache(maxsize=4096)
+def _gaussian_remove_fractional(sigma: float, sensitivity: float, lam: float, alpha: float) -> float:
     """Upper bound on D_α(λP + (1−λ)Q ‖ Q) for the Gaussian pair and any real α > 1, by certified
     integration (exact up to the ball's width).
 
@@ -95,11 +106,8 @@ def gaussian_remove_fractional(pair: Gaussian, rate: float, alpha: float) -> flo
     On y < −T the base is <= 1, so that tail is <= Φ(−T); on y > α/s + T the base is <= X (X >= 1),
     and ∫_{L}^∞ X^α φ = e^{α(α−1)/(2s²)} Φ(α/s − L), so that tail is <= e^{α(α−1)/(2s²)} Φ(−T).
     """
-    lam = check_unit("rate", rate)
-    if not alpha > 1.0:
-        raise InvalidArgument("alpha", alpha, "a Rényi order must be > 1")
     with with_precision():
-        s = arb(pair.sigma) / arb(pair.sensitivity)
+        s = arb(sigma) / arb(sensitivity)
         a = arb(alpha)
         p = arb(lam)
         two_s2 = 2 * s * s
@@ -109,7 +117,7 @@ def gaussian_remove_fractional(pair: Gaussian, rate: float, alpha: float) -> flo
             base = (1 - p) + p * (y / s - 1 / two_s2).exp()
             return (a * base.log(analytic=analytic)).exp() * (-(y * y) / 2).exp() / norm
 
-        hi = math.ceil(alpha * float(pair.sensitivity / pair.sigma)) + _TAIL
+        hi = math.ceil(alpha * sensitivity / sigma) + _TAIL
         body = acb.integral(integrand, -_TAIL, hi, rel_tol=_QUAD_REL_TOL).real
         tail_mass = (arb(_TAIL) / arb(2).sqrt()).erfc() / 2  # Φ(−T)
         tails = tail_mass * (1 + (a * (a - 1) / two_s2).exp())
