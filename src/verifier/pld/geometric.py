@@ -166,15 +166,16 @@ def convolve(a: RatioLaw, b: RatioLaw, tail: float, *, max_bins: int = MAX_BINS)
 def _output_grid(a, b, tail: float, max_bins: int) -> tuple[int, int]:
     """(lowest label, size) of the grid of A + B: from the sum of the low ends to the sum of the high
     ends that keep at most ``tail`` outside each input (S1 Alg. 1), widened by one point, and down to
-    a low end alone where the other input has an atom at 0 (0 + y = y stays on the grid). The choice
+    a low end alone where the other input has an atom at 0 heavier than ``tail`` (0 + y = y stays on
+    the grid). The choice
     affects tightness only, never validity. AccuracyNotReachable above ``max_bins`` points."""
     step = a.step
     a_lo, a_hi = a.tail_indices(tail)
     b_lo, b_hi = b.tail_indices(tail)
     low = math.floor(np.logaddexp(a_lo * step, b_lo * step) / step) - 1
-    if b.zero_mass > 0:
+    if b.zero_mass > tail:
         low = min(low, a_lo)
-    if a.zero_mass > 0:
+    if a.zero_mass > tail:
         low = min(low, b_lo)
     size = math.ceil(np.logaddexp(a_hi * step, b_hi * step) / step) + 1 - low + 1
     if size > max_bins:
