@@ -26,6 +26,14 @@ RTOL = 0.01
 ATOL_EPSILON = 2 * FIXTURE["config"]["epsilon_tolerance"]
 #: Below this the package's δ values are dp_accounting's floating-point floor (~1e-15), not bounds.
 DELTA_FLOOR = 1e-10
+#: With verifier's PLD engine as the Poisson profile, δ is compared only above this: the engine's
+#: DOMINATING side carries an additive slack of ~1e-8 at σ = 0.5 (e.g. δ <= 5.4e-9 at ε = 4 for
+#: Poisson(0.1) over 10 steps, add, where the exact value is 0).
+DELTA_FLOOR_PLD = 1e-6
+#: At σ = 0.5 the PLD engine's Poisson ε bracket is itself ~3% wide (t = 1000, δ = 6.3e-7, remove:
+#: [4.421, 4.551] at step 2^-13), so the decomposition on it can sit up to that much above the package
+#: (whose Poisson profile, dp_accounting's, agrees with ours to 1e-15 in the dp_accounting runs).
+RTOL_PLD_SMALL_SIGMA = 0.04
 #: Cheap configurations run by default with the peer profile; the rest are slow.
 FAST = {(2.0, 10), (2.0, 100), (5.0, 10), (5.0, 100), (5.0, 1000), (2.0, 1000)}
 
@@ -67,9 +75,14 @@ def test_decomposition_matches_random_allocation(source, row, direction):
     scheme = Allocation(Gaussian(row["sigma"]), row["steps"])
     ours = decomposition_epsilon(scheme, row["delta"], direction, profiles).value
     theirs = row[f"epsilon_{direction.value}"]
-    assert ours == pytest.approx(theirs, rel=RTOL, abs=ATOL_EPSILON)
+    if source == "pld" and row["sigma"] < 1:
+        # one-sided: never below the package by more than 1%, above it by at most the engine's width
+        assert theirs * (1 - RTOL) - ATOL_EPSILON <= ours <= theirs * (1 + RTOL_PLD_SMALL_SIGMA) + ATOL_EPSILON
+    else:
+        assert ours == pytest.approx(theirs, rel=RTOL, abs=ATOL_EPSILON)
+    floor = DELTA_FLOOR_PLD if source == "pld" else DELTA_FLOOR
     for eps, value in row[f"delta_{direction.value}"].items():
-        if value > DELTA_FLOOR:
+        if value > floor:
             assert decomposition_delta(scheme, float(eps), direction, profiles).value == pytest.approx(value, rel=RTOL)
 
 

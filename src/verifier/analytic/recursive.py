@@ -49,8 +49,8 @@ __all__ = ["CITATION", "tail_coefficient", "recursion_rate", "add_bootstrap", "r
 CITATION = "Feldman & Shenfeld 2025 (arXiv 2502.08202), Thm 4.2 (τ justified in the module docstring) and Lemma 3.2"
 METHOD = "recursive"
 
-#: ε(δ) form: candidate shares of δ given to the tail term.
-TAIL_SHARES = (0.5, 0.1)
+#: ε(δ) form: candidate shares of δ given to the tail term (each costs one Poisson PLD).
+TAIL_SHARES = (0.5,)
 #: δ(ε) form: ε′ candidates as multiples of ε (the paper: ε′ = Cε with C >> 1), and fractions of
 #: the largest allowed ε′ = ln(t′)/2.
 EPSILON_PRIME_MULTIPLES = (2.0, 4.0, 8.0)

@@ -47,8 +47,9 @@ CITATION = "Feldman & Shenfeld 2025 (arXiv 2502.08202), Thm 4.1 (γ with sinh pe
 METHOD = "truncated-poisson"
 
 #: ε(δ) form: candidate shares (all t′δ₀ terms, all δ_az terms) of the target δ; the Poisson profile
-#: gets what is left. The last is random-allocation's split (0.99, 0.005; notes §3.4).
-EPSILON_SPLITS = ((0.25, 0.25), (0.05, 0.05), (0.99, 0.005))
+#: gets what is left. The second is random-allocation's split (0.99, 0.005; notes §3.4). Each
+#: candidate costs one Poisson PLD.
+EPSILON_SPLITS = ((0.25, 0.25), (0.99, 0.005))
 #: δ(ε) form: the additive budget m(t′δ₀ + δ_az) is tried at these fractions of the Poisson δ at
 #: rate 1/t′ (the smallest the bound can be), split evenly between the two terms.
 DELTA_BUDGET_RATIOS = (1e-1, 1e-2, 1e-3, 1e-4)
