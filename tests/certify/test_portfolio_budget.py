@@ -108,3 +108,12 @@ def test_failing_methods_are_recorded_and_the_others_still_count(registry):
     got = collect_bounds(SCHEME, Quantity.DELTA, 1.0, (Direction.ADD,))
     assert got.ran == ("fails", "works") and got.brackets[Direction.ADD].upper == 0.2
     assert got.skipped == ("fails (add) failed: AccuracyNotReachable: grid too coarse",)
+
+
+def test_a_method_still_running_when_the_budget_runs_out_is_interrupted(registry):
+    registry(Fake("free", 0, upper=0.4), Fake("hangs", 2, upper=0.1, sleep=30.0))
+    got = collect_bounds(SCHEME, Quantity.DELTA, 1.0, BOTH, time_budget=0.2)
+    assert got.ran == ("free", "hangs")
+    assert [b.method for b in got.bounds] == ["free", "free"]  # the interrupted calls gave nothing
+    assert got.skipped[0] == "hangs (add): interrupted, time budget of 0.2 s spent"
+    assert got.skipped[1] == "hangs (remove): not run, time budget of 0.2 s spent"

@@ -7,20 +7,25 @@ of the per-direction brackets (Feldman & Shenfeld, Def 2.2).
 
 Methods run cheapest first (:attr:`Method.cost`). A caller that only needs to *decide* something
 (the certifier) passes ``settled``, a predicate on the bounds gathered so far: once it holds, the
-remaining (more expensive) methods are not run. ``time_budget`` (seconds) stops starting methods
-of cost >= 1 once that much wall-clock time has been spent; cost-0 methods (closed forms,
-microseconds) always run. A method already running is never interrupted, so a run can exceed the
-budget by the duration of the last method started. Every method not run is listed in
+remaining (more expensive) methods are not run. ``time_budget`` (seconds) bounds the wall-clock
+time of methods of cost >= 1: none is started once the budget is spent, and one still running when
+it runs out is interrupted (SIGALRM, in the main thread of a Unix process; elsewhere the budget is
+only checked between methods, and a compiled loop that holds the interpreter delays the interrupt
+until it returns). An interrupted call contributes no bound. Cost-0 methods (closed forms,
+microseconds) always run. Every method not run is listed in
 ``Collected.skipped`` with the reason, as is a method that declined (NotApplicable) or could not
 reach its guarantee (NumericalFailure): fewer bounds make a wider bracket, never a wrong one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import signal
+import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from verifier._types import Bound, Bracket, Direction, Estimate, Quantity, Side
 from verifier._validation import check_nonnegative
@@ -30,6 +35,32 @@ from verifier.errors import InconsistentBounds, InvalidArgument, NotApplicable, 
 from verifier.schemes import Scheme
 
 __all__ = ["Collected", "collect_bounds", "best_bracket", "best_bounds", "select_methods"]
+
+
+class _BudgetSpent(BaseException):
+    """Raised into a running method when the time budget runs out (a BaseException, so a method's
+    own ``except Exception`` cannot swallow it)."""
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`_BudgetSpent` after ``seconds`` of wall-clock time, where SIGALRM can deliver
+    it (main thread, Unix); otherwise do nothing (the budget is then checked between methods)."""
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if seconds is None or not usable:
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise _BudgetSpent()
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 #: A predicate on the bounds gathered so far; True once the question is decided.
 Settled = Callable[[Sequence[Bound]], bool]
@@ -140,11 +171,19 @@ def collect_bounds(
         ran.append(method.name)
         for direction in directions:
             start = time.perf_counter()
+            left = None if (time_budget is None or method.cost == 0) else time_budget - (start - started)
+            if left is not None and left <= 0:
+                skipped.append(f"{method.name} ({direction.value}): not run, time budget of {time_budget:g} s spent")
+                continue
             try:
-                if quantity is Quantity.DELTA:
-                    got = method.delta_bounds(scheme, at, direction)
-                else:
-                    got = method.epsilon_bounds(scheme, at, direction)
+                with _deadline(left):
+                    if quantity is Quantity.DELTA:
+                        got = method.delta_bounds(scheme, at, direction)
+                    else:
+                        got = method.epsilon_bounds(scheme, at, direction)
+            except _BudgetSpent:
+                skipped.append(f"{method.name} ({direction.value}): interrupted, time budget of {time_budget:g} s spent")
+                continue
             except NotApplicable as exc:
                 skipped.append(f"{method.name} ({direction.value}): {exc}")
                 continue

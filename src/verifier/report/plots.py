@@ -43,6 +43,24 @@ def _pyplot():
     return plt
 
 
+#: Decades of δ shown below the largest value: an upper bound of ~1e-308 where δ is exactly 0 (a
+#: ball around zero) would otherwise squeeze every other curve into the top of the picture.
+DECADES_SHOWN = 20
+
+
+def _log_limits(curves: Sequence[Curve], claim: tuple[float, float] | None) -> tuple[float, float]:
+    """(bottom, top) of the log δ axis: from the smallest positive value, but at most
+    :data:`DECADES_SHOWN` decades below the largest, and always two decades below the claim."""
+    values = np.array([v for c in curves for v in c.values], dtype=float)
+    positive = values[np.isfinite(values) & (values > 0)]
+    top = float(positive.max()) if positive.size else 1.0
+    bottom = max(float(positive.min()) if positive.size else top * 1e-6, top * 10.0**-DECADES_SHOWN)
+    if claim is not None:
+        top = max(top, claim[1])
+        bottom = min(bottom, claim[1] / 100.0)
+    return bottom / 2.0, top * 2.0
+
+
 def plot_delta_curves(
     epsilons: Sequence[float],
     curves: Sequence[Curve],
@@ -54,7 +72,8 @@ def plot_delta_curves(
     """Draw δ(ε) for every curve (upper bounds solid, lower bounds dashed, one colour per method and
     direction) on a logarithmic δ axis, mark ``claim`` = (ε, δ) with a star and guide lines, and
     save the figure to ``path`` (format from its suffix). Zero values cannot be shown on a log axis
-    and are left out of the line. Returns the path written."""
+    and are left out of the line; values more than :data:`DECADES_SHOWN` decades below the largest
+    fall below the axis. Returns the path written."""
     plt = _pyplot()
     target = Path(path)
     eps = np.asarray(epsilons, dtype=float)
@@ -75,6 +94,7 @@ def plot_delta_curves(
         ax.plot([eps_claim], [delta_claim], marker="*", color="crimson", markersize=14, linestyle="none",
                 label=f"claim (ε={eps_claim:g}, δ={delta_claim:g})")
     ax.set_yscale("log")
+    ax.set_ylim(*_log_limits(curves, claim))
     ax.set_xlabel("ε")
     ax.set_ylabel("δ(ε)")
     ax.set_title(title or "bounds on δ(ε): upper (solid), lower (dashed)")
