@@ -19,13 +19,13 @@ from verifier.errors import NotApplicable
 from verifier.pairs import DominatingPair
 from verifier.schemes import Poisson
 
-__all__ = ["informative_rate", "PoissonProfile", "ProfileSource", "PLDPoissonProfile", "pld_poisson_profile", "PLD_STEP"]
+__all__ = ["informative_rate", "PoissonProfile", "ProfileSource", "PLDPoissonProfile", "pld_poisson_profile", "PLD_STEPS"]
 
-#: Loss-grid step of the PLD engine for the Poisson profiles (near random-allocation's 1e-4): it only
-#: affects how tight the analytic bounds are (the DOMINATING side is an upper bound at any step).
-#: The engine default 2^-12 is ~10% loose at ε ≈ 0.035 (σ = 5, t = 1000); finer steps are slower and,
-#: at σ <= 0.5, not tighter with the current engine.
-PLD_STEP = 2.0**-13
+#: Loss-grid steps of the PLD engine for the Poisson profiles; each query takes the smaller of the
+#: upper bounds (a minimum of upper bounds is one). Neither step is best everywhere with the current
+#: engine: 2^-12 is ~10% loose at ε ≈ 0.035 (σ = 5, t = 1000), while 2^-13 gives ε = ∞ at
+#: σ <= 0.57, t = 1000, δ ~ 1e-10, where 2^-12 is finite. The steps only affect tightness.
+PLD_STEPS = (2.0**-12, 2.0**-13)
 
 
 def informative_rate(rate: float, steps: int) -> bool:
@@ -54,23 +54,26 @@ ProfileSource = Callable[[DominatingPair, float, int, Direction], PoissonProfile
 
 @dataclass(frozen=True)
 class PLDPoissonProfile:
-    """The DOMINATING side of a PLD-engine bracket (``.delta(ε)`` / ``.epsilon(δ)`` return Brackets)."""
+    """The DOMINATING sides of PLD-engine brackets (``.delta(ε)`` / ``.epsilon(δ)`` return
+    Brackets), the smallest upper bound over the brackets."""
 
-    pld: Any
+    plds: tuple
 
     def delta_upper(self, epsilon: float) -> float:
-        return float(self.pld.delta(epsilon).upper)
+        return min(float(pld.delta(epsilon).upper) for pld in self.plds)
 
     def epsilon_upper(self, delta: float) -> float:
-        return float(self.pld.epsilon(delta).upper)
+        return min(float(pld.epsilon(delta).upper) for pld in self.plds)
 
 
 @functools.lru_cache(maxsize=512)
 def pld_poisson_profile(pair: DominatingPair, rate: float, steps: int, direction: Direction) -> PoissonProfile:
     """Upper-bound profile of Poisson(``pair``, ``rate``, ``steps``) in ``direction`` from the PLD
-    engine's DOMINATING PLD (cached: the analytic searches query the same profile many times)."""
+    engine's DOMINATING PLDs at :data:`PLD_STEPS` (cached: the analytic searches query the same
+    profile many times)."""
     try:
         from verifier.pld import scheme_pld  # the sibling math layer; imported when first needed
     except ImportError as exc:  # pragma: no cover - only while the PLD engine is not installed
         raise NotApplicable(f"the PLD engine (verifier.pld) is not available: {exc}") from exc
-    return PLDPoissonProfile(scheme_pld(Poisson(pair, rate, steps), direction, step=PLD_STEP))
+    scheme = Poisson(pair, rate, steps)
+    return PLDPoissonProfile(tuple(scheme_pld(scheme, direction, step=step) for step in PLD_STEPS))
