@@ -34,3 +34,13 @@ def test_methods_support_only_the_scheme_types_they_declare(method):
     for scheme in SAMPLES:
         if method.supports(scheme):
             assert type(scheme) in method.scheme_types, f"{method.name} supports {scheme!r} but does not declare {type(scheme).__name__} in scheme_types"
+
+
+def test_reason_for_a_scheme_without_methods(monkeypatch):
+    import verifier.certify.coverage as coverage
+
+    scheme = Poisson(Gaussian(1.0), 0.1, 3)
+    monkeypatch.setattr(coverage, "all_methods", lambda: [])
+    assert coverage.unsupported_reason(scheme) == "no registered method handles Poisson"
+    monkeypatch.setitem(coverage.UNSUPPORTED, Poisson, "waiting for the Poisson methods")
+    assert coverage.unsupported_reason(scheme) == "waiting for the Poisson methods"
