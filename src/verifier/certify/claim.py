@@ -100,7 +100,8 @@ class Claim:
     ``mechanism`` and ``scheme`` are the normalised JSON objects (defaults filled in); ``model`` is
     the scheme the bounds are computed for (for ``replace_one`` its pair has sensitivity 2Δ) and
     ``directions`` the adjacency directions the relation requires; ``modelling`` says in words how
-    the claim was modelled.
+    the claim was modelled. Build claims with :func:`parse_claim` or :func:`load_claim`, which
+    validate and fill in the model.
     """
 
     mechanism: dict
