@@ -38,41 +38,73 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as `python proofs/allocation_convex_split.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import functools
+from collections.abc import Mapping
+
 import sympy as sp
 
-from proofs._common import Delta, require_equal, sigma
+from proofs._common import Delta, merge_claims, require_equal, sigma
+
+__all__ = ["EXPORT_SYMBOLS", "claims", "derive"]
+
+#: Symbols of the group split: lattice point x of the larger term, cell ends x·E0 and x·E1, three
+#: atoms of the other input with masses b1..b3 at positions y1..y3.
+x, E0, E1 = sp.symbols("x E0 E1", positive=True)
+masses = sp.symbols("b1:4", positive=True)
+positions = sp.symbols("y1:4", positive=True)
+#: Loss variable and the cell (a, b_end] of the Gaussian cell moment.
+ell, a_end, b_end = sp.symbols("ell a b_end", real=True)
+
+EXPORT_SYMBOLS = {
+    "upper_share": ("E0", "E1", "b1", "b2", "b3", "x", "y1", "y2", "y3"),
+    "cell_moment": ("Delta", "a", "b_end", "sigma"),
+}
 
 
-def derive() -> dict[str, sp.Expr]:
-    # 1. the split of a group of three sums
-    x, e_lo, e_hi = sp.symbols("x E0 E1", positive=True)
-    b = sp.symbols("b1:4", positive=True)
-    y = sp.symbols("y1:4", positive=True)
-    lo, hi = x * e_lo, x * e_hi
-    per_atom = sum(bv * (x + yv - lo) / (hi - lo) for bv, yv in zip(b, y))
-    w0, w1 = sum(b), sum(bv * yv for bv, yv in zip(b, y))
-    upper_share = ((1 - e_lo) * w0 + w1 / x) / (e_hi - e_lo)
-    require_equal(per_atom, upper_share, "mean-preserving split of a group of sums")
-    # and it preserves the group's mean: lo·(W0 − share) + hi·share = x W0 + W1
-    require_equal(lo * (w0 - upper_share) + hi * upper_share, x * w0 + w1, "the split keeps the mean")
+def _normal_cdf(mean: sp.Expr, scale: sp.Expr, at: sp.Expr) -> sp.Expr:
+    return (1 + sp.erf((at - mean) / (scale * sp.sqrt(2)))) / 2
 
-    # 2. Gaussian cell moment: E_Q[e^L; a < L <= b] = P_P(a < L <= b)
-    ell, a_end, b_end = sp.symbols("ell a b_end", real=True)
+
+def claims() -> dict[str, sp.Expr]:
+    w0, w1 = sum(masses), sum(bv * yv for bv, yv in zip(masses, positions))
+    rho = Delta**2 / (2 * sigma**2)
+    scale = sp.sqrt(2 * rho)
+    return {
+        "upper_share": ((1 - E0) * w0 + w1 / x) / (E1 - E0),
+        "cell_moment": _normal_cdf(rho, scale, b_end) - _normal_cdf(rho, scale, a_end),
+    }
+
+
+@functools.lru_cache(maxsize=None)
+def _derived() -> dict[str, sp.Expr]:
+    lo, hi = x * E0, x * E1
+    per_atom = sum(bv * (x + yv - lo) / (hi - lo) for bv, yv in zip(masses, positions))
     rho = Delta**2 / (2 * sigma**2)
     scale = sp.sqrt(2 * rho)
 
     def density(mean: sp.Expr) -> sp.Expr:
         return sp.exp(-((ell - mean) ** 2) / (2 * scale**2)) / (scale * sp.sqrt(2 * sp.pi))
 
-    def cdf(mean: sp.Expr, at: sp.Expr) -> sp.Expr:
-        return (1 + sp.erf((at - mean) / (scale * sp.sqrt(2)))) / 2
-
-    # the tilted Q-density e^ℓ·q(ℓ) is the P-density pointwise, so integrating both over (a, b]
-    # gives E_Q[e^L; a < L <= b] = P_P(a < L <= b) = Φ_P(b) − Φ_P(a)
+    # the tilted Q-density e^ℓ·q(ℓ) is the P-density pointwise, so E_Q[e^L; a < L <= b] is the
+    # integral of the P-density over (a, b]: the P-CDF difference, whose b-derivative is p(b)
     require_equal(sp.exp(ell) * density(-rho), density(rho), "e^L times the Q loss density is the P loss density")
-    cell_moment = cdf(rho, b_end) - cdf(rho, a_end)
-    require_equal(sp.diff(cell_moment, b_end), density(rho).subs(ell, b_end), "the claimed moment's derivative in b")
-    return {"upper_share": upper_share, "cell_moment": cell_moment}
+    return {"upper_share": per_atom, "cell_moment_density": density(rho).subs(ell, b_end)}
+
+
+def derive(*, claimed: Mapping[str, sp.Expr] | None = None) -> dict[str, sp.Expr]:
+    """Check the claims (``claimed`` replaces entries of :func:`claims`) against the derivations;
+    returns the verified expressions, raises DerivationFailed."""
+    claim = merge_claims(claims(), claimed)
+    got = _derived()
+    require_equal(got["upper_share"], claim["upper_share"], "mean-preserving split of a group of sums")
+    share = claim["upper_share"]
+    w0, w1 = sum(masses), sum(bv * yv for bv, yv in zip(masses, positions))
+    require_equal(x * E0 * (w0 - share) + x * E1 * share, x * w0 + w1, "the split keeps the group's mean")
+    points = [{Delta: 1, sigma: s, a_end: lo, b_end: hi} for s in (sp.Rational(1, 2), 1, 3)
+              for lo, hi in ((-1, sp.Rational(1, 3)), (2, sp.Rational(5, 2)))]  # fmt: skip
+    require_equal(sp.diff(claim["cell_moment"], b_end), got["cell_moment_density"], "d/db of the cell moment", points)
+    require_equal(claim["cell_moment"].subs(b_end, a_end), 0, "an empty cell has no moment", points)
+    return {name: claim[name] for name in EXPORT_SYMBOLS}
 
 
 if __name__ == "__main__":

@@ -308,6 +308,12 @@ WRONG_CLAIMS = [
     ("allocation_alpha2", "renyi2",
      sp.log(1 + (sp.exp(Delta**2 / (2 * sigma**2)) - 1) / sp.Symbol("t", positive=True, integer=True))),
     ("allocation_alpha2", "renyi3", 2 * _module("allocation_alpha2").claims()["renyi3"]),
+    # allocation_convex_split (issue 5): the split measured from the wrong lattice point; the cell
+    # moment read from the Q loss law instead of the P loss law
+    ("allocation_convex_split", "upper_share",
+     _module("allocation_convex_split").claims()["upper_share"].subs(sp.Symbol("x", positive=True), 1)),
+    ("allocation_convex_split", "cell_moment",
+     _module("allocation_convex_split").claims()["cell_moment"].subs(Delta**2 / (2 * sigma**2), -Delta**2 / (2 * sigma**2))),
 ]
 
 
