@@ -52,7 +52,7 @@ METHOD = "recursive"
 #: ε(δ) form: candidate shares of δ given to the tail term (each costs one Poisson PLD).
 TAIL_SHARES = (0.5,)
 #: δ(ε) form: ε′ candidates as multiples of ε (the paper: ε′ = Cε with C >> 1), and fractions of
-#: the largest allowed ε′ = ln(t′)/2.
+#: the largest ε′ searched, ln(t′)/4 (see _max_epsilon_prime).
 EPSILON_PRIME_MULTIPLES = (2.0, 4.0, 8.0)
 _EPSILON_PRIME_FRACTIONS = (0.25, 0.5, 1.0)
 #: Bisection width for ε′ (tightness only: any ε′ whose tail passes is valid).
@@ -86,8 +86,10 @@ def add_bootstrap(rounds: Rounds, epsilon_prime: float, profiles: ProfileSource 
 
 
 def _tail(rounds: Rounds, epsilon_prime: float, direction: Direction, profiles: ProfileSource) -> float:
-    """m · c(ε′) · δ←_{A_{t′}}(ε′), rounded up."""
-    return up(rounds.rounds * tail_coefficient(epsilon_prime, direction) * add_bootstrap(rounds, epsilon_prime, profiles))
+    """m · c(ε′) · δ←_{A_{t′}}(ε′), rounded up (one ball product, then one outward rounding)."""
+    bootstrap = add_bootstrap(rounds, epsilon_prime, profiles)
+    with with_precision():
+        return arb_bound(rounds.rounds * arb(tail_coefficient(epsilon_prime, direction)) * arb(bootstrap), Side.UPPER)
 
 
 def _max_epsilon_prime(rounds: Rounds) -> float:

@@ -118,7 +118,7 @@ def truncated_poisson_epsilon(scheme: Allocation, delta: float, direction: Direc
     :data:`EPSILON_SPLITS`."""
     target = check_open_unit("delta", delta)
     rounds = rounds_of(scheme)
-    best, skipped_rate = math.inf, 0.0
+    best, skipped_rate = math.inf, math.inf
     for share_local, share_azuma in EPSILON_SPLITS:
         delta0 = down(target * share_local / rounds.rounds / rounds.steps)
         delta_azuma = down(target * share_azuma / rounds.rounds)
@@ -127,7 +127,7 @@ def truncated_poisson_epsilon(scheme: Allocation, delta: float, direction: Direc
             continue
         eta = _poisson_rate(rounds, delta0, delta_azuma)
         if not informative_rate(eta, rounds.steps):
-            skipped_rate = max(skipped_rate, eta)
+            skipped_rate = min(skipped_rate, eta)
             continue
         eps = profiles(rounds.pair, eta, rounds.rounds * rounds.steps, direction).epsilon_upper(down(left))
         best = min(best, eps)
