@@ -187,3 +187,32 @@ def test_matches_the_verified_sympy_exports(t, sigma):
         with mpmath.workdps(40):
             exact = fn(*[{"Delta": 1, "sigma": mpmath.mpf(sigma), "t": t}[s.name] for s in symbols])
         assert exact <= value <= exact * (1 + PARTITION_RTOL) + CLOSED_FORM_ATOL
+
+
+@pytest.mark.parametrize("t", [2, 10, 1000])
+@pytest.mark.parametrize("sigma", [0.5, 1.0, 2.0])
+def test_dong_remove_agrees_with_exact_at_order_two_and_bounds_it_above(t, sigma):
+    """Dong et al.'s remove formula (from the authors' code) must equal Thm 4.8 at α = 2 and, being
+    a claimed upper bound, must not fall below the exact value at higher orders (k = 1)."""
+    from verifier.rdp import dong_curve
+
+    dong = dong_curve(Gaussian(sigma), t, range(2, 21), Direction.REMOVE)
+    exact = allocation_remove_integer(Gaussian(sigma), t, np.arange(2, 21))
+    assert dong.values[0] == pytest.approx(exact[0], rel=1e-12, abs=CLOSED_FORM_ATOL)
+    # `exact` is rounded up by its error bound (~1e-15 absolute)
+    assert np.all(dong.values >= exact - CLOSED_FORM_ATOL) and not dong.exact.any()
+
+
+@pytest.mark.parametrize("t, k", [(10, 3), (12, 6), (7, 7)])
+def test_dong_remove_at_order_two_is_the_exact_k_out_of_t_value(t, k):
+    """For k-out-of-t, E_Q[(P̄/Q)²] = Σ_i Hyp(i; t, k, k) m_2^i (two uniform k-subsets share i
+    steps), so R_2 = ln Σ_i Hyp(i) e^{i/σ²}: Dong et al. state exactness at α = 2."""
+    from verifier.rdp import dong_curve
+
+    sigma = 1.3
+    with mpmath.workdps(40):
+        m2 = mpmath.exp(1 / mpmath.mpf(sigma) ** 2)
+        total = mpmath.fsum(mpmath.binomial(k, i) * mpmath.binomial(t - k, k - i) / mpmath.binomial(t, k) * m2**i for i in range(k + 1))
+        exact = mpmath.log(total)
+    value = dong_curve(Gaussian(sigma), t, [2], Direction.REMOVE, k=k).values[0]
+    assert exact <= value <= exact * (1 + 1e-12)
