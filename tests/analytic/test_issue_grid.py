@@ -32,7 +32,7 @@ def _grid():
 
 
 @pytest.mark.parametrize("direction", [Direction.REMOVE, Direction.ADD])
-@pytest.mark.parametrize("sigma, steps", _grid())
+@pytest.mark.parametrize("sigma, steps", list(_grid()))
 def test_bounds_bracket_the_allocation_pld(sigma, steps, direction):
     scheme = Allocation(Gaussian(sigma), steps)
     pld = scheme_pld(scheme, direction).epsilon(DELTA)

@@ -68,7 +68,7 @@ def _rows():
 
 
 @pytest.mark.parametrize("source", _profile_sources())
-@pytest.mark.parametrize("row", _rows())
+@pytest.mark.parametrize("row", list(_rows()))
 @pytest.mark.parametrize("direction", [Direction.REMOVE, Direction.ADD])
 def test_decomposition_matches_random_allocation(source, row, direction):
     profiles = _source(source)
