@@ -20,12 +20,17 @@ from verifier._directed import arb_bound, with_precision
 from verifier._types import Direction, Side
 from verifier.pairs import DominatingPair
 
-__all__ = ["log_moments_upper", "renyi_from_log_coefficients", "renyi_upper"]
+__all__ = ["log_moments_upper", "renyi_from_log_coefficients", "renyi_upper", "clear_memo"]
 
 
 @functools.lru_cache(maxsize=65536)
 def _renyi_upper_cached(pair: DominatingPair, order: float, direction: Direction) -> float:
     return float(pair.renyi(order, direction).upper)
+
+
+def clear_memo() -> None:
+    """Forget the memoised divergences (for cold-start timings)."""
+    _renyi_upper_cached.cache_clear()
 
 
 def renyi_upper(pair: DominatingPair, order: float, direction: Direction) -> float:
