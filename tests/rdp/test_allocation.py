@@ -4,7 +4,6 @@ composition sum), published reference tables in the notes, and the exact t = 2 p
 
 from __future__ import annotations
 
-import math
 
 import mpmath
 import numpy as np

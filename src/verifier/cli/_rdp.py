@@ -11,7 +11,6 @@ import json
 
 import numpy as np
 
-from verifier._types import Direction
 from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, requested_directions
 from verifier.errors import InvalidArgument
 from verifier.rdp import DEFAULT_ORDERS, check_orders, curve_for

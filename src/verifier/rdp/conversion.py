@@ -19,6 +19,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 from flint import arb
 
@@ -81,13 +82,19 @@ def _delta_at(d: float, alpha: float, epsilon: float, conversion: Conversion) ->
     return min(1.0, arb_bound(log_value.exp(), Side.UPPER))
 
 
+def _best(curve: RdpCurve, at_order: Callable[[float, float], float]) -> tuple[float, int]:
+    """The smallest of the per-order bounds ``at_order(D_α, α)`` and the order that gives it."""
+    with with_precision():
+        candidates = [(at_order(float(d), float(a)), i) for i, (a, d) in enumerate(zip(curve.orders, curve.values))]
+    value, i = min(candidates)
+    return value, i
+
+
 def epsilon_upper(curve: RdpCurve, delta: float, conversion: Conversion = Conversion.IMPROVED) -> Converted:
     """UPPER bound on ε(δ) from an RDP curve (minimum over its orders of the chosen conversion)."""
     target = check_open_unit("delta", delta)
     conv = _check_conversion(conversion)
-    with with_precision():
-        candidates = [(_epsilon_at(float(d), float(a), target, conv), i) for i, (a, d) in enumerate(zip(curve.orders, curve.values))]
-    value, i = min(candidates)
+    value, i = _best(curve, lambda d, a: _epsilon_at(d, a, target, conv))
     return Converted(value, float(curve.orders[i]), conv, bool(curve.exact[i]))
 
 
@@ -95,7 +102,5 @@ def delta_upper(curve: RdpCurve, epsilon: float, conversion: Conversion = Conver
     """UPPER bound on δ(ε) from an RDP curve (minimum over its orders; 1 for ε < 0)."""
     eps = check_real("epsilon", epsilon)
     conv = _check_conversion(conversion)
-    with with_precision():
-        candidates = [(_delta_at(float(d), float(a), eps, conv), i) for i, (a, d) in enumerate(zip(curve.orders, curve.values))]
-    value, i = min(candidates)
+    value, i = _best(curve, lambda d, a: _delta_at(d, a, eps, conv))
     return Converted(value, float(curve.orders[i]), conv, bool(curve.exact[i]))

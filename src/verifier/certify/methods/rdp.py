@@ -57,21 +57,24 @@ class RenyiAccountant(Method):
         note = f"best order alpha={found.order:g} ({kind} RDP there), {found.conversion.value} conversion"
         return Bound(found.value, Side.UPPER, direction, quantity, at, self.name, f"{self.citation}; {found.conversion.citation}", note=note)
 
-    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        bounds = [self._bound(delta_upper_for(scheme, epsilon, direction, Conversion.IMPROVED), Quantity.DELTA, epsilon, direction)]
+    def _collect(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
+        if quantity is Quantity.DELTA:
+            found = delta_upper_for(scheme, at, direction, Conversion.IMPROVED)
+        else:
+            found = epsilon_upper_for(scheme, at, direction, Conversion.IMPROVED)
+        bounds = [self._bound(found, quantity, at, direction)]
         alloc = _gaussian_allocation(scheme)
         if alloc is not None and direction is Direction.ADD:
-            value = allocation_add_gaussian_delta(alloc.pair, alloc.steps, epsilon, alloc.k, alloc.epochs)
-            bounds.append(Bound(value, Side.UPPER, direction, Quantity.DELTA, epsilon, "rdp:cor4.10-add", CITATION_ADD_DELTA))
+            direct = allocation_add_gaussian_delta if quantity is Quantity.DELTA else allocation_add_gaussian_epsilon
+            value = direct(alloc.pair, alloc.steps, at, alloc.k, alloc.epochs)
+            bounds.append(Bound(value, Side.UPPER, direction, quantity, at, "rdp:cor4.10-add", CITATION_ADD_DELTA))
         return bounds
 
+    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
+        return self._collect(scheme, Quantity.DELTA, epsilon, direction)
+
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        bounds = [self._bound(epsilon_upper_for(scheme, delta, direction, Conversion.IMPROVED), Quantity.EPSILON, delta, direction)]
-        alloc = _gaussian_allocation(scheme)
-        if alloc is not None and direction is Direction.ADD:
-            value = allocation_add_gaussian_epsilon(alloc.pair, alloc.steps, delta, alloc.k, alloc.epochs)
-            bounds.append(Bound(value, Side.UPPER, direction, Quantity.EPSILON, delta, "rdp:cor4.10-add", CITATION_ADD_DELTA))
-        return bounds
+        return self._collect(scheme, Quantity.EPSILON, delta, direction)
 
 
 METHODS = [RenyiAccountant()]
