@@ -47,13 +47,8 @@ def test_gaussian_acceptance_claims(capsys, argv, status, verdict):
     assert out.startswith(verdict + ":")
 
 
-#: pld's δ(2.10) in the ADD direction refines its grid for ~270 s (its dominated lower bound stays
-#: near 1e-10 while the upper is 1e-6), so the CERTIFIED case runs with the slow tests.
-SLOW_PLD = pytest.mark.slow
-
-
 @pytest.mark.skipif(not PLD_REGISTERED, reason="needs the PLD method 'pld' (issue: PLD engine), not yet registered in ADAPTERS")
-@pytest.mark.parametrize("epsilon, status", [pytest.param("2.10", 0, marks=SLOW_PLD), ("1.70", 1)])
+@pytest.mark.parametrize("epsilon, status", [("2.10", 0), ("1.70", 1)])
 def test_poisson_acceptance_claims(capsys, epsilon, status):
     code, out, _ = run(capsys, *POISSON, "--epsilon", epsilon, "--json")
     assert code == status

@@ -16,7 +16,16 @@ from verifier.pld.fft import FFT_SAFETY_FACTOR
 from verifier.pld.schemes import scheme_pld
 from verifier.schemes import Composed, Poisson, Scheme, Single
 
-__all__ = ["PLDMethod", "METHODS", "REL_ACCURACY", "START_STEP", "MAX_GRID_POINTS"]
+__all__ = [
+    "PLDMethod",
+    "METHODS",
+    "REL_ACCURACY",
+    "START_STEP",
+    "MAX_GRID_POINTS",
+    "DELTA_ABS_ACCURACY",
+    "EPSILON_ABS_ACCURACY",
+    "STALL_RATIO",
+]
 
 #: Relative width of the ε (δ) bracket the adapter refines the grid toward; the returned bounds
 #: are rigorous whatever the width (a wider bracket is only less informative).
@@ -27,6 +36,16 @@ START_STEP = 2.0**-7
 
 #: Grid limit of the refinement (points on the widest PLD).
 MAX_GRID_POINTS = 1 << 21
+
+#: Absolute widths below which a bracket counts as converged whatever its relative width: a δ known
+#: to 1e-15 (e.g. a true δ of 0, where the relative width never shrinks) or an ε known to 1e-9.
+DELTA_ABS_ACCURACY = 1e-15
+EPSILON_ABS_ACCURACY = 1e-9
+
+#: Refinement stops when halving the step shrinks the bracket by less than this factor: the width
+#: is then set by something the grid step does not control (truncated tails), and finer grids only
+#: cost time (quadratically more points for a stalled bound).
+STALL_RATIO = 0.75
 
 _NOTE = (
     "FFT composition exact on a 64-bit fixed-point split; its exactness test uses Higham's FFT error "
@@ -58,25 +77,33 @@ class PLDMethod(Method):
         return self.supports(scheme.scheme) if isinstance(scheme, Composed) else True
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        bracket = self._refined(scheme, direction, lambda b: _delta_width(b, epsilon))
+        bracket = self._refined(scheme, direction, lambda b: b.delta(epsilon), DELTA_ABS_ACCURACY)
         got = bracket.delta(epsilon)
         return self._bounds(got, Quantity.DELTA, epsilon, direction, bracket)
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        bracket = self._refined(scheme, direction, lambda b: _epsilon_width(b, delta))
+        bracket = self._refined(scheme, direction, lambda b: b.epsilon(delta), EPSILON_ABS_ACCURACY)
         got = bracket.epsilon(delta)
         return self._bounds(got, Quantity.EPSILON, delta, direction, bracket)
 
-    def _refined(self, scheme: Scheme, direction: Direction, relative_width) -> PLDBracket:
-        """The coarsest grid (from START_STEP, halving) whose bracket meets REL_ACCURACY, or the finest
-        one within MAX_GRID_POINTS."""
+    def _refined(self, scheme: Scheme, direction: Direction, query, abs_accuracy: float) -> PLDBracket:
+        """The coarsest grid (from START_STEP, halving) whose bracket of ``query`` is narrower than
+        REL_ACCURACY (relative) or ``abs_accuracy`` (absolute); refinement also stops at
+        MAX_GRID_POINTS and when a halving shrinks the width by less than STALL_RATIO. Every grid's
+        bounds are rigorous, so stopping early only costs tightness."""
         step = START_STEP
         best = _cached(scheme, direction, step)
-        while relative_width(best) > REL_ACCURACY and 2 * best.grid_size() <= MAX_GRID_POINTS:
+        width = _width(query(best))
+        while not _converged(query(best), abs_accuracy) and 2 * best.grid_size() <= MAX_GRID_POINTS:
             step /= 2.0
             try:
-                best = _cached(scheme, direction, step)
+                finer = _cached(scheme, direction, step)
             except AccuracyNotReachable:
+                break
+            finer_width = _width(query(finer))
+            best, stalled = finer, finer_width > STALL_RATIO * width
+            width = finer_width
+            if stalled:
                 break
         return best
 
@@ -89,19 +116,15 @@ class PLDMethod(Method):
         ]
 
 
-def _relative(b: Bracket) -> float:
-    upper, lower = float(b.upper), float(b.lower)
-    if math.isinf(upper):
-        return math.inf
-    return (upper - lower) / max(abs(upper), 1e-300)
+def _width(b: Bracket) -> float:
+    return float(b.upper) - float(b.lower)
 
 
-def _delta_width(bracket: PLDBracket, epsilon: float) -> float:
-    return _relative(bracket.delta(epsilon))
-
-
-def _epsilon_width(bracket: PLDBracket, delta: float) -> float:
-    return _relative(bracket.epsilon(delta))
+def _converged(b: Bracket, abs_accuracy: float) -> bool:
+    upper, width = float(b.upper), _width(b)
+    if math.isinf(upper) or math.isnan(width):
+        return False
+    return width <= abs_accuracy or width <= REL_ACCURACY * abs(upper)
 
 
 def _cached(scheme: Scheme, direction: Direction, step: float) -> PLDBracket:
