@@ -146,9 +146,11 @@ def collect_bounds(
     """Run every registered method that supports ``scheme`` (or only those named in ``only``),
     cheapest first, and collect their bounds on ``quantity`` at ``at`` for each direction.
 
-    With ``settled``, stop starting methods once ``settled(bounds so far)`` holds; with
-    ``time_budget`` (seconds), stop starting methods of cost >= 1 once the budget is spent (see the
-    module docstring). Statistical estimates of δ are collected from ESTIMATE methods that run.
+    With ``settled``, stop starting methods that give rigorous bounds once ``settled(bounds so far)``
+    holds; estimate-only methods (Monte Carlo) still run, because their independent evidence is
+    reported beside every verdict. With ``time_budget`` (seconds), stop starting methods of cost >= 1
+    once the budget is spent (see the module docstring). Statistical estimates of δ are collected
+    from ESTIMATE methods that run.
     """
     if time_budget is not None:
         time_budget = check_nonnegative("time_budget", time_budget)
@@ -161,7 +163,8 @@ def collect_bounds(
     ran: list[str] = []
     started = time.perf_counter()
     for method in methods:
-        if settled is not None and settled(bounds):
+        estimate_only = method.returns == frozenset({Guarantee.ESTIMATE})
+        if settled is not None and not estimate_only and settled(bounds):
             skipped.append(f"{method.name}: not run, the question was already decided by cheaper methods")
             continue
         spent = time.perf_counter() - started

@@ -7,6 +7,10 @@ from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, compose, s
 from verifier.pld.schemes import DEFAULT_STEP, builder_for, pair_bracket, register_builder, scheme_pld
 from verifier.pld.subsample import subsample
 
+# Importing the allocation module registers its scheme builder, so scheme_pld(Allocation(...)) works
+# for every caller of this package, not only for those that imported the module themselves.
+from verifier.pld import allocation as _allocation  # noqa: E402,F401
+
 __all__ = [
     "DEFAULT_STEP",
     "DEFAULT_TAIL_MASS",
