@@ -1,1 +1,3 @@
 """Certification: claims, the method portfolio, verdicts and certificates."""
+
+__all__: list[str] = []

@@ -16,7 +16,7 @@ from verifier import __version__
 from verifier.cli import _bounds, _certify, _demo, _mc, _profile, _rdp, _compare
 from verifier.errors import InconsistentBounds, InvalidArgument, VerifierError
 
-__all__ = ["main", "COMMANDS", "EXIT_OK", "EXIT_INVALID", "EXIT_INCONSISTENT"]
+__all__ = ["main", "build_parser", "COMMANDS", "EXIT_OK", "EXIT_INVALID", "EXIT_INCONSISTENT"]
 
 EXIT_OK = 0
 EXIT_INVALID = 2

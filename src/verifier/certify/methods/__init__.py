@@ -2,4 +2,13 @@
 methods. Each adapter module defines ``METHODS``, a list of :class:`~verifier.certify.method.Method`
 instances; :mod:`verifier.certify.registry` collects them from the modules listed in ``ADAPTERS``."""
 
-ADAPTERS = ["verifier.certify.methods.exact", "verifier.certify.methods.montecarlo", "verifier.certify.methods.rdp", "verifier.certify.methods.analytic", "verifier.certify.methods.pld", "verifier.certify.methods.allocation_pld"]
+__all__ = ["ADAPTERS"]
+
+ADAPTERS = [
+    "verifier.certify.methods.exact",
+    "verifier.certify.methods.montecarlo",
+    "verifier.certify.methods.rdp",
+    "verifier.certify.methods.analytic",
+    "verifier.certify.methods.pld",
+    "verifier.certify.methods.allocation_pld",
+]
