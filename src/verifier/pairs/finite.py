@@ -60,6 +60,41 @@ class FinitePair(DominatingPair):
             arb(0),
         )
 
+    def _loss_order(self, x: arb) -> list[int | None]:
+        """For each outcome, the sign of ℓ_y − x (−1, 0, +1), or None where the balls cannot decide:
+        ℓ = ±∞ where one mass is 0, ℓ = 0 where the masses are equal, else P(y) against e^x Q(y)."""
+        p, q = self._masses_arb()
+        kappa = x.exp()
+        signs: list[int | None] = []
+        for pi, qi in zip(p, q):
+            if qi == 0 or pi == 0:
+                signs.append(1 if qi == 0 and pi != 0 else -1)
+            elif pi == qi:
+                signs.append(-1 if x > 0 else 1 if x < 0 else 0 if x == 0 else None)
+            else:
+                signs.append(1 if pi > kappa * qi else -1 if pi < kappa * qi else 0 if pi == kappa * qi else None)
+        return signs
+
+    def _loss_law_arb(self, x: arb, under: Measure, below: bool, inclusive: bool) -> arb:
+        """Exact sum of the masses (under ``under``) of the outcomes with ℓ below x (``below``) or
+        above it, the outcomes at x counted when ``inclusive``; undecided outcomes widen the ball by
+        their mass."""
+        p, q = self._masses_arb()
+        w = p if under is Measure.P else q
+        total, unsure = arb(0), arb(0)
+        for wi, sign in zip(w, self._loss_order(x)):
+            if sign is None:
+                unsure += wi
+            elif sign == 0 and inclusive or sign == (-1 if below else 1):
+                total += wi
+        return total if unsure == 0 else total.union(total + unsure)
+
+    def _loss_cdf_arb(self, x: arb, under: Measure, inclusive: bool) -> arb:
+        return self._loss_law_arb(x, under, True, inclusive)
+
+    def _loss_sf_arb(self, x: arb, under: Measure, inclusive: bool) -> arb:
+        return self._loss_law_arb(x, under, False, inclusive)
+
     def _losses(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """Float losses ln(P/Q) (±inf allowed) with their P and Q masses."""
         p, q = self._masses()
@@ -147,6 +182,12 @@ class RandomizedResponse(FinitePair):
         z = big + (self.k - 1)
         rest = [1 / z] * (self.k - 2)
         return [1 / z, big / z, *rest], [big / z, 1 / z, *rest]
+
+    def _loss_order(self, x: arb) -> list[int | None]:
+        """The losses are exactly ε0, −ε0 and 0 (the float ε0 is exact): compared exactly."""
+        e0 = arb(self.epsilon0)
+        losses = [-e0, e0, *[arb(0)] * (self.k - 2)]
+        return [1 if v > x else -1 if v < x else 0 if v == x else None for v in losses]
 
     def _masses(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         z = math.exp(self.epsilon0) + self.k - 1

@@ -67,6 +67,21 @@ class Gaussian(DominatingPair):
         rho = arb(self.sensitivity) ** 2 / (2 * arb(self.sigma) ** 2)
         return (a * (a - 1) * rho).exp()
 
+    def _standardised(self, x: arb, under: Measure) -> arb:
+        """(x − mean)/sd of ℓ ~ N(±ρ, 2ρ) under P (+) or Q (−), with √(2ρ) = Δ/σ."""
+        s, d = arb(self.sigma), arb(self.sensitivity)
+        rho = d**2 / (2 * s**2)
+        mean = rho if under is Measure.P else -rho
+        return (x - mean) * s / d
+
+    def _loss_cdf_arb(self, x: arb, under: Measure, inclusive: bool) -> arb:
+        """Φ((x ∓ ρ)/√(2ρ)) (no atoms: inclusive and strict agree)."""
+        return _phi(self._standardised(x, under))
+
+    def _loss_sf_arb(self, x: arb, under: Measure, inclusive: bool) -> arb:
+        """Φ(−(x ∓ ρ)/√(2ρ)), without cancellation in the upper tail."""
+        return _phi(-self._standardised(x, under))
+
     def _loss_law(self, under: Measure) -> stats.rv_continuous:
         rho = self.rho
         return _normal(rho if under is Measure.P else -rho, float(np.sqrt(2.0 * rho)))

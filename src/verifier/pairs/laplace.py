@@ -76,6 +76,24 @@ class Laplace(DominatingPair):
             return 0.5 * np.exp((x - e0) / 2)
         return 1.0 - 0.5 * np.exp(-(x + e0) / 2)
 
+    def _loss_cdf_arb(self, x: arb, under: Measure, inclusive: bool) -> arb:
+        """The closed form above in ball arithmetic; where x cannot be told apart from an atom at ±ε0
+        (or the atom is the point itself, ``inclusive`` deciding), both values are joined."""
+        e0 = self._eps0()
+        inner = (x - e0) / 2 if under is Measure.P else -(x + e0) / 2
+        inner = inner.exp() / 2 if under is Measure.P else 1 - inner.exp() / 2
+        if x < -e0 or (not inclusive and x <= -e0):
+            return arb(0)
+        if x > e0 or (inclusive and x >= e0):
+            return arb(1)
+        if (x > -e0 or (inclusive and x >= -e0)) and (x < e0 or (not inclusive and x <= e0)):
+            return inner
+        return inner.union(arb(0) if x < 0 else arb(1))  # within rounding of an atom: both sides
+
+    def _loss_sf_arb(self, x: arb, under: Measure, inclusive: bool) -> arb:
+        """P(ℓ >= x) = 1 − P(ℓ < x) (the atoms keep every value away from 0, so no cancellation)."""
+        return 1 - self._loss_cdf_arb(x, under, not inclusive)
+
     def _loss_cdf(self, x: npt.NDArray[np.float64], under: Measure, inclusive: bool) -> npt.NDArray[np.float64]:
         e0 = self.epsilon0
         xc = np.clip(x, -e0, e0)

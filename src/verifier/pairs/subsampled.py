@@ -147,6 +147,34 @@ class PoissonSubsampled(DominatingPair):
     def _loss_sf(self, x: npt.NDArray[np.float64], under: Measure, inclusive: bool) -> npt.NDArray[np.float64]:
         return 1.0 - self._loss_cdf(x, under, not inclusive)
 
+    def _remove_law_arb(self, x: arb, under: Measure, below: bool, inclusive: bool) -> arb:
+        """P(ℓ' <= x) (``below``, or < x) or P(ℓ' >= x) (or > x) for the REMOVE loss ℓ', as a ball
+        from the base pair's balls at the threshold ln(1 + (e^x − 1)/λ) (ℓ' is increasing in ℓ);
+        ℓ' >= ln(1 − λ) always, so below that point the CDF is 0."""
+        lam = arb(self.rate)
+        arg = x.expm1() / lam
+        if arg < -1:
+            return arb(0) if below else arb(1)
+        if not arg > -1:
+            return arb(0).union(arb(1))  # x within rounding of ln(1 − λ): the law is not resolved
+        threshold = arg.log1p()
+        law = self.pair._loss_cdf_arb if below else self.pair._loss_sf_arb
+        under_q = law(threshold, Measure.Q, inclusive)
+        if under is Measure.Q:
+            return under_q
+        return lam * law(threshold, Measure.P, inclusive) + (1 - lam) * under_q
+
+    def _loss_cdf_arb(self, x: arb, under: Measure, inclusive: bool) -> arb:
+        if not self.add_orientation:
+            return self._remove_law_arb(x, under, True, inclusive)
+        # ADD loss −ℓ' with (P, Q) = (Q, M): P(−ℓ' <= x) = P(ℓ' >= −x) under the swapped measure
+        return self._remove_law_arb(-x, _other(under), False, inclusive)
+
+    def _loss_sf_arb(self, x: arb, under: Measure, inclusive: bool) -> arb:
+        if not self.add_orientation:
+            return self._remove_law_arb(x, under, False, inclusive)
+        return self._remove_law_arb(-x, _other(under), True, inclusive)
+
     def _loss_quantile(self, q: npt.NDArray[np.float64], under: Measure) -> npt.NDArray[np.float64]:
         """Smallest x with P(L <= x) >= q, by bisection on the CDF (float accuracy)."""
         qs = np.asarray(q, dtype=float)
@@ -176,6 +204,10 @@ class PoissonSubsampled(DominatingPair):
         with np.errstate(over="ignore"):
             loss = np.log1p(lam * np.expm1(base))  # ln(1 − λ + λe^ℓ)
         return -loss if self.add_orientation else loss
+
+
+def _other(under: Measure) -> Measure:
+    return Measure.Q if under is Measure.P else Measure.P
 
 
 def _integer_order(a: arb, name: str) -> int:
