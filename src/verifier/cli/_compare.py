@@ -25,6 +25,7 @@ from verifier.certify.portfolio import collect_bounds
 from verifier.analytic import pld_poisson_profile
 from verifier.errors import InvalidArgument, NotApplicable
 from verifier.pairs import Gaussian
+from verifier.report.plots import pyplot, save_figure
 from verifier.schemes import Allocation, Poisson
 
 __all__ = ["register", "Series", "compare_series"]
@@ -122,13 +123,7 @@ def compare_series(sigmas, steps: int, k: int, epochs: int, delta: float, only=N
 
 
 def _plot(sigmas, series: list[Series], path: str, title: str) -> None:
-    try:
-        import matplotlib
-    except ImportError:
-        raise InvalidArgument("out", path, "needs matplotlib", fix="pip install 'verifier[plot]'") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 5.5), dpi=130)
     colours = plt.get_cmap("tab20").colors
     for number, s in enumerate(series):
@@ -148,12 +143,7 @@ def _plot(sigmas, series: list[Series], path: str, title: str) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    try:
-        fig.savefig(path)
-    except (OSError, ValueError) as exc:
-        raise InvalidArgument("out", path, f"cannot be written ({exc})") from None
-    finally:
-        plt.close(fig)
+    save_figure(fig, path, "out")
 
 
 def _number(x: float):

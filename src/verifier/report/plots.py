@@ -15,7 +15,7 @@ import numpy as np
 from verifier._types import Direction, Side
 from verifier.errors import InvalidArgument
 
-__all__ = ["Curve", "plot_delta_curves"]
+__all__ = ["Curve", "plot_delta_curves", "pyplot", "save_figure"]
 
 
 @dataclass(frozen=True)
@@ -32,15 +32,27 @@ class Curve:
         return f"{self.method} {self.direction.value} {self.side.value}"
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib's pyplot on the non-interactive Agg backend (files only, no screen needed)."""
     try:
         import matplotlib
     except ImportError:
-        raise InvalidArgument("plot", "matplotlib", "is not installed", fix="pip install 'verifier[plot]'") from None
+        raise InvalidArgument("plot", "matplotlib", "is not installed", fix="pip install matplotlib") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save_figure(fig, target, option: str) -> None:
+    """Write ``fig`` to ``target`` and close it; a path that cannot be written is an invalid
+    ``option`` (exit status 2 on the command line), not a traceback."""
+    try:
+        fig.savefig(target)
+    except (OSError, ValueError) as exc:
+        raise InvalidArgument(option, str(target), f"cannot be written ({exc})") from None
+    finally:
+        pyplot().close(fig)
 
 
 #: Decades of δ shown below the largest value: an upper bound of ~1e-308 where δ is exactly 0 (a
@@ -74,7 +86,7 @@ def plot_delta_curves(
     save the figure to ``path`` (format from its suffix). Zero values cannot be shown on a log axis
     and are left out of the line; values more than :data:`DECADES_SHOWN` decades below the largest
     fall below the axis. Returns the path written."""
-    plt = _pyplot()
+    plt = pyplot()
     target = Path(path)
     eps = np.asarray(epsilons, dtype=float)
     fig, ax = plt.subplots(figsize=(8, 5), dpi=120)
@@ -101,10 +113,5 @@ def plot_delta_curves(
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    try:
-        fig.savefig(target)
-    except (OSError, ValueError) as exc:
-        raise InvalidArgument("plot", str(target), f"cannot be written ({exc})") from None
-    finally:
-        plt.close(fig)
+    save_figure(fig, target, "plot")
     return target
