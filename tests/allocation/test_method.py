@@ -37,6 +37,16 @@ def test_delta_bounds_contain_the_t2_profile(direction):
     assert all(b.method == "allocation-pld" and b.direction is direction and b.note for b in bounds)
 
 
+@pytest.mark.parametrize("scheme", [Allocation(Gaussian(1.0), 2), Allocation(Laplace(1.0), 5, k=1, epochs=2)], ids=repr)
+def test_bounds_are_rigorous(scheme):
+    """The base masses come from the pairs' ball-arithmetic loss brackets, so no accuracy is
+    assumed anywhere: the certifier may decide verdicts on these bounds."""
+    method = AllocationPLD()
+    bounds = [*method.delta_bounds(scheme, 0.5, Direction.ADD), *method.epsilon_bounds(scheme, 1e-5, Direction.REMOVE)]
+    assert bounds and all(b.rigorous for b in bounds)
+    assert all("1e-13" not in b.note for b in bounds)
+
+
 @pytest.mark.parametrize("scheme", [Allocation(Gaussian(1.0), 2), Allocation(Gaussian(1.0), 6, k=3)], ids=repr)
 def test_epsilon_bounds_are_consistent_with_the_delta_bounds(scheme):
     """At the upper ε end the upper δ is already <= δ; at the lower end the lower δ still exceeds δ."""

@@ -211,6 +211,36 @@ class DominatingPair(abc.ABC):
         """P(L > x) as a rigorous bracket (infinite loss counts): the certified twin of :meth:`loss_sf`."""
         return self._loss_bracket(x, direction, under, "_loss_sf_arb", False)
 
+    def loss_cell_bracket(self, edges: npt.ArrayLike, direction: Direction, under: Measure) -> Bracket:
+        """Masses of the cells cut by increasing finite ``edges`` e_0 < … < e_n, as one rigorous array
+        bracket of n + 2 entries: P(L <= e_0), P(e_i < L <= e_{i+1}) for i < n, P(L > e_n) (infinite
+        loss included). Each cell mass is a difference of ball values taken on the side of the
+        median it lies on (CDF differences below it, SF differences above), so masses far in either
+        tail keep their relative accuracy; the float :meth:`loss_cdf` only picks the side."""
+        xs = check_real_array("edges", edges)
+        if np.any(np.diff(xs) <= 0):
+            raise InvalidArgument("edges", edges, "must be strictly increasing")
+        _check_measure(under)
+        pair, measure = self._orient_measure(direction, under)
+        use_cdf = pair._loss_cdf(xs, measure, True) <= 0.5
+        memo: dict[tuple[bool, int], arb] = {}
+
+        def ball(cdf: bool, i: int) -> arb:
+            if (cdf, i) not in memo:
+                hook = pair._loss_cdf_arb if cdf else pair._loss_sf_arb
+                memo[cdf, i] = hook(arb(float(xs[i])), measure, not cdf)
+            return memo[cdf, i]
+
+        with with_precision(ARB_PRECISION_BITS):
+            balls = [ball(True, 0)]
+            for i in range(xs.size - 1):
+                if use_cdf[i + 1]:
+                    balls.append(ball(True, i + 1) - ball(True, i))
+                else:
+                    balls.append(ball(False, i) - ball(False, i + 1))
+            balls.append(ball(False, xs.size - 1))
+        return arb_bracket(balls, clip=(0.0, 1.0))
+
     def _loss_bracket(self, x, direction: Direction, under: Measure, hook: str, inclusive: bool) -> Bracket:
         scalar = np.ndim(x) == 0
         xs = check_real_array("x", x)

@@ -12,9 +12,10 @@ the paper cited below as S1), and :func:`convolve` re-bins every sum in the same
 the relation holds exactly, whatever the grids and the truncation.
 
 Floating-point error in the masses is tracked as a bound ``relative_error`` on the relative error
-of every mass plus ``absolute_error`` on the total absolute error. The base laws take the pair's
-loss CDF (scipy, float accuracy) as accurate to :data:`CDF_RELATIVE_ERROR`: an assumption, stated
-in every result that uses it.
+of every mass plus ``absolute_error`` on the total absolute error. The base laws take their cell
+masses from the pair's rigorous loss brackets (:meth:`DominatingPair.loss_cell_bracket`, ball
+arithmetic): each mass is the bracket's midpoint and its error the bracket's half-width, so no
+accuracy is assumed.
 """
 
 from __future__ import annotations
@@ -26,15 +27,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from verifier._directed import ratio_sum_breakpoints
+from verifier._directed import ratio_sum_breakpoints, up
 from verifier._fast.geometric import convolve_ratio_moments, convolve_ratios
-from verifier._types import Direction, Dominance, Measure
+from verifier._types import Bracket, Direction, Dominance, Measure
 from verifier._validation import check_integer, check_nonnegative
 from verifier.errors import AccuracyNotReachable, IncompatibleObjects, InvalidArgument, NumericalFailure
 from verifier.pairs import DominatingPair
 
 __all__ = [
-    "CDF_RELATIVE_ERROR",
     "MAX_BINS",
     "RatioLaw",
     "ratio_law",
@@ -47,10 +47,6 @@ __all__ = [
     "refine",
     "infinite_loss_mass",
 ]
-
-#: Assumed relative accuracy of a pair's float loss CDF/survival function (scipy special functions
-#: are accurate to a few ulps; this allows ~450 ulps).
-CDF_RELATIVE_ERROR = 1e-13
 
 #: Default memory limit: the most grid points one law may hold (8 bytes each, plus scratch).
 MAX_BINS = 1 << 24
@@ -104,10 +100,51 @@ _FAR = 1e300
 
 def infinite_loss_mass(pair: DominatingPair, under: Measure, sign: int) -> float:
     """P(ℓ = +∞) (``sign`` +1) or P(ℓ = −∞) (``sign`` −1) of the REMOVE loss ℓ = ln(P/Q) under
-    ``under``: the atoms where Q = 0 < P, resp. P = 0 < Q."""
+    ``under``: the atoms where Q = 0 < P, resp. P = 0 < Q (float accuracy; for locating tails)."""
     if sign > 0:
         return float(np.reshape(pair.loss_sf(_FAR, Direction.REMOVE, under), -1)[0])
     return float(np.reshape(pair.loss_cdf(-_FAR, Direction.REMOVE, under), -1)[0])
+
+
+def _infinite_loss_bracket(pair: DominatingPair, under: Measure, sign: int) -> Bracket:
+    """:func:`infinite_loss_mass` as a rigorous bracket (the pair's ball-arithmetic loss law)."""
+    if sign > 0:
+        return pair.loss_sf_bracket(_FAR, Direction.REMOVE, under)
+    return pair.loss_cdf_bracket(-_FAR, Direction.REMOVE, under)
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """Masses of the loss cells of a lattice under one measure, from the pair's rigorous brackets:
+    ``cells`` (ℓ_i, ℓ_{i+1}], ``below`` (ℓ <= ℓ_0) and ``above`` (ℓ > ℓ_top, infinite loss included)
+    are midpoints; ``error`` the half-widths (rounded up) in the same layout (below, cells…, above)."""
+
+    cells: npt.NDArray[np.float64]
+    below: float
+    above: float
+    error: npt.NDArray[np.float64]
+
+    @property
+    def values(self) -> npt.NDArray[np.float64]:
+        return np.concatenate(([self.below], self.cells, [self.above]))
+
+    def relative_error(self, skip: npt.NDArray[np.bool_] | None = None) -> float:
+        """max error/value over the non-zero masses (``skip``: cells, in ``cells`` layout, left out)."""
+        values, error = self.values, self.error
+        keep = values > 0
+        if skip is not None:
+            keep[1:-1] &= ~skip
+        if not keep.any():
+            return 0.0
+        return float(up(np.max(up(error[keep] / values[keep]))))
+
+
+def _loss_cells(pair: DominatingPair, points: npt.NDArray[np.float64], under: Measure) -> _Cells:
+    bracket = pair.loss_cell_bracket(points, Direction.REMOVE, under)
+    lo, hi = np.asarray(bracket.lower), np.asarray(bracket.upper)
+    mid = 0.5 * lo + 0.5 * hi  # within [lo, hi] (exact halving; the sum rounds between them)
+    error = up(np.maximum(up(hi - mid), up(mid - lo)))
+    return _Cells(mid[1:-1], float(mid[0]), float(mid[-1]), error)
 
 
 def _check_compatible(a: RatioLaw | MomentLaw, b: RatioLaw | MomentLaw) -> None:
@@ -269,24 +306,23 @@ def ratio_law(
             f"the limit is max_bins={max_bins}: ask for a coarser accuracy or raise max_bins"
         )
     points = (lo_index + np.arange(size, dtype=np.float64)) * step
-    cdf = pair.loss_cdf(points, Direction.REMOVE, under)  # P(ℓ <= ℓ_i)
-    sf = pair.loss_sf(points, Direction.REMOVE, under)  # P(ℓ > ℓ_i), infinite loss included
-    # mass in (ℓ_i, ℓ_{i+1}], from whichever side is small
-    gaps = np.where(cdf[1:] <= 0.5, cdf[1:] - cdf[:-1], sf[:-1] - sf[1:])
-    gaps = np.maximum(gaps, 0.0)
-    # Each CDF value is assumed accurate to CDF_RELATIVE_ERROR, so a gap of two values <= v is off by
-    # at most e = 2·CDF_RELATIVE_ERROR·v + u·gap. Where e/gap is small that is charged as a relative
-    # error of the mass; elsewhere (tiny or zero gaps) e is charged as an absolute error.
-    scale = np.where(cdf[1:] <= 0.5, cdf[1:], sf[:-1])
-    error = 2.0 * CDF_RELATIVE_ERROR * scale + _U * gaps
+    cells = _loss_cells(pair, points, under)  # masses of (ℓ_i, ℓ_{i+1}], rigorous half-widths
+    gaps, error = cells.cells, cells.error[1:-1] + _U * cells.cells
+    # Where error/gap is small the error is charged as a relative error of the mass; elsewhere (tiny
+    # or zero gaps) as an absolute error.
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(gaps > 0, error / gaps, np.inf)
+        ratio = np.where(gaps > 0, error / gaps, np.where(error > 0, np.inf, 0.0))
     as_relative = ratio <= _RELATIVE_CUTOFF
-    relative = float(np.max(ratio[as_relative], initial=0.0)) + 2.0 * CDF_RELATIVE_ERROR + 4 * _U
-    absolute = float(np.sum(error[~as_relative])) + 2.0 * CDF_RELATIVE_ERROR * 2.0  # + the two tail values
-    below, above = float(cdf[0]), float(sf[-1])
-    # atoms of infinite loss (ratio 0 or +∞) are exact points of the law: they keep their place
-    at_zero, at_infinity = infinite_loss_mass(pair, under, -1), infinite_loss_mass(pair, under, +1)
+    relative = float(np.max(ratio[as_relative], initial=0.0)) + 4 * _U
+    # a loosely known mass (near underflow, or a difference of equal balls) becomes 0 and its upper
+    # end an absolute error: tiny positive values would only feed cancellation in the convolutions
+    absolute = float(up(np.sum(gaps[~as_relative] + error[~as_relative]) + cells.error[0] + cells.error[-1]))
+    gaps = np.where(as_relative, gaps, 0.0)
+    below, above = cells.below, cells.above
+    # atoms of infinite loss (ratio 0 or +∞) are exact points of the law: they keep their place; the
+    # part of an atom its bracket cannot certify moves one grid point the safe way (to ℓ_0 / ℓ_top)
+    at_zero = float(_infinite_loss_bracket(pair, under, -1).lower)
+    at_infinity = float(_infinite_loss_bracket(pair, under, +1).lower)
     probs = np.zeros(size)
     if dominance is Dominance.DOMINATING:
         probs[1:] = gaps
@@ -344,22 +380,12 @@ class MomentLaw:
 
 
 @functools.lru_cache(maxsize=16)
-def _cell_masses(pair: DominatingPair, step_exponent: int, lo_index: int, size: int) -> tuple:
+def _cell_masses(pair: DominatingPair, step_exponent: int, lo_index: int, size: int) -> tuple[_Cells, _Cells]:
     """Q-masses and P-masses (= Q first moments of P/Q) of the loss cells (ℓ_i, ℓ_{i+1}] of the
-    lattice, below ℓ_0 and above the top, and the P-mass of infinite loss; cached, since both sides
-    of a bracket (and both directions) discretise the same pair on the same lattice."""
+    lattice, below ℓ_0 and above the top, as rigorous midpoints and half-widths; cached, since both
+    sides of a bracket (and both directions) discretise the same pair on the same lattice."""
     points = (lo_index + np.arange(size, dtype=np.float64)) * 2.0**-step_exponent
-
-    def masses(under: Measure) -> tuple[npt.NDArray[np.float64], float, float]:
-        cdf = pair.loss_cdf(points, Direction.REMOVE, under)
-        sf = pair.loss_sf(points, Direction.REMOVE, under)
-        gaps = np.maximum(np.where(cdf[1:] <= 0.5, cdf[1:] - cdf[:-1], sf[:-1] - sf[1:]), 0.0)
-        return gaps, float(cdf[0]), float(sf[-1])
-
-    q, q_below, q_above = masses(Measure.Q)
-    m, m_below, m_above = masses(Measure.P)  # m_above includes the P-mass of infinite loss
-    infinite = infinite_loss_mass(pair, Measure.P, +1)
-    return q, q_below, q_above, m, m_below, m_above, infinite
+    return _loss_cells(pair, points, Measure.Q), _loss_cells(pair, points, Measure.P)
 
 
 @functools.lru_cache(maxsize=8)
@@ -498,21 +524,31 @@ def convex_ratio_law(
             f"the limit is max_bins={max_bins}: ask for a coarser accuracy or raise max_bins"
         )
     x = np.exp((lo_index + np.arange(size, dtype=np.float64)) * step)
-    q, q_below, q_above, m, m_below, m_above, infinite = _cell_masses(pair, k, lo_index, size)
+    q_cells, m_cells = _cell_masses(pair, k, lo_index, size)
+    # a cell whose rigorous bracket is loose (a mass near underflow) is not split: DOMINATING sends
+    # its Q-mass (upper end) to 0 and its first moment (upper end) to +∞, the extreme spread;
+    # DOMINATED drops it (δ is increasing in every mass)
+    loose = (q_cells.error[1:-1] > _RELATIVE_CUTOFF * q_cells.cells) | (m_cells.error[1:-1] > _RELATIVE_CUTOFF * m_cells.cells)
+    q, m = np.where(loose, 0.0, q_cells.cells), np.where(loose, 0.0, m_cells.cells)
+    loose_q = float(up(np.sum(q_cells.cells[loose] + q_cells.error[1:-1][loose]))) if loose.any() else 0.0
+    loose_m = float(up(np.sum(m_cells.cells[loose] + m_cells.error[1:-1][loose]))) if loose.any() else 0.0
+    q_below, q_above, m_below, m_above = q_cells.below, q_cells.above, m_cells.below, m_cells.above
     probs = np.zeros(size)
     if dominance is Dominance.DOMINATING:
-        up = np.clip((m - q * x[:-1]) / (x[1:] - x[:-1]), 0.0, q)
-        probs[1:] += up
-        probs[:-1] += q - up
+        up_split = np.clip((m - q * x[:-1]) / (x[1:] - x[:-1]), 0.0, q)
+        probs[1:] += up_split
+        probs[:-1] += q - up_split
         up_below = min(m_below / x[0], q_below)
         probs[0] += up_below
         probs[-1] += q_above
-        lost = max(m_above - q_above * x[-1], 0.0)
-        law = MomentLaw(k, lo_index, probs, probs * x, q_below - up_below, lost, dominance)
+        lost = max(m_above - q_above * x[-1], 0.0) + loose_m
+        law = MomentLaw(k, lo_index, probs, probs * x, q_below - up_below + loose_q, lost, dominance)
     else:
         # ratio 0 (P = 0 < Q) stays an atom of its own; the P-mass of infinite loss is kept as
-        # first moment "at +∞" (a P-only atom: it adds π to REMOVE δ, nothing to ADD δ)
-        zero = infinite_loss_mass(pair, Measure.Q, -1)
+        # first moment "at +∞" (a P-only atom: it adds π to REMOVE δ, nothing to ADD δ); the parts
+        # of these atoms their brackets cannot certify are merged into the end cells (contractions)
+        zero = float(_infinite_loss_bracket(pair, Measure.Q, -1).lower)
+        infinite = float(_infinite_loss_bracket(pair, Measure.P, +1).lower)
         moments = np.zeros(size)
         probs[:-1], moments[:-1] = q, m
         probs[0] += max(q_below - zero, 0.0)
@@ -520,9 +556,10 @@ def convex_ratio_law(
         probs[-1] += q_above
         moments[-1] += max(m_above - infinite, 0.0)
         law = MomentLaw(k, lo_index, probs, moments, zero, infinite, dominance)
-    # CDF differences assumed accurate to CDF_RELATIVE_ERROR of the larger value, amplified by the
-    # split (1/(e^Δ − 1)) for the spread
-    relative = 4.0 * CDF_RELATIVE_ERROR * 2.0**k + 8 * _U * 2.0**k
+    # the masses' rigorous relative error ρ (bracket half-widths), amplified by the split
+    # (1/(e^Δ − 1) <= 2^k) for the spread, plus the split's own rounding
+    rho = max(q_cells.relative_error(loose), m_cells.relative_error(loose))
+    relative = float(up(4.0 * rho * 2.0**k + 8 * _U * 2.0**k))
     law = MomentLaw(law.step_exponent, law.offset, law.probs, law.moments, law.zero_mass, law.lost_moment,
                     law.dominance, 1, relative)  # fmt: skip
     return _trimmed_moments(law)

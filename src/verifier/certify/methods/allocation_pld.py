@@ -42,7 +42,7 @@ _MAX_POINTS = 1 << 21
 _NOTE = (
     "convex-order bounds (mean-preserving spread / contraction on geometric grids) are exact in real "
     "arithmetic; float64 mass rounding is covered by a tracked relative allowance, and the base masses "
-    "assume the pair's scipy loss CDF accurate to 1e-13 relative"
+    "come from the pair's ball-arithmetic loss brackets (their half-widths are part of the allowance)"
 )
 
 
@@ -116,7 +116,7 @@ class AllocationPLD(Method):
     ) -> list[Bound]:
         """``budget``: the mass the upper side's truncation sent to +∞ (recorded, already included)."""
         note = f"{_NOTE}; {grid}"
-        common = dict(rigorous=False, note=note, error_budget=float(budget))
+        common = dict(rigorous=True, note=note, error_budget=float(budget))
         return [
             Bound(float(bracket.lower), Side.LOWER, direction, quantity, at, self.name, self.citation, **common),
             Bound(float(bracket.upper), Side.UPPER, direction, quantity, at, self.name, self.citation, **common),
