@@ -150,3 +150,38 @@ def test_brackets_contain_the_float_laws():
     cdf = pair.loss_cdf_bracket(xs, Direction.REMOVE, Measure.Q)
     approx = pair.loss_cdf(xs, Direction.REMOVE, Measure.Q)
     assert np.all(approx >= cdf.lower * (1 - 1e-13)) and np.all(approx <= cdf.upper * (1 + 1e-13))
+
+
+@pytest.mark.parametrize(
+    "pair,reference",
+    [
+        (Gaussian(0.7), lambda x, m: ref.gaussian_loss_cdf(0.7, x, "remove", m)),
+        (Laplace(1.0), lambda x, m: ref.laplace_loss_cdf(1.0, x, "remove", m)),  # atoms at ±1 on edges
+        (RandomizedResponse(0.5, 3), lambda x, m: ref.rr_loss_cdf(0.5, x, "remove", m, 3)),
+    ],
+    ids=repr,
+)
+def test_cell_masses_contain_reference_differences(pair, reference):
+    """loss_cell_bracket: P(L <= e_0), P(e_i < L <= e_{i+1}), P(L > e_n), each containing the
+    difference of the references (at 40 digits), deep tails included."""
+    edges = np.array([-9.0, -1.0, -0.5, 0.0, 0.25, 0.5, 1.0, 9.0])
+    for under, m in _MEASURES:
+        got = pair.loss_cell_bracket(edges, Direction.REMOVE, under)
+        with mpmath.workdps(40):
+            cdf = [reference(float(e), m) for e in edges]
+            want = [cdf[0], *[b - a for a, b in zip(cdf[:-1], cdf[1:])], 1 - cdf[-1]]
+        for i, w in enumerate(want):
+            assert _contains(got[i], w, _COMPLEMENT_ATOL), (under, i, got[i], w)
+
+
+def test_cell_masses_keep_relative_accuracy_in_the_tails():
+    """Far in either tail the cells are differences on the small side: relatively tight."""
+    edges = np.linspace(-30.0, 30.0, 241)
+    got = Gaussian(1.0).loss_cell_bracket(edges, Direction.REMOVE, Measure.Q)
+    lo, hi = np.asarray(got.lower), np.asarray(got.upper)
+    assert np.all(lo > 0) and np.all(hi - lo <= 4 * np.spacing(hi))
+
+
+def test_cell_edges_must_increase():
+    with pytest.raises(ValueError, match="edges"):
+        Gaussian(1.0).loss_cell_bracket([0.0, 0.0], Direction.REMOVE, Measure.P)

@@ -228,7 +228,7 @@ class DominatingPair(abc.ABC):
         def ball(cdf: bool, i: int) -> arb:
             if (cdf, i) not in memo:
                 hook = pair._loss_cdf_arb if cdf else pair._loss_sf_arb
-                memo[cdf, i] = hook(arb(float(xs[i])), measure, not cdf)
+                memo[cdf, i] = hook(arb(float(xs[i])), measure, cdf)  # P(L <= x) or P(L > x)
             return memo[cdf, i]
 
         with with_precision(ARB_PRECISION_BITS):
