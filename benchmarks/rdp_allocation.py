@@ -7,8 +7,8 @@ partitions of each α (Feldman & Shenfeld, Thm 4.8), which limits it to moderate
 random-allocation pins its own numpy, so it lives in a separate virtual environment and is called
 through a subprocess (never installed into .venv):
 
-    python3 -m venv /tmp/ra-venv && /tmp/ra-venv/bin/pip install random-allocation==1.0.5
-    .venv/bin/python benchmarks/rdp_allocation.py [--ra-python /tmp/ra-venv/bin/python]
+    python3 -m venv .venv-random-allocation && .venv-random-allocation/bin/pip install random-allocation==1.0.5
+    .venv/bin/python benchmarks/rdp_allocation.py [--ra-python .venv-random-allocation/bin/python]
 
 Prints, for each case, verifier's time for all orders 2…α_max, the peer's time for orders 2…α_peer,
 the ratio on the common orders, and the largest relative difference of the values.
@@ -71,7 +71,11 @@ def _peer(python: str, sigma: float, t: int, top: int) -> dict | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ra-python", default="/tmp/ra-venv/bin/python", help="python of the random-allocation venv")
+    parser.add_argument(
+        "--ra-python",
+        default=str(Path(__file__).resolve().parents[1] / ".venv-random-allocation" / "bin" / "python"),
+        help="python of the random-allocation venv (it pins an old numpy, so it lives apart from .venv)",
+    )
     args = parser.parse_args()
     for sigma, t, peer_top in CASES:
         seconds_all, values = _ours(sigma, t, ALPHA_MAX)

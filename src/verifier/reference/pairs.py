@@ -37,6 +37,8 @@ Lemma F.1; Kairouz, Oh & Viswanath 2015 (optimal composition of randomized respo
 
 from __future__ import annotations
 
+import abc
+
 from collections.abc import Iterable, Sequence
 from typing import Any, Callable
 
@@ -312,7 +314,7 @@ def _quad_exp(log_f: Callable, weight: Callable | None, lo: Any, hi: Any, anchor
 # ---------------------------------------------------------------------------------------------
 
 
-class _ContinuousPair:
+class _ContinuousPair(abc.ABC):
     """Densities p, q on ℝ whose REMOVE loss ℓ(y) = ln(p(y)/q(y)) is non-decreasing in y.
 
     Subclasses give log p, log q, ℓ (computed from its formula for accuracy), the level-set
@@ -322,22 +324,25 @@ class _ContinuousPair:
     kinks: tuple = ()
     width: Any = None
 
-    def log_p(self, y):  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def log_p(self, y):
+        """log p(y)."""
 
-    def log_q(self, y):  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def log_q(self, y):
+        """log q(y)."""
 
-    def loss(self, y):  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def loss(self, y):
+        """ℓ(y) = log p(y) − log q(y), from its closed form."""
 
+    @abc.abstractmethod
     def sup_le(self, c):
         """sup{y : ℓ(y) ≤ c}  (−inf if the set is empty): {ℓ ≤ c} = (−inf, sup_le(c)]."""
-        raise NotImplementedError  # pragma: no cover
 
+    @abc.abstractmethod
     def inf_ge(self, c):
         """inf{y : ℓ(y) ≥ c}  (+inf if the set is empty): {ℓ ≥ c} = [inf_ge(c), inf)."""
-        raise NotImplementedError  # pragma: no cover
 
     def modes(self):
         """Points where log p, log q or their tilts can be largest."""
