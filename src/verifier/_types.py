@@ -34,6 +34,7 @@ __all__ = [
     "Estimate",
     "directions_for",
     "FloatOrArray",
+    "json_number",
 ]
 
 FloatOrArray = Union[float, npt.NDArray[np.float64]]
@@ -203,14 +204,14 @@ class Bound:
 
     def to_dict(self) -> dict:
         return {
-            "value": _json_number(self.value),
+            "value": json_number(self.value),
             "side": self.side.value,
             "direction": self.direction.value,
             "quantity": self.quantity.value,
-            "at": _json_number(self.at),
+            "at": json_number(self.at),
             "method": self.method,
             "citation": self.citation,
-            "error_budget": _json_number(self.error_budget),
+            "error_budget": json_number(self.error_budget),
             "rigorous": self.rigorous,
             "note": self.note,
             "seconds": self.seconds,
@@ -257,11 +258,14 @@ class Estimate:
         }
 
 
-def _json_number(x: float) -> float | str | None:
-    """JSON has no infinities: +inf is written as the string "inf", NaN never reaches here."""
+def json_number(x: float | None) -> float | str | None:
+    """A number as JSON can carry it: ±inf as the strings "inf"/"-inf", and None or NaN (an unknown
+    value, e.g. a method that did not apply) as null."""
     if x is None:
         return None
     x = float(x)
+    if math.isnan(x):
+        return None
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return x

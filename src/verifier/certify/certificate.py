@@ -18,7 +18,7 @@ from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
 from typing import Sequence
 
-from verifier._types import Bound, Direction, _json_number
+from verifier._types import Bound, Direction, json_number
 from verifier.certify.portfolio import Collected, best_bounds
 from verifier.certify.verdict import Outcome
 
@@ -51,9 +51,9 @@ def _best(bounds: Sequence[Bound], direction: Direction, floor: float) -> dict:
     """The best rigorous bracket in one direction with the method of each end."""
     lower, upper = best_bounds([b for b in bounds if b.rigorous], direction)
     return {
-        "lower": _json_number(lower.value if lower else floor),
+        "lower": json_number(lower.value if lower else floor),
         "lower_method": lower.method if lower else None,
-        "upper": _json_number(upper.value if upper else math.inf),
+        "upper": json_number(upper.value if upper else math.inf),
         "upper_method": upper.method if upper else None,
     }
 

@@ -12,12 +12,12 @@ import math
 
 import numpy as np
 
-from verifier._types import Direction, Quantity, Side
+from verifier._types import Direction, Quantity, Side, json_number
 from verifier._validation import check_integer, check_open_unit, check_real
 from verifier.certify.claim import load_claim
 from verifier.certify.examples import EXAMPLES, example
 from verifier.certify.portfolio import collect_bounds, select_methods
-from verifier.cli._options import _number, add_mechanism_options, add_output_options, add_scheme_options, build_scheme, requested_directions
+from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, requested_directions
 from verifier.errors import InvalidArgument
 from verifier.report import Curve, plot_delta_curves
 
@@ -107,7 +107,7 @@ def _run(args: argparse.Namespace) -> int:
                     "epsilons": epsilons.tolist(),
                     "claim": None if mark is None else {"epsilon": mark[0], "delta": mark[1]},
                     "curves": [
-                        {"method": c.method, "direction": c.direction.value, "side": c.side.value, "values": [_number(v) for v in c.values]}
+                        {"method": c.method, "direction": c.direction.value, "side": c.side.value, "values": [json_number(v) for v in c.values]}
                         for c in curves
                     ],
                     "plot": args.plot,

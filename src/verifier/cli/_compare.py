@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from verifier._types import Bound, Direction, Quantity, Side
+from verifier._types import Bound, Direction, Quantity, Side, json_number
 from verifier._validation import check_integer, check_open_unit, check_positive
 from verifier.certify.portfolio import collect_bounds
 from verifier.analytic import pld_poisson_profile
@@ -146,12 +146,6 @@ def _plot(sigmas, series: list[Series], path: str, title: str) -> None:
     save_figure(fig, path, "out")
 
 
-def _number(x: float):
-    if math.isnan(x):
-        return None
-    return "inf" if math.isinf(x) else x
-
-
 def _run(args: argparse.Namespace) -> int:
     low = check_positive("sigma_min", args.sigma_min)
     high = check_positive("sigma_max", args.sigma_max)
@@ -171,7 +165,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({
             "title": title, "sigmas": sigmas.tolist(), "out": args.out,
-            "series": [{"label": s.label, "side": s.side.value, "values": [_number(v) for v in s.values]} for s in series],
+            "series": [{"label": s.label, "side": s.side.value, "values": [json_number(v) for v in s.values]} for s in series],
         }))
         return 0
     print(f"ε(δ) bounds, {title}")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any, Sequence
+from typing import Sequence
 
-from verifier._types import Bound, Direction, directions_for
+from verifier._types import Bound, Direction, directions_for, json_number
 from verifier.errors import InvalidArgument
 from verifier.pairs import DominatingPair, Gaussian, Laplace, RandomizedResponse
 from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
@@ -98,14 +98,6 @@ def requested_directions(args: argparse.Namespace) -> tuple[Direction, ...]:
     return directions_for(args.direction)
 
 
-def _number(x: float) -> Any:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return None
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return x
-
-
 def emit(
     args: argparse.Namespace,
     *,
@@ -122,9 +114,9 @@ def emit(
         payload = {
             "quantity": quantity,
             "direction": args.direction,
-            "at": _number(at),
-            "lower": _number(lower) if lower is not None else None,
-            "upper": _number(upper) if upper is not None else None,
+            "at": json_number(at),
+            "lower": json_number(lower),
+            "upper": json_number(upper),
             "bounds": [b.to_dict() for b in bounds],
         }
         payload.update(extra or {})
