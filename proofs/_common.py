@@ -33,7 +33,7 @@ k          positive integer (use k >= 2)  number of outputs of k-ary randomized 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 import sympy as sp
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from verifier import __version__
 from verifier.cli import _bounds, _certify, _demo, _mc, _profile, _rdp, _compare
@@ -29,7 +29,7 @@ COMMANDS = [_profile, _certify, _bounds, _demo, _mc, _rdp, _compare]
 class _OneLineParser(argparse.ArgumentParser):
     """argparse that reports a usage error in one line (and exit status 2), not a usage block."""
 
-    def error(self, message: str) -> "NoReturn":  # type: ignore[name-defined]  # noqa: F821
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_INVALID, f"{self.prog}: error: {message}\n")
 
 

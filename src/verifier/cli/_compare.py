@@ -26,7 +26,7 @@ from verifier.analytic import pld_poisson_profile
 from verifier.errors import InvalidArgument, NotApplicable
 from verifier.pairs import Gaussian
 from verifier.report.plots import pyplot, save_figure
-from verifier.schemes import Allocation, Poisson
+from verifier.schemes import Allocation
 
 __all__ = ["register", "Series", "compare_series"]
 
@@ -118,7 +118,7 @@ def compare_series(sigmas, steps: int, k: int, epochs: int, delta: float, only=N
             detail = ", ".join(f"{m} {t:.1f}" for m, t in sorted(seconds.items()))
             progress(f"σ = {sigma:.4g}: {time.perf_counter() - started:.1f} s ({detail})")
     series = [Series(label, side, tuple(v)) for (label, side), v in sorted(columns.items(), key=lambda kv: (kv[0][1].value, kv[0][0]))]
-    series.append(Series(f"Poisson rate k/t (PLD)", Side.UPPER, tuple(poisson)))
+    series.append(Series("Poisson rate k/t (PLD)", Side.UPPER, tuple(poisson)))
     return series
 
 

@@ -52,7 +52,7 @@ from typing import Sequence
 import numpy as np
 from flint import arb
 
-from verifier._directed import ARB_PRECISION_BITS, arb_bound, down, loss_index, up, with_precision
+from verifier._directed import ARB_PRECISION_BITS, arb_bound, loss_index, up, with_precision
 from verifier._types import Direction, Dominance, Measure, Side
 from verifier._validation import check_open_unit
 from verifier.errors import AccuracyNotReachable, InvalidArgument, NumericalFailure
