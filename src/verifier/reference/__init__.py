@@ -1,61 +1,10 @@
 """Slow, trusted references: privacy quantities recomputed from their definitions in mpmath.
 
-Tests and the certifier's paranoid mode hold the fast code against these; hot paths never call
+Tests hold the fast code against these (a certifier paranoid mode is planned); hot paths never call
 them.  See :mod:`verifier.reference.pairs` for conventions (directions, pairs, precision).
 """
 
-from verifier.reference.pairs import (
-    DEFAULT_DPS,
-    ReferenceAccuracyError,
-    discrete_delta,
-    discrete_epsilon,
-    discrete_loss_cdf,
-    discrete_moment,
-    discrete_pld_delta,
-    discrete_renyi,
-    gaussian_allocation_t2_delta,
-    gaussian_delta,
-    gaussian_epsilon,
-    gaussian_loss_cdf,
-    gaussian_moment,
-    gaussian_renyi,
-    laplace_delta,
-    laplace_epsilon,
-    laplace_loss_cdf,
-    laplace_moment,
-    laplace_renyi,
-    rr_composed_delta,
-    rr_delta,
-    rr_epsilon,
-    rr_loss_cdf,
-    rr_moment,
-    rr_renyi,
-)
+from verifier.reference import pairs as _pairs
+from verifier.reference.pairs import *  # noqa: F403  (the package re-exports the pair references)
 
-__all__ = [
-    "DEFAULT_DPS",
-    "ReferenceAccuracyError",
-    "discrete_delta",
-    "discrete_epsilon",
-    "discrete_loss_cdf",
-    "discrete_moment",
-    "discrete_pld_delta",
-    "discrete_renyi",
-    "gaussian_allocation_t2_delta",
-    "gaussian_delta",
-    "gaussian_epsilon",
-    "gaussian_loss_cdf",
-    "gaussian_moment",
-    "gaussian_renyi",
-    "laplace_delta",
-    "laplace_epsilon",
-    "laplace_loss_cdf",
-    "laplace_moment",
-    "laplace_renyi",
-    "rr_composed_delta",
-    "rr_delta",
-    "rr_epsilon",
-    "rr_loss_cdf",
-    "rr_moment",
-    "rr_renyi",
-]
+__all__ = list(_pairs.__all__)

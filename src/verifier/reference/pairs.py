@@ -626,6 +626,13 @@ def gaussian_delta(sigma, epsilon, direction, sensitivity=1, *, dps: int = DEFAU
         return _finish(pair.delta(eps, _direction(direction)), dps)
 
 
+def _renyi_of(pair, alpha, direction, dps: int) -> mpmath.mpf:
+    """D_α(A‖B) of a reference pair: KL at α = 1, else (1/(α−1)) ln E_B[(A/B)^α] (Steinke 2022, Def 32)."""
+    a = _order("alpha", alpha)
+    d = _direction(direction)
+    return _finish(pair.kl(d) if a == 1 else _renyi_from_moment(pair.moment(a, d), a), dps)
+
+
 def gaussian_renyi(sigma, alpha, direction, sensitivity=1, *, dps: int = DEFAULT_DPS) -> mpmath.mpf:
     """Rényi divergence D_α(A‖B) of the Gaussian pair by numerical integration.
 
@@ -635,11 +642,7 @@ def gaussian_renyi(sigma, alpha, direction, sensitivity=1, *, dps: int = DEFAULT
     dps = _check_dps(dps)
     with mpmath.workdps(dps + _GUARD_DPS):
         pair = _gaussian(sigma, sensitivity)
-        a = _order("alpha", alpha)
-        d = _direction(direction)
-        if a == 1:
-            return _finish(pair.kl(d), dps)
-        return _finish(_renyi_from_moment(pair.moment(a, d), a), dps)
+        return _renyi_of(pair, alpha, direction, dps)
 
 
 def gaussian_moment(sigma, a, direction, sensitivity=1, *, dps: int = DEFAULT_DPS) -> mpmath.mpf:
@@ -715,11 +718,7 @@ def laplace_renyi(scale, alpha, direction, sensitivity=1, *, dps: int = DEFAULT_
     dps = _check_dps(dps)
     with mpmath.workdps(dps + _GUARD_DPS):
         pair = _laplace(scale, sensitivity)
-        a = _order("alpha", alpha)
-        d = _direction(direction)
-        if a == 1:
-            return _finish(pair.kl(d), dps)
-        return _finish(_renyi_from_moment(pair.moment(a, d), a), dps)
+        return _renyi_of(pair, alpha, direction, dps)
 
 
 def laplace_moment(scale, a, direction, sensitivity=1, *, dps: int = DEFAULT_DPS) -> mpmath.mpf:
@@ -911,11 +910,7 @@ def discrete_renyi(p, q, alpha, direction, *, dps: int = DEFAULT_DPS) -> mpmath.
     dps = _check_dps(dps)
     with mpmath.workdps(dps + _GUARD_DPS):
         pair = _discrete(p, q)
-        a = _order("alpha", alpha)
-        d = _direction(direction)
-        if a == 1:
-            return _finish(pair.kl(d), dps)
-        return _finish(_renyi_from_moment(pair.moment(a, d), a), dps)
+        return _renyi_of(pair, alpha, direction, dps)
 
 
 def discrete_moment(p, q, a, direction, *, dps: int = DEFAULT_DPS) -> mpmath.mpf:
@@ -974,11 +969,7 @@ def rr_renyi(epsilon0, alpha, direction, k: int = 2, *, dps: int = DEFAULT_DPS) 
     dps = _check_dps(dps)
     with mpmath.workdps(dps + _GUARD_DPS):
         pair = _rr(epsilon0, k)
-        a = _order("alpha", alpha)
-        d = _direction(direction)
-        if a == 1:
-            return _finish(pair.kl(d), dps)
-        return _finish(_renyi_from_moment(pair.moment(a, d), a), dps)
+        return _renyi_of(pair, alpha, direction, dps)
 
 
 def rr_moment(epsilon0, a, direction, k: int = 2, *, dps: int = DEFAULT_DPS) -> mpmath.mpf:
