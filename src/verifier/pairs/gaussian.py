@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from flint import arb
-from scipy import stats
+from scipy import special, stats
 
 from verifier._types import Measure
 from verifier._validation import check_positive
@@ -86,11 +86,17 @@ class Gaussian(DominatingPair):
         rho = self.rho
         return _normal(rho if under is Measure.P else -rho, float(np.sqrt(2.0 * rho)))
 
+    def _standardised_float(self, x: npt.NDArray[np.float64], under: Measure) -> npt.NDArray[np.float64]:
+        rho = self.rho
+        return (np.asarray(x, dtype=float) - (rho if under is Measure.P else -rho)) / np.sqrt(2.0 * rho)
+
     def _loss_cdf(self, x: npt.NDArray[np.float64], under: Measure, inclusive: bool) -> npt.NDArray[np.float64]:
-        return self._loss_law(under).cdf(x)
+        # scipy.special directly: the frozen law's cdf costs ~70 µs of overhead per call, and the
+        # PLD grid placement calls this in bisection loops.
+        return special.ndtr(self._standardised_float(x, under))
 
     def _loss_sf(self, x: npt.NDArray[np.float64], under: Measure, inclusive: bool) -> npt.NDArray[np.float64]:
-        return self._loss_law(under).sf(x)
+        return special.ndtr(-self._standardised_float(x, under))
 
     def _loss_quantile(self, q: npt.NDArray[np.float64], under: Measure) -> npt.NDArray[np.float64]:
         return self._loss_law(under).ppf(q)
