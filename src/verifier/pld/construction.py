@@ -29,8 +29,7 @@ end of I or where L and R cross. Values w_i = f⁻_i − max(G of the two interv
 a chord interpolation <= f − μ (chord of w on I <= c − G_I <= f). At the bottom, g = 1 − κ up to the
 first grid point b where w_b >= 1 − κ_b (1 − κ <= f everywhere; this also makes the first slope exactly
 −1); at the top, g ends at (κ_{a+1}, p∞⁻) where L of I_{a+1} is still >= p∞⁻ at κ_{a+1}, so the last
-segment lies below L, and is flat at p∞⁻ <= f beyond. (When f is also evaluated at the half-step
-midpoints, G_I is tightened by the finer secants, :func:`_refine_gaps`: about half the O(h²) loss.)
+segment lies below L, and is flat at p∞⁻ <= f beyond.
 Where f is exactly linear next to κ = 0 (Q-mass where P = 0), the profile starts with slope −1 only
 up to a virtual vertex κ_v = 2^-64 whose tiny P-mass is dropped. The lower convex hull of these points is
 <= their interpolation <= f. The hull is built with ball-arithmetic tests; a point whose convexity
@@ -69,6 +68,11 @@ MAX_GRID = 1 << 22
 #: uncertain convexity test cannot lift the result above f (checked after the hull is built).
 _MU = arb(2) ** -100
 
+#: Profile points in the far tails (:func:`_tail_coarsened`): the spacing doubles each time the smaller
+#: tail mass beyond a point falls by a further factor COARSEN_RATIO below the caller's threshold.
+COARSEN_RATIO = 10.0
+COARSEN_MAX_LEVEL = 12
+
 #: The dominated profile's virtual first vertex κ_v = 2^-64 (its P-mass, at most κ_v, is dropped).
 _KAPPA_V = arb(2) ** -64
 
@@ -81,12 +85,15 @@ def pld_from_pair(
     tail_mass: float = DEFAULT_TAIL_MASS,
     *,
     max_grid: int = MAX_GRID,
+    coarsen_below: float | None = None,
 ) -> DiscretePLD:
     """DOMINATING (connect-the-dots) or DOMINATED (gap-corrected chords) discrete PLD of ``pair`` in
     ``direction`` on the grid {i·step}; see the module docstring for the constructions and proofs.
     The PLD yields UPPER (DOMINATING) or LOWER (DOMINATED) bounds on δ(ε) that stay valid under
     composition. Each step's error in δ is O(step²) (chords of a smooth convex profile)."""
-    return pld_sides_from_pair(pair, direction, step, tail_mass, max_grid=max_grid, sides=(dominance,))[0]
+    return pld_sides_from_pair(
+        pair, direction, step, tail_mass, max_grid=max_grid, sides=(dominance,), coarsen_below=coarsen_below
+    )[0]
 
 
 def pld_sides_from_pair(
@@ -97,8 +104,12 @@ def pld_sides_from_pair(
     *,
     max_grid: int = MAX_GRID,
     sides: tuple[Dominance, ...] = (Dominance.DOMINATING, Dominance.DOMINATED),
+    coarsen_below: float | None = None,
 ) -> list[DiscretePLD]:
-    """:func:`pld_from_pair` for several sides at once, sharing the profile evaluations."""
+    """:func:`pld_from_pair` for several sides at once, sharing the profile evaluations. With
+    ``coarsen_below`` = τ the profile is evaluated on a subset of the grid whose spacing grows where
+    a loss tail holds less than τ (:func:`_tail_coarsened`); the masses still sit on the grid
+    {i·step}. Meant for many-fold compositions, where a far-tail cell enters only through its mass."""
     if not isinstance(pair, DominatingPair):
         raise InvalidArgument("pair", pair, "must be a DominatingPair")
     for dominance in sides:
@@ -112,16 +123,12 @@ def pld_sides_from_pair(
         raise AccuracyNotReachable(
             f"the loss range of {pair!r} needs {j_hi - j_lo + 1} grid points at step {h}, above max_grid={max_grid}"
         )
-    if Dominance.DOMINATED in sides and h / 2 >= 2.0**-60:
-        # Half-step evaluations: the coarse points for both sides, the midpoints for a tighter gap bound.
-        fine = np.arange(2 * j_lo, 2 * j_hi + 1, dtype=np.float64) * (h / 2)
-        balls_f, kappas_f, p_inf = profile_balls(oriented, fine)
-        balls, kappas, midpoints = balls_f[::2], kappas_f[::2], (balls_f, kappas_f)
+    if coarsen_below is None:
+        indices = np.arange(j_lo, j_hi + 1)
     else:
-        losses = np.arange(j_lo, j_hi + 1, dtype=np.float64) * h
-        balls, kappas, p_inf = profile_balls(oriented, losses)
-        midpoints = None
-    return [_side(dominance, direction, h, j_lo, balls, kappas, p_inf, midpoints) for dominance in sides]
+        indices = _tail_coarsened(oriented, j_lo, j_hi, h, check_open_unit("coarsen_below", coarsen_below))
+    balls, kappas, p_inf = profile_balls(oriented, indices * h)
+    return [_side(dominance, direction, h, indices, balls, kappas, p_inf) for dominance in sides]
 
 
 def pld_sides_from_profile(
@@ -145,18 +152,18 @@ def pld_sides_from_profile(
         balls = [arb(float(a)).union(arb(float(b))) for a, b in zip(lo, hi)]
         kappas = [arb(float(j * h)).exp() for j in range(j_lo, j_lo + lo.size)]
         p_inf = arb(float(max(0.0, inf_lower)))
-    return [_side(dominance, direction, h, j_lo, balls, kappas, p_inf) for dominance in sides]
+    indices = np.arange(j_lo, j_lo + lo.size)
+    return [_side(dominance, direction, h, indices, balls, kappas, p_inf) for dominance in sides]
 
 
 def _side(
     dominance: Dominance,
     direction: Direction,
     h: float,
-    j_lo: int,
+    indices: np.ndarray,
     balls: list[arb],
     kappas: list[arb],
     p_inf: arb,
-    midpoints: tuple[list[arb], list[arb]] | None = None,
 ) -> DiscretePLD:
     with with_precision(ARB_PRECISION_BITS):
         if dominance is Dominance.DOMINATING:
@@ -164,7 +171,7 @@ def _side(
             probs, inf_mass, budget = _round_dominating(masses, inf_mass, index0)
             dropped = 0.0
         else:
-            found = _dominated(balls, kappas, p_inf, midpoints)
+            found = _dominated(balls, kappas, p_inf)
             if found is None:  # no safe chord construction on this grid: the identical pair's profile
                 return DiscretePLD(h, 0, np.ones(1), 0.0, 0.0, dominance, direction, 0.0)
             masses, inf_mass = found
@@ -172,9 +179,42 @@ def _side(
             inf_mass = max(0.0, arb_bound(inf_mass, Side.LOWER))
             dropped = max(0.0, up(1.0 - sum_down(probs) - inf_mass))
             budget = dropped
-    first = int(np.flatnonzero(probs)[0]) if probs.any() else 0
-    last = int(np.flatnonzero(probs)[-1]) if probs.any() else 0
-    return DiscretePLD(h, j_lo + first, probs[first : last + 1], inf_mass, dropped, dominance, direction, budget)
+    nonzero = np.flatnonzero(probs)
+    if nonzero.size == 0:
+        return DiscretePLD(h, int(indices[0]), np.zeros(1), inf_mass, dropped, dominance, direction, budget)
+    grid = indices[nonzero]  # position k of the profile points sits at grid index indices[k]
+    on_grid = np.zeros(int(grid[-1] - grid[0]) + 1)
+    on_grid[grid - grid[0]] = probs[nonzero]
+    return DiscretePLD(h, int(grid[0]), on_grid, inf_mass, dropped, dominance, direction, budget)
+
+
+def _tail_coarsened(oriented: DominatingPair, j_lo: int, j_hi: int, h: float, start: float) -> np.ndarray:
+    """Grid indices of the profile points: every index where both loss tails (under P of the
+    REMOVE-oriented pair) exceed ``start``, spacing 2^k·step where the smaller tail is below
+    start·COARSEN_RATIO^-k (k <= COARSEN_MAX_LEVEL), and both ends j_lo, j_hi.
+
+    Both constructions are valid on any increasing subset of grid points (the module docstring's
+    proofs use neighbouring points only); the subset decides tightness and cost. A cell of width W
+    holding tail mass τ costs O(τ·W²) in δ after composition (chords are exact for the single
+    step) where the uniform grid costs O(step²), so with ratio 10 the far tails add about
+    1.7·start times the uniform grid's error (Σ_k start·10^-k·4^k). Float tail masses suffice: they
+    only place points."""
+    losses = np.arange(j_lo, j_hi + 1, dtype=np.float64) * h
+    with np.errstate(divide="ignore"):
+        tail = np.minimum(
+            oriented.loss_cdf(losses, Direction.REMOVE, Measure.P), oriented.loss_sf(losses, Direction.REMOVE, Measure.P)
+        )
+        ratio = np.log(start / np.maximum(tail, 1e-300)) / math.log(COARSEN_RATIO)
+    level = np.clip(np.floor(ratio), 0, COARSEN_MAX_LEVEL).astype(np.int64)
+    chosen = [0]
+    last = losses.size - 1
+    while chosen[-1] < last:
+        i = chosen[-1]
+        k = int(level[i])
+        while k > 0 and int(level[i : min(i + (1 << k), last) + 1].min()) < k:
+            k -= 1
+        chosen.append(min(i + (1 << k), last))
+    return j_lo + np.asarray(chosen, dtype=np.int64)
 
 
 def _grid_span(oriented: DominatingPair, h: float, tail: float) -> tuple[int, int]:
@@ -322,34 +362,6 @@ def _gap_bounds(lo: list[arb], hi: list[arb], xs: list[arb], c_inf: arb) -> list
     return gaps
 
 
-def _refine_gaps(
-    gaps: list[arb], lo: list[arb], hi: list[arb], xs: list[arb], midpoints: tuple[list[arb], list[arb]], c_inf: arb
-) -> list[arb]:
-    """min(G_i, D_i + max(G of the two half intervals)), where D_i bounds the coarse chord above the
-    fine chord at the midpoint m_i: (chord through f⁺ at m_i) − f⁻(m_i).
-
-    On each half of I_i, coarse chord − f = (coarse chord − fine chord) + (fine chord − f); the first
-    term is linear, 0 at the outer end and at most D_i at m_i, the second is bounded by the half
-    interval's own G (:func:`_gap_bounds` on the half-step grid). Exact chords of f are below the
-    chords through upper ends and above f⁻, so both bounds hold for the true f.
-    """
-    balls_f, kappas_f = midpoints
-    ends_f = [(arb(1), arb(1))] + [_ends(b) for b in balls_f]
-    lo_f = [e[0] for e in ends_f]
-    hi_f = [e[1] for e in ends_f]
-    lo_f[-1] = max(lo_f[-1], c_inf)
-    xs_f = [arb(0)] + kappas_f
-    gaps_f = _gap_bounds(lo_f, hi_f, xs_f, c_inf)
-    out = list(gaps)
-    for i in range(2, len(xs)):  # coarse position i sits at fine position 2i − 1; its midpoint at 2i − 2
-        mid = 2 * i - 2
-        chord_at_mid = hi[i - 1] + _slope(xs[i - 1], hi[i - 1], xs[i], hi[i]) * (xs_f[mid] - xs[i - 1])
-        refined = (chord_at_mid - lo_f[mid]).upper() + max(gaps_f[mid], gaps_f[mid + 1])
-        if refined < out[i]:
-            out[i] = refined
-    return out
-
-
 def _clamp(x: arb, x0: arb, x1: arb) -> arb:
     """x if it certainly lies inside (x0, x1), else the end it may cross (a ball of the interval end)."""
     if not x > x0:
@@ -360,12 +372,11 @@ def _clamp(x: arb, x0: arb, x1: arb) -> arb:
 
 
 def _dominated(
-    balls: list[arb], kappas: list[arb], p_inf: arb, midpoints: tuple[list[arb], list[arb]] | None = None
+    balls: list[arb], kappas: list[arb], p_inf: arb
 ) -> tuple[list[arb], arb] | None:
     """Gap-corrected chord masses (one ball per grid index) and the +∞ mass (see module docstring), or
     None where the grid admits no such construction (then the caller uses the identical pair's
-    profile max(1 − κ, 0), mass 1 at loss 0, which lies below every f). ``midpoints`` (balls and κ on
-    the half-step grid, coarse points at even positions) tighten the gap bound (:func:`_refine_gaps`)."""
+    profile max(1 − κ, 0), mass 1 at loss 0, which lies below every f)."""
     n_grid = len(kappas)
     c_inf = p_inf.lower() if p_inf.lower() > 0 else arb(0)
     xs = [arb(0)] + kappas  # position 0 is κ = 0; grid index g sits at position g + 1
@@ -374,8 +385,6 @@ def _dominated(
     hi = [e[1] for e in ends]
     lo[-1] = max(lo[-1], c_inf)  # f >= p_∞ everywhere
     gaps = _gap_bounds(lo, hi, xs, c_inf)
-    if midpoints is not None:
-        gaps = _refine_gaps(gaps, lo, hi, xs, midpoints, c_inf)
     w = [arb(1)] + [
         lo[k] - max(gaps[k], gaps[k + 1] if k + 1 <= n_grid else arb(0)) - _MU for k in range(1, n_grid + 1)
     ]
