@@ -3,7 +3,8 @@ rigorous FFT composition, Poisson subsampling, and δ(ε) / ε(δ) queries."""
 
 from verifier.pld.bracket import PLDBracket
 from verifier.pld.construction import MAX_GRID, pld_from_pair
-from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, compose, self_compose
+from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, compose
+from verifier.pld.power import self_compose
 from verifier.pld.schemes import DEFAULT_STEP, builder_for, pair_bracket, register_builder, scheme_pld
 from verifier.pld.subsample import subsample
 

@@ -9,7 +9,8 @@ import numpy.typing as npt
 
 from verifier._types import Bracket, Dominance
 from verifier.errors import IncompatibleObjects, InconsistentBounds, InvalidArgument
-from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, compose, self_compose
+from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, compose
+from verifier.pld.power import self_compose
 
 __all__ = ["PLDBracket"]
 

@@ -16,7 +16,7 @@ What "DOMINATING" and "DOMINATED" promise (the invariant every operation here ke
 loss and in every mass, so the first yields UPPER and the second LOWER bounds on δ(ε). Composition
 is convolution of PLDs (Steinke 2022, Thm 9); a sum of independent variables keeps stochastic
 order (Claim A.1 of the random-allocation PLD paper) and composing pairs keeps Blackwell order
-(Zhu, Dong & Wang 2022, Thm 10), so both promises survive :func:`compose` and :func:`self_compose`.
+(Zhu, Dong & Wang 2022, Thm 10), so both promises survive :func:`compose` and :func:`verifier.pld.power.self_compose`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from verifier.hockey import discrete_pld_delta
 from verifier.pairs.base import _bisect  # the pairs' ε(δ) bisection: a predicate False at lo, True at hi
 from verifier.pld.fft import convolve_one_sided
 
-__all__ = ["DEFAULT_TAIL_MASS", "DiscretePLD", "compose", "self_compose", "check_step", "sum_up", "sum_down"]
+__all__ = ["DEFAULT_TAIL_MASS", "DiscretePLD", "compose", "check_step", "sum_up", "sum_down"]
 
 #: Mass a composition may push off each end of the grid (to +∞ for DOMINATING, dropped or moved
 #: down for DOMINATED). Far below any δ a user asks about; recorded in ``error_budget``.
@@ -250,19 +250,3 @@ def _truncate(
         return kept, offset + lo, sum_up(probs[:lo]), up(sum_up(probs[hi + 1 :]) + lost)
     kept[-1] = down(kept[-1] + sum_down(probs[hi + 1 :]))
     return kept, offset + lo, sum_up(probs[hi + 1 :]), sum_up(probs[:lo])
-
-
-def self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAULT_TAIL_MASS) -> DiscretePLD:
-    """PLD of the ``times``-fold composition of ``pld`` with itself (Steinke 2022, Thm 9), by binary
-    exponentiation: ⌊log2 times⌋ squarings and at most as many products, each through :func:`compose`
-    (so each keeps the side and truncates at most ``tail_mass`` per end)."""
-    m = check_integer("times", times, minimum=1)
-    result: DiscretePLD | None = None
-    base = pld
-    while True:
-        if m & 1:
-            result = base if result is None else compose(result, base, tail_mass=tail_mass)
-        m >>= 1
-        if not m:
-            return result
-        base = compose(base, base, tail_mass=tail_mass)
