@@ -394,9 +394,11 @@ def allocation_bracket(
     tail_mass: float = DEFAULT_TAIL_MASS,
     *,
     lattice_exponent: int | None = None,
+    target_delta: float | None = None,
 ) -> PLDBracket:
     """PLD bracket of k-out-of-t random allocation with ``epochs`` epochs, in ``direction``, on the
-    loss grid ``step``.
+    loss grid ``step``. ``target_delta`` (the registry's tightness hint) is not needed: the geometric
+    allocation laws already place their points by mass.
 
     1-out-of-⌊t/k⌋ allocation from convex-order laws (:func:`convex_allocation`, both sides), then
     k·epochs-fold PLD composition (S0 Lemma 3.2: **floor**, never ceiling — a ceiling gives more
