@@ -177,3 +177,16 @@ def test_agrees_with_binary_route_on_a_subsampled_gaussian() -> None:
 def test_long_double_is_at_least_double() -> None:
     """The bound is derived from np.finfo; on x86-64 Linux long double is the 80-bit format."""
     assert np.finfo(np.longdouble).eps <= np.finfo(np.float64).eps
+
+
+@pytest.mark.parametrize("dominance", [Dominance.DOMINATING, Dominance.DOMINATED])
+@pytest.mark.parametrize("times,tail", [(40, 1e-6), (64, 1e-9)])
+def test_two_atom_pld_wraps_lattice_atoms_safely(dominance, times, tail) -> None:
+    """Masses 1/2 at both ends: the composition is a binomial law on a coarse lattice, so each tail the
+    window cuts is a few whole atoms whose wrap-around the Chernoff charges must cover."""
+    probs = np.zeros(8)
+    probs[0] = probs[-1] = 0.5
+    pld = _pld(probs, dominance)
+    got, report = power_self_compose(pld, times, tail_mass=tail)
+    assert report.size < times * 7 + 1
+    _assert_one_sided(got, pld, times, close=Fraction(4 * tail))
