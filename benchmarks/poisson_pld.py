@@ -20,13 +20,14 @@ from verifier.schemes import Poisson
 
 CASES = [
     # (sigma, rate, steps, delta, expected ε, verifier grid step)
-    (1.0, 0.01, 1000, 1e-5, 1.8282, 2.0**-10),
-    (0.8, 0.001, 10_000, 1e-6, 0.9472, 2.0**-12),
+    (1.0, 0.01, 1000, 1e-5, 1.8282, 2.0**-11),
+    (0.8, 0.001, 10_000, 1e-6, 0.9472, 2.0**-13),
 ]
 
 
 def verifier_bracket(sigma: float, rate: float, steps: int, delta: float, step: float):
-    brackets = [scheme_pld(Poisson(Gaussian(sigma), rate, steps), d, step=step).epsilon(delta) for d in Direction]
+    scheme = Poisson(Gaussian(sigma), rate, steps)
+    brackets = [scheme_pld(scheme, d, step=step, target_delta=delta).epsilon(delta) for d in Direction]
     return brackets[0].maximum(brackets[1])
 
 
