@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 import numpy.typing as npt
@@ -34,7 +34,7 @@ from verifier._validation import (
 )
 from verifier.errors import InvalidArgument, NotApplicable, NumericalFailure
 
-__all__ = ["DominatingPair", "evaluate_adaptively"]
+__all__ = ["DominatingPair", "evaluate_adaptively", "evaluate_many"]
 
 #: Relative accuracy (bits) a ball result must reach before it is rounded to float64; below it the
 #: evaluation is repeated at higher precision (cancellation in closed forms such as Φ(a) − e^ε Φ(b)).
@@ -45,6 +45,19 @@ _MAX_PRECISION_BITS = 4096
 _EPSILON_ULPS = 4
 
 
+#: Radius below which a ball counts as known whatever its relative accuracy.
+_NEGLIGIBLE_RADIUS = arb("1e-300")
+
+
+def _settled(value: arb, bits: int) -> bool:
+    return (
+        not value.is_finite()
+        or value.rel_accuracy_bits() >= _TARGET_ACCURACY_BITS
+        or value.rad() < _NEGLIGIBLE_RADIUS
+        or bits >= _MAX_PRECISION_BITS
+    )
+
+
 def evaluate_adaptively(fn: Callable[[], arb]) -> arb:
     """Evaluate ``fn`` in ball arithmetic, doubling the precision until the ball is narrow enough
     (60 relative bits) or the value is known to within 1e-300 absolute."""
@@ -52,14 +65,22 @@ def evaluate_adaptively(fn: Callable[[], arb]) -> arb:
     while True:
         with with_precision(bits):
             value = fn()
-        if (
-            not value.is_finite()
-            or value.rel_accuracy_bits() >= _TARGET_ACCURACY_BITS
-            or value.rad() < arb("1e-300")
-            or bits >= _MAX_PRECISION_BITS
-        ):
+        if _settled(value, bits):
             return value
         bits *= 2
+
+
+def evaluate_many(fn: Callable[[arb], arb], points: Iterable[float]) -> list[arb]:
+    """``[fn(arb(x)) for x in points]``, each to the accuracy of :func:`evaluate_adaptively`: one pass
+    at the working precision, then only the unsettled points again at higher precision (the same
+    balls, without a precision switch per point)."""
+    xs = [float(x) for x in points]
+    with with_precision(ARB_PRECISION_BITS):
+        values = [fn(arb(x)) for x in xs]
+    for i, value in enumerate(values):
+        if not _settled(value, ARB_PRECISION_BITS):
+            values[i] = evaluate_adaptively(lambda x=xs[i]: fn(arb(x)))
+    return values
 
 
 class DominatingPair(abc.ABC):
@@ -129,7 +150,7 @@ class DominatingPair(abc.ABC):
         pair = self.oriented(direction)
         scalar = np.ndim(epsilon) == 0
         eps = check_real_array("epsilon", epsilon)
-        balls = [evaluate_adaptively(lambda e=float(e): pair._delta_arb(arb(e))) for e in eps]
+        balls = evaluate_many(pair._delta_arb, eps)
         bracket = arb_bracket(balls, clip=(0.0, 1.0))
         return bracket[0] if scalar else bracket
 
@@ -247,7 +268,7 @@ class DominatingPair(abc.ABC):
         _check_measure(under)
         pair, measure = self._orient_measure(direction, under)
         fn = getattr(pair, hook)
-        balls = [evaluate_adaptively(lambda v=float(v): fn(arb(v), measure, inclusive)) for v in xs]
+        balls = evaluate_many(lambda v: fn(v, measure, inclusive), xs)
         bracket = arb_bracket(balls, clip=(0.0, 1.0))
         return bracket[0] if scalar else bracket
 

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from flint import arb
+from flint import arb, ctx
 from scipy import special, stats
 
+from verifier._directed import with_precision
 from verifier._types import Measure
 from verifier._validation import check_positive
 from verifier.pairs.base import DominatingPair
@@ -22,9 +23,16 @@ def _normal(loc: float, scale: float) -> stats.rv_continuous:
     return stats.norm(loc=loc, scale=scale)
 
 
+@functools.lru_cache(maxsize=8)
+def _sqrt2(bits: int) -> arb:
+    """√2 as a ball at ``bits`` of precision (the working precision when Φ is evaluated)."""
+    with with_precision(bits):
+        return arb(2).sqrt()
+
+
 def _phi(z: arb) -> arb:
     """Standard normal CDF Φ(z) = erfc(−z/√2)/2 in ball arithmetic."""
-    return (-z / arb(2).sqrt()).erfc() / 2
+    return (-z / _sqrt2(ctx.prec)).erfc() / 2
 
 @dataclass(frozen=True)
 class Gaussian(DominatingPair):

@@ -56,7 +56,7 @@ from verifier._types import Direction, Dominance, Measure, Side
 from verifier._validation import check_open_unit
 from verifier.errors import AccuracyNotReachable, InvalidArgument, NumericalFailure
 from verifier.pairs import DominatingPair
-from verifier.pairs.base import evaluate_adaptively
+from verifier.pairs.base import evaluate_many
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, check_step, sum_down
 
 __all__ = ["MAX_GRID", "pld_from_pair", "pld_sides_from_pair", "pld_sides_from_profile", "profile_balls"]
@@ -236,10 +236,7 @@ def _grid_span(oriented: DominatingPair, h: float, tail: float) -> tuple[int, in
 
 def profile_balls(oriented: DominatingPair, losses: np.ndarray) -> tuple[list[arb], list[arb], arb]:
     """Balls of f(κ_i) = δ(ℓ_i) (clipped to [0, 1]) and of κ_i = e^{ℓ_i}, and of p_∞, for a REMOVE-oriented pair."""
-    balls = []
-    for ell in losses:
-        ball = evaluate_adaptively(lambda e=float(ell): oriented._delta_arb(arb(e)))
-        balls.append(ball)
+    balls = evaluate_many(oriented._delta_arb, losses)
     with with_precision(ARB_PRECISION_BITS):
         kappas = [arb(float(ell)).exp() for ell in losses]
         p_inf = oriented._infinite_loss_mass_arb()
