@@ -133,13 +133,13 @@ def _tilt_search(q: npt.NDArray[np.float64], times: int, log_inv_tail: float) ->
     B is quasi-convex: B'(s) has the sign of g(s) = m(sK'(s) − K(s)) − Λ, increasing (g' = m·s·K'' >= 0),
     so a safeguarded Newton iteration on g finds its root.
     """
-    n = q.size
-    top = float(n - 1)
-    idx = np.arange(n, dtype=np.float64)
+    top = float(q.size - 1)
+    nonzero = np.flatnonzero(q)  # zero masses add nothing (tail-coarsened PLDs are mostly zeros)
+    idx = nonzero.astype(np.float64)
     dist = top - idx  # shifted exponents −s·(n−1−i) <= 0: no overflow
-
-    with np.errstate(divide="ignore"):
-        log_q = np.log(q)
+    log_q = np.log(q[nonzero])
+    if nonzero.size == 0:
+        return 1.0, math.inf
 
     def moments(s: float) -> tuple[float, float, float]:
         # Weights in the log domain, scaled by their largest one; those below e^-700 relative are
