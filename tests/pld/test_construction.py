@@ -135,3 +135,18 @@ def test_coarsening_thins_the_tails_only() -> None:
 def test_coarsen_below_is_validated() -> None:
     with pytest.raises(InvalidArgument, match="coarsen_below"):
         pld_sides_from_pair(Gaussian(1.0), Direction.REMOVE, STEP, coarsen_below=2.0)
+
+
+@pytest.mark.parametrize("step", [2.0**-5, 2.0**-7, 2.0**-9])
+@pytest.mark.parametrize("direction", [Direction.REMOVE, Direction.ADD])
+def test_dominated_side_is_a_sub_probability_on_coarse_grids(step: float, direction: Direction) -> None:
+    """λ = 0.001: next to the kink at κ = 1 − λ the gap bounds exceed the profile on coarse grids and
+    the gap-corrected values dip below p∞⁻. The dominated PLD must still be a sub-probability whose
+    δ lies below the exact profile (a dip once produced masses summing to 1.0003 and δ(1) = 23)."""
+    pair = PoissonSubsampled(Gaussian(0.8), 0.001)
+    dominating, dominated = pld_sides_from_pair(pair, direction, step)
+    assert dominated.total_mass <= 1.0
+    eps = _epsilons()
+    exact = pair.delta(eps, direction)
+    assert (dominated.delta(eps) <= exact.upper).all()
+    assert (dominating.delta(eps) >= exact.lower).all()

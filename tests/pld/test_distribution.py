@@ -154,3 +154,8 @@ def test_exact_pld_delta_agrees_with_the_kernel() -> None:
     for e, lo, hi in zip(EPS, got.lower, got.upper):
         ref = float(exact_pld_delta(-3, STEP, [Fraction(float(p)) for p in probs], 0, e))
         assert lo <= ref <= hi
+
+
+def test_epsilon_of_an_empty_dominated_pld_is_minus_infinity() -> None:
+    """A DOMINATED PLD holding no mass certifies no finite lower end of ε (it must not fail)."""
+    assert _pld([0.0], dominance=Dominance.DOMINATED).epsilon(1e-6) == -math.inf

@@ -51,7 +51,7 @@ from typing import Sequence
 import numpy as np
 from flint import arb
 
-from verifier._directed import ARB_PRECISION_BITS, arb_bound, loss_index, up, with_precision
+from verifier._directed import ARB_PRECISION_BITS, arb_bound, down, loss_index, up, with_precision
 from verifier._types import Direction, Dominance, Measure, Side
 from verifier._validation import check_open_unit
 from verifier.errors import AccuracyNotReachable, InvalidArgument, NumericalFailure
@@ -177,6 +177,8 @@ def _side(
             masses, inf_mass = found
             probs = np.array([max(0.0, arb_bound(m, Side.LOWER)) for m in masses])
             inf_mass = max(0.0, arb_bound(inf_mass, Side.LOWER))
+            if down(sum_down(probs) + inf_mass) > 1.0:  # lower ends of masses summing to 1 − g(∞)
+                raise NumericalFailure("dominated PLD construction: masses exceed one (not a sub-probability)")
             dropped = max(0.0, up(1.0 - sum_down(probs) - inf_mass))
             budget = dropped
     nonzero = np.flatnonzero(probs)
@@ -385,17 +387,46 @@ def _dominated(
     w = [arb(1)] + [
         lo[k] - max(gaps[k], gaps[k + 1] if k + 1 <= n_grid else arb(0)) - _MU for k in range(1, n_grid + 1)
     ]
-    # Top: the largest position a with w_a > p∞⁻ and L of I_{a+1} still >= p∞⁻ at κ_{a+1}.
+    chosen = _top_and_points(w, lo, hi, xs, c_inf)
+    if chosen is None:
+        return None
+    positions, px, py = chosen
+    if not (c_inf >= 1 - px[-1]):
+        return None
+    hull = _lower_hull(px, py)
+    _check_removed(px, py, hull)
+    # A gap-corrected value may dip below p∞⁻ (coarse grids, where the gaps exceed f); the hull g then
+    # falls below p∞⁻ and rises again, which no profile does. g' = max(g, p∞⁻) is convex,
+    # non-increasing and <= f; it has one vertex off the grid, where g crosses p∞⁻, after the last
+    # hull vertex v at or above p∞⁻. Ending the hull at v (slope 0 after it) puts that vertex's P-mass,
+    # κ*·|slope|, at v instead, as κ_v·|slope| <= κ*·|slope|: moved down and partly dropped, so the
+    # result is stochastically smaller than g''s PLD (the DOMINATED promise).
+    dip = next((k for k in range(1, len(hull) - 1) if not py[hull[k]] >= c_inf), None)
+    if dip is not None:
+        hull = hull[:dip]
+    masses = [arb(0)] * len(kappas)
+    for pos, m in zip(hull[1:], _vertex_masses(px, py, hull)):
+        if positions[pos] > 0:  # the virtual vertex's P-mass (<= κ_v) is dropped: stochastically smaller
+            masses[positions[pos] - 1] = m
+    return masses, c_inf
+
+
+def _top_and_points(
+    w: list[arb], lo: list[arb], hi: list[arb], xs: list[arb], c_inf: arb
+) -> tuple[list[int], list[arb], list[arb]] | None:
+    """(positions, px, py) of the dominated profile's points (position −1: the virtual vertex), or None.
+
+    Top: the largest position a with w_a > p∞⁻ and L of I_{a+1} still >= p∞⁻ at κ_{a+1} (the
+    last segment, to (κ_{a+1}, p∞⁻), then lies below L <= f). Bottom: g = 1 − κ up to the first
+    position b after which every w_i >= 1 − κ_i is certain."""
     top = None
-    for a in range(n_grid - 1, 0, -1):
+    for a in range(len(xs) - 2, 0, -1):
         s_left = _slope(xs[a - 1], hi[a - 1], xs[a], lo[a])
         if w[a] > c_inf and lo[a] + s_left * (xs[a + 1] - xs[a]) >= c_inf:
             top = a
             break
-    masses = [arb(0)] * n_grid
     if top is None:
         return None
-    # Bottom: g = 1 − κ up to the first position b after which every w_i >= 1 − κ_i is certain.
     bottom = 1
     for i in range(top, 0, -1):
         if not w[i] >= 1 - xs[i]:
@@ -412,14 +443,7 @@ def _dominated(
         positions = [0] + list(range(bottom, top + 2))
         px = [xs[p] for p in positions]
         py = [arb(1), 1 - xs[bottom]] + w[bottom + 1 : top + 1] + [c_inf]
-    if not (c_inf >= 1 - px[-1]):
-        return None
-    hull = _lower_hull(px, py)
-    _check_removed(px, py, hull)
-    for pos, m in zip(hull[1:], _vertex_masses(px, py, hull)):
-        if positions[pos] > 0:  # the virtual vertex's P-mass (<= κ_v) is dropped: stochastically smaller
-            masses[positions[pos] - 1] = m
-    return masses, c_inf
+    return positions, px, py
 
 
 def _virtual_start_fits(lo: list[arb], hi: list[arb], xs: list[arb]) -> bool:

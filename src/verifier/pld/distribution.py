@@ -148,6 +148,12 @@ class DiscretePLD:
         losses = self.losses()
         hi = float(losses[-1])  # above the top loss only p_∞ remains
         lo = float(losses[0]) - 1.0
+        while not self.delta(lo) > target:  # δ(ε) >= total·(1 − e^{ε − ℓ_0}): finite for mass > δ
+            if lo < -1e6:
+                if self.dominance is Dominance.DOMINATED:
+                    return -math.inf  # the dominated PLD holds mass <= δ: no finite lower end is certain
+                raise NumericalFailure(f"DOMINATING PLD holds too little mass to exceed δ={target}")
+            lo = 2.0 * lo - 1.0
         if self.dominance is Dominance.DOMINATING:
             if self.infinite_mass >= target:
                 return math.inf
