@@ -48,8 +48,9 @@ EPSILON_ABS_ACCURACY = 1e-9
 STALL_RATIO = 0.75
 
 _NOTE = (
-    "FFT composition exact on a 64-bit fixed-point split; its exactness test uses Higham's FFT error "
-    f"bound (Thm 24.2) times {FFT_SAFETY_FACTOR:g} for numpy's pocketfft"
+    "self-composition by one long-double FFT power (Chernoff window, round-off by Higham Thm 24.2 / "
+    "Lemma 3.5), other compositions exact on a 64-bit fixed-point split; both FFT bounds are taken "
+    f"times {FFT_SAFETY_FACTOR:g} for numpy's pocketfft"
 )
 
 
@@ -82,22 +83,25 @@ class PLDMethod(Method):
         return self._bounds(got, Quantity.DELTA, epsilon, direction, bracket)
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        bracket = self._refined(scheme, direction, lambda b: b.epsilon(delta), EPSILON_ABS_ACCURACY)
+        """ε(δ) bounds; δ is known here, so the builders may thin far tails for it (target_delta)."""
+        bracket = self._refined(scheme, direction, lambda b: b.epsilon(delta), EPSILON_ABS_ACCURACY, delta)
         got = bracket.epsilon(delta)
         return self._bounds(got, Quantity.EPSILON, delta, direction, bracket)
 
-    def _refined(self, scheme: Scheme, direction: Direction, query, abs_accuracy: float) -> PLDBracket:
+    def _refined(
+        self, scheme: Scheme, direction: Direction, query, abs_accuracy: float, target_delta: float | None = None
+    ) -> PLDBracket:
         """The coarsest grid (from START_STEP, halving) whose bracket of ``query`` is narrower than
         REL_ACCURACY (relative) or ``abs_accuracy`` (absolute); refinement also stops at
         MAX_GRID_POINTS and when a halving shrinks the width by less than STALL_RATIO. Every grid's
         bounds are rigorous, so stopping early only costs tightness."""
-        step = START_STEP
-        best = _cached(scheme, direction, step)
+        step = _start_step(scheme)
+        best = _cached(scheme, direction, step, target_delta)
         width = _width(query(best))
         while not _converged(query(best), abs_accuracy) and 2 * best.grid_size() <= MAX_GRID_POINTS:
             step /= 2.0
             try:
-                finer = _cached(scheme, direction, step)
+                finer = _cached(scheme, direction, step, target_delta)
             except AccuracyNotReachable:
                 break
             finer_width = _width(query(finer))
@@ -116,6 +120,17 @@ class PLDMethod(Method):
         ]
 
 
+def _start_step(scheme: Scheme) -> float:
+    """START_STEP, or for Poisson subsampling at rate λ the largest power of two <= λ/2 if smaller:
+    the subsampled profile bends on the scale λ next to κ = 1 − λ, and coarser grids give only the
+    trivial dominated PLD there (so halving would look stalled while the lower end sits at 0)."""
+    if isinstance(scheme, Composed):
+        return _start_step(scheme.scheme)
+    if isinstance(scheme, Poisson):
+        return min(START_STEP, 2.0 ** math.floor(math.log2(scheme.rate / 2.0)))
+    return START_STEP
+
+
 def _width(b: Bracket) -> float:
     return float(b.upper) - float(b.lower)
 
@@ -127,17 +142,17 @@ def _converged(b: Bracket, abs_accuracy: float) -> bool:
     return width <= abs_accuracy or width <= REL_ACCURACY * abs(upper)
 
 
-def _cached(scheme: Scheme, direction: Direction, step: float) -> PLDBracket:
+def _cached(scheme: Scheme, direction: Direction, step: float, target_delta: float | None) -> PLDBracket:
     try:
         hash(scheme)
     except TypeError:
-        return scheme_pld(scheme, direction, step=step)
-    return _cached_build(scheme, direction, step)
+        return scheme_pld(scheme, direction, step=step, target_delta=target_delta)
+    return _cached_build(scheme, direction, step, target_delta)
 
 
 @functools.lru_cache(maxsize=16)
-def _cached_build(scheme: Scheme, direction: Direction, step: float) -> PLDBracket:
-    return scheme_pld(scheme, direction, step=step)
+def _cached_build(scheme: Scheme, direction: Direction, step: float, target_delta: float | None) -> PLDBracket:
+    return scheme_pld(scheme, direction, step=step, target_delta=target_delta)
 
 
 METHODS = [PLDMethod()]
