@@ -28,3 +28,15 @@ def test_pld_method_brackets_the_dpsgd_cases(sigma, rate, steps, delta, referenc
     assert lower <= reference <= upper * (1 + 1e-4)  # the peers print 4-5 digits
     assert upper - lower <= 2 * REL_ACCURACY * upper
     assert all(b.rigorous for b in bounds)
+
+
+def test_pld_method_delta_bounds_contain_the_peer_crossing() -> None:
+    """δ(1.82824) for σ=1, λ=0.01, 1000 steps is 1e-5 by dp_accounting 0.6.0 and prv_accountant 0.2.0
+    (both print ε(1e-5) = 1.82824; the 5-digit rounding moves δ by ~3e-10). The δ refinement thins
+    the tails for the certified lower end of the first grid; the bracket must still hold 1e-5."""
+    (method,) = METHODS
+    bounds = method.delta_bounds(Poisson(Gaussian(1.0), 0.01, 1000), 1.82824, Direction.REMOVE)
+    lower = next(b.value for b in bounds if b.side is Side.LOWER)
+    upper = next(b.value for b in bounds if b.side is Side.UPPER)
+    assert lower - 3e-10 <= 1e-5 <= upper + 3e-10
+    assert upper - lower <= 2 * REL_ACCURACY * upper

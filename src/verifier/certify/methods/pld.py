@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 from verifier._types import Bound, Bracket, Direction, Quantity, Side
 from verifier.certify.method import Guarantee, Method
@@ -78,7 +78,14 @@ class PLDMethod(Method):
         return self.supports(scheme.scheme) if isinstance(scheme, Composed) else True
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        bracket = self._refined(scheme, direction, lambda b: b.delta(epsilon), DELTA_ABS_ACCURACY)
+        """δ(ε) bounds; after the first grid, finer ones thin far tails for the certified lower end of
+        δ(ε) (a δ the answer is known to exceed, so the hint never asks for too little resolution)."""
+
+        def hint(bracket: PLDBracket) -> float | None:
+            lower = float(bracket.delta(epsilon).lower)
+            return lower if 0.0 < lower < 1.0 else None
+
+        bracket = self._refined(scheme, direction, lambda b: b.delta(epsilon), DELTA_ABS_ACCURACY, hint=hint)
         got = bracket.delta(epsilon)
         return self._bounds(got, Quantity.DELTA, epsilon, direction, bracket)
 
@@ -89,16 +96,25 @@ class PLDMethod(Method):
         return self._bounds(got, Quantity.EPSILON, delta, direction, bracket)
 
     def _refined(
-        self, scheme: Scheme, direction: Direction, query, abs_accuracy: float, target_delta: float | None = None
+        self,
+        scheme: Scheme,
+        direction: Direction,
+        query,
+        abs_accuracy: float,
+        target_delta: float | None = None,
+        hint: Callable[[PLDBracket], float | None] | None = None,
     ) -> PLDBracket:
         """The coarsest grid (from START_STEP, halving) whose bracket of ``query`` is narrower than
         REL_ACCURACY (relative) or ``abs_accuracy`` (absolute); refinement also stops at
         MAX_GRID_POINTS and when a halving shrinks the width by less than STALL_RATIO. Every grid's
-        bounds are rigorous, so stopping early only costs tightness."""
+        bounds are rigorous, so stopping early only costs tightness. ``target_delta`` (or, when it is
+        None, ``hint`` of the previous grid's bracket) is passed to the builders (scheme_pld)."""
         step = _start_step(scheme)
         best = _cached(scheme, direction, step, target_delta)
         width = _width(query(best))
         while not _converged(query(best), abs_accuracy) and 2 * best.grid_size() <= MAX_GRID_POINTS:
+            if hint is not None and target_delta is None:
+                target_delta = hint(best)
             step /= 2.0
             try:
                 finer = _cached(scheme, direction, step, target_delta)
