@@ -34,7 +34,14 @@ Where f is exactly linear next to κ = 0 (Q-mass where P = 0), the profile start
 up to a virtual vertex κ_v = 2^-64 whose tiny P-mass is dropped. The lower convex hull of these points is
 <= their interpolation <= f. The hull is built with ball-arithmetic tests; a point whose convexity
 is uncertain is removed, and every removed point is checked afterwards to lie above the hull by at
-most μ (the slack already subtracted), so the result is <= f even then.
+most μ (the slack already subtracted), so the result is <= f even then. Where a corrected value
+dips below p∞⁻ (gaps larger than f, on coarse grids next to a kink), the hull is ended at its last
+vertex at or above p∞⁻: max(hull, p∞⁻) is a valid profile, and its one off-grid vertex's P-mass is
+moved down to that vertex (stochastically smaller).
+
+Every proof above uses neighbouring points only, so the profile points may be any increasing subset
+of the grid: :func:`_tail_coarsened` thins them where a loss tail is light, and the masses still sit
+on grid losses.
 
 Masses are second differences of g (balls); they are rounded toward the safe side: DOMINATED masses
 down (entrywise smaller: stochastically smaller, the deficit is dropped), DOMINATING masses down
