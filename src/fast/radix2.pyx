@@ -1,0 +1,110 @@
+# cython: language_level=3
+"""Iterative radix-2 decimation-in-time Cooley–Tukey FFT, in place, on separate real/imag arrays.
+
+    forward:  X_k = Σ_n x_n w^{nk},  inverse (unscaled): x_n = Σ_k X_k w̄^{nk},  w = e^{−2πi/N}
+
+This is the algorithm of Higham, *Accuracy and Stability of Numerical Algorithms* (2nd ed.),
+§24.1 and Thm 24.2: a bit-reversal permutation (exact), then L = log2 N stages of butterflies
+(y_j, y_{j+h}) = (x_j + ω x_{j+h}, x_j − ω x_{j+h}) with ω = w_{j·N/(2h)} read from a twiddle table
+passed in by the caller (its error μ is the caller's to bound: :mod:`verifier.pld.radix2`). The
+complex product is the textbook (ac − bd) + i(ad + bc) (Higham Lemma 3.5: relative error <= √2γ₂);
+the module is compiled with -ffp-contract=off, so no fused multiply-add merges two roundings. The
+inverse uses the conjugate twiddles (negating the imaginary part is exact) and does NOT divide by N.
+
+Called through :mod:`verifier.pld.radix2`, which validates and allocates; these kernels never
+allocate, touch Python objects or read global state, and report failure by a return code:
+0 success, 1 length mismatch, 2 N not a power of two, 3 twiddle table of the wrong length.
+"""
+
+ctypedef fused real_t:
+    double
+    long double
+
+
+cdef int _check(Py_ssize_t n, Py_ssize_t n_im, Py_ssize_t n_twr, Py_ssize_t n_twi) noexcept nogil:
+    if n_im != n:
+        return 1
+    if n < 1 or (n & (n - 1)) != 0:
+        return 2
+    if n_twr != n_twi or n_twr != (n // 2 if n > 1 else 0):
+        return 3
+    return 0
+
+
+cdef void _bit_reverse(real_t[::1] re, real_t[::1] im) noexcept nogil:
+    """Permute x into bit-reversed index order (exact: only swaps)."""
+    cdef Py_ssize_t n = re.shape[0], i, j = 0, bit
+    cdef real_t t
+    for i in range(1, n):
+        bit = n >> 1
+        while j & bit:
+            j ^= bit
+            bit >>= 1
+        j |= bit
+        if i < j:
+            t = re[i]
+            re[i] = re[j]
+            re[j] = t
+            t = im[i]
+            im[i] = im[j]
+            im[j] = t
+
+
+def fft_inplace(
+    real_t[::1] re,
+    real_t[::1] im,
+    const real_t[::1] tw_re,
+    const real_t[::1] tw_im,
+    bint inverse,
+) -> int:
+    """Radix-2 DIT FFT of (re + i·im), in place, length N = 2^L; ``tw_re``/``tw_im`` hold the
+    N/2 twiddles w_k = e^{−2πik/N} (conjugated here when ``inverse``). Returns 0, or the failure
+    code of the module docstring (arrays untouched then)."""
+    cdef Py_ssize_t n = re.shape[0], half, stride, start, j, a, b, k
+    cdef real_t wr, wi, xr, xi, ar, ai, tr, ti, sign
+    cdef real_t* pr
+    cdef real_t* pi
+    cdef int code = _check(n, im.shape[0], tw_re.shape[0], tw_im.shape[0])
+    if code:
+        return code
+    sign = -1.0 if inverse else 1.0
+    with nogil:
+        _bit_reverse(re, im)
+        pr = &re[0]
+        pi = &im[0]
+        half = 1
+        while half < n:
+            stride = n // (2 * half)
+            start = 0
+            while start < n:  # blocks outer, butterflies inner: contiguous memory access
+                for j in range(half):
+                    k = j * stride
+                    wr = tw_re[k]
+                    wi = sign * tw_im[k]  # exact: sign is ±1
+                    a = start + j
+                    b = a + half
+                    ar = pr[a]
+                    ai = pi[a]
+                    xr = pr[b]
+                    xi = pi[b]
+                    tr = wr * xr - wi * xi
+                    ti = wr * xi + wi * xr
+                    pr[b] = ar - tr
+                    pi[b] = ai - ti
+                    pr[a] = ar + tr
+                    pi[a] = ai + ti
+                start += 2 * half
+            half *= 2
+    return 0
+
+
+def bit_reverse(real_t[::1] re, real_t[::1] im) -> int:
+    """The bit-reversal permutation alone, in place (for tests). Returns 0, 1 or 2 as above."""
+    cdef Py_ssize_t n = re.shape[0]
+    if im.shape[0] != n:
+        return 1
+    if n < 1 or (n & (n - 1)) != 0:
+        return 2
+    with nogil:
+        _bit_reverse(re, im)
+    return 0
