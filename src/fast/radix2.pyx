@@ -61,13 +61,12 @@ def fft_inplace(
     N/2 twiddles w_k = e^{−2πik/N} (conjugated here when ``inverse``). Returns 0, or the failure
     code of the module docstring (arrays untouched then)."""
     cdef Py_ssize_t n = re.shape[0], half, stride, start, j, a, b, k
-    cdef real_t wr, wi, xr, xi, ar, ai, tr, ti, sign
+    cdef real_t wr, wi, xr, xi, ar, ai, tr, ti
     cdef real_t* pr
     cdef real_t* pi
     cdef int code = _check(n, im.shape[0], tw_re.shape[0], tw_im.shape[0])
     if code:
         return code
-    sign = -1.0 if inverse else 1.0
     with nogil:
         _bit_reverse(re, im)
         pr = &re[0]
@@ -80,7 +79,7 @@ def fft_inplace(
                 for j in range(half):
                     k = j * stride
                     wr = tw_re[k]
-                    wi = sign * tw_im[k]  # exact: sign is ±1
+                    wi = -tw_im[k] if inverse else tw_im[k]  # conjugate: negation is exact
                     a = start + j
                     b = a + half
                     ar = pr[a]

@@ -11,37 +11,37 @@ Direct summation (short operands): each y_i is a sum of at most k = min(n_a, n_b
 non-negative numbers, so |ŷ_i − y_i| <= γ_k·y_i with γ_k = k·u/(1 − k·u) (Higham, *Accuracy and
 Stability of Numerical Algorithms*, 2nd ed., §3.1 and Lemma 3.1); p'_i = ŷ_i(1 − 2γ_k) rounded down.
 
-FFT (zero-padded to N >= n_a + n_b − 1, so there is no wrap-around; N = 2^L on the plain route, so
-the 1/N scaling is exact, and a 5-smooth length on the exact route, where the scaling's extra
-half-ulp is far inside the 1/2 margin): Higham Thm 24.2 bounds a radix-2 FFT by ‖ŷ − y‖₂ <= c‖y‖₂ with c = Lη/(1 − Lη),
-η = μ + γ₄(√2 + μ), μ the twiddle-factor error (taken as u). Following A = FFT(a), B = FFT(b), the
-pointwise product (complex multiplication, relative error √2γ₂) and the inverse, with
-‖A‖₂ = √N‖a‖₂ and ‖A‖∞ <= ‖a‖₁, the entrywise error of y = IFFT(A∘B)/N is at most
+FFT (zero-padded to N = 2^L >= n_a + n_b − 1, so there is no wrap-around and the 1/N scaling is
+exact): every transform is verifier's own radix-2 Cooley–Tukey kernel (:mod:`verifier.pld.radix2`,
+the complex FFT of the real operand + 0i, full spectrum, real part of the inverse), so Higham's
+Thm 24.2 applies as proven: ‖ŷ − y‖₂ <= c‖y‖₂ with c = Lη/(1 − Lη), η = μ + γ₄(√2 + μ), μ the
+proven twiddle error (:func:`verifier.pld.radix2.twiddles`). Following A = FFT(a), B = FFT(b), the
+pointwise product (textbook complex multiplication on real arrays, one rounding per numpy call,
+relative error √2γ₂: Higham Lemma 3.5) and the inverse, with ‖A‖₂ = √N‖a‖₂ and ‖A‖∞ <= ‖a‖₁, the
+entrywise error of y = Re(IFFT(A∘B))/N is at most
 
     E = c‖a‖₁‖b‖₂ + (1 + c)·X,
     X = c‖a‖₁‖b‖₂ + c‖a‖₂(‖b‖₁ + c√N‖b‖₂) + √2γ₂(1 + c)(‖a‖₁ + c√N‖a‖₂)‖b‖₂
 
-(an ℓ2 bound, hence entrywise). numpy's pocketfft is a mixed-radix real FFT rather than the
-radix-2 complex FFT of the theorem, so E is multiplied by :data:`FFT_SAFETY_FACTOR`; this rests on
-pocketfft's documented accuracy being of the same order, an assumption stated in every bound that
-uses it. The test suite holds the bound against exact rational convolutions
+(an ℓ2 bound, hence entrywise; taking the real part and the scaling by 2^-L are exact), plus the
+gradual-underflow term left out of Thm 24.2 (f = :func:`~verifier.pld.radix2.underflow_term` per
+transform): 2(1 + c)·f·(‖a‖₁ + ‖b‖₁ + c√N(‖a‖₂ + ‖b‖₂) + 2f + 1) + f. No assumption about a
+library FFT is made. The test suite holds the bound against exact rational convolutions
 (:mod:`verifier.reference.convolution`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import numpy.typing as npt
-import scipy.fft
 
 from verifier._directed import down, up
+from verifier.pld.radix2 import fft_complex, higham_constant, twiddles, underflow_term
 
-__all__ = ["FFT_SAFETY_FACTOR", "DIRECT_LIMIT", "fft_error_bound", "convolve_one_sided"]
-
-#: Factor applied to Higham's radix-2 FFT error bound to cover pocketfft's mixed-radix real FFT.
-FFT_SAFETY_FACTOR = 4.0
+__all__ = ["DIRECT_LIMIT", "fft_error_bound", "convolve_one_sided"]
 
 #: Operands whose shorter length is at most this are convolved directly (O(n_a n_b), tighter bound).
 DIRECT_LIMIT = 48
@@ -70,12 +70,18 @@ def _norms(x: npt.NDArray[np.float64]) -> tuple[float, float]:
     return float(np.sum(x)) * slack, math.sqrt(float(np.sum(x * x)) * slack) * (1 + 2 * _U)
 
 
+@functools.lru_cache(maxsize=64)
+def _fft_constants(size: int) -> tuple[float, float]:
+    """(c, f) for the double radix-2 FFT of ``size`` points: Higham's constant with the proven
+    twiddle error μ, and the underflow term (both UPPER bounds, :mod:`verifier.pld.radix2`)."""
+    c = higham_constant(size, _U, twiddles(size, np.float64).mu)
+    return c, underflow_term(size, np.float64)
+
+
 def _bound_from_norms(x1: float, x2: float, y1: float, y2: float, size: int) -> float:
     """Entrywise FFT convolution error bound E of the module docstring from the operands' norms."""
-    levels = max(1, int(math.ceil(math.log2(size))))
-    eta = _U + _gamma(4) * (math.sqrt(2.0) + _U)
-    c = levels * eta / (1.0 - levels * eta)
-    root_n = math.sqrt(size)
+    c, f = _fft_constants(size)
+    root_n = math.sqrt(size) * (1 + 2 * _U)
 
     def bound(a1: float, a2: float, b1: float, b2: float) -> float:
         x_term = c * a1 * b2 + c * a2 * (b1 + c * root_n * b2)
@@ -83,13 +89,33 @@ def _bound_from_norms(x1: float, x2: float, y1: float, y2: float, size: int) -> 
         return c * a1 * b2 + (1 + c) * x_term
 
     # Both orders of the operands give valid bounds (the derivation is not symmetric).
-    return up(FFT_SAFETY_FACTOR * min(bound(x1, x2, y1, y2), bound(y1, y2, x1, x2)) * (1 + 64 * _U))
+    under = 2 * (1 + c) * f * (x1 + y1 + c * root_n * (x2 + y2) + 2 * f + 1) + f
+    return up((min(bound(x1, x2, y1, y2), bound(y1, y2, x1, x2)) + under) * (1 + 64 * _U))
 
 
 def fft_error_bound(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64], size: int) -> float:
-    """Entrywise bound on |fl(IFFT(FFT(a)∘FFT(b))/N) − a*b| for FFT length ``size`` (see module doc),
-    with the safety factor applied and every operation rounded up."""
+    """Entrywise bound on |fl(Re IFFT(FFT(a)∘FFT(b))/N) − a*b| for verifier's radix-2 FFT of length
+    ``size`` = 2^L (module docstring: Higham Thm 24.2 and Lemma 3.5), every operation rounded up."""
     return _bound_from_norms(*_norms(a), *_norms(b), size)
+
+
+def _spectrum(x: npt.NDArray[np.float64], size: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """(Re, Im) of the full radix-2 FFT of x zero-padded to ``size`` (complex FFT of x + 0i)."""
+    re = np.zeros(size)
+    re[: x.size] = x
+    return fft_complex(re, np.zeros(size), inverse=False, dtype=np.float64)
+
+
+def _product(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Pointwise (ac − bd) + i(ad + bc): each numpy call rounds once (no contraction), Lemma 3.5."""
+    return np.subtract(a[0] * b[0], a[1] * b[1]), np.add(a[0] * b[1], a[1] * b[0])
+
+
+def _inverse_real(spec: tuple[np.ndarray, np.ndarray], size: int, n: int) -> npt.NDArray[np.float64]:
+    """Re(IFFT(spec))/N, first n entries: the real part and the scaling by 2^-L are exact (up to
+    2^-1075 per entry in gradual underflow, covered by the underflow term)."""
+    re, _ = fft_complex(spec[0], spec[1], inverse=True, dtype=np.float64)
+    return np.ldexp(re[:n], -(size.bit_length() - 1))
 
 
 def _fixed_point_chunks(x: npt.NDArray[np.float64]) -> tuple[int, list[npt.NDArray[np.float64]], float]:
@@ -112,22 +138,23 @@ def _exact_fixed_point(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64], n
     """Exact convolution of the fixed-point truncations of a and b (Ozaki-style splitting): every
     chunk product A_j * B_l is an integer vector whose FFT error bound (above) is checked to be below
     1/2, so rounding recovers it exactly. Returns (p', deficit) or None if a check fails."""
-    size = scipy.fft.next_fast_len(n, real=True)
+    size = 1 << (n - 1).bit_length()
     ea, ca, lost_a = _fixed_point_chunks(a)
     same = a is b
     eb, cb, lost_b = (ea, ca, lost_a) if same else _fixed_point_chunks(b)
-    fa = [scipy.fft.rfft(c, size) for c in ca]
-    fb = fa if same else [scipy.fft.rfft(c, size) for c in cb]
     norms_a = [_norms(c) for c in ca]
     norms_b = norms_a if same else [_norms(c) for c in cb]
+    fa = [_spectrum(c, size) if norms_a[j][0] > 0 else None for j, c in enumerate(ca)]
+    fb = fa if same else [_spectrum(c, size) if norms_b[j][0] > 0 else None for j, c in enumerate(cb)]
     total = np.zeros(n)
     for s in range(2 * CHUNKS - 1):
         terms = [(j, s - j) for j in range(CHUNKS) if 0 <= s - j < CHUNKS]
         terms = [(j, l) for j, l in terms if norms_a[j][0] > 0 and norms_b[l][0] > 0]
         if not terms:
             continue
-        spectrum = sum(fa[j] * fb[l] for j, l in terms)
-        approx = scipy.fft.irfft(spectrum, size)[:n]
+        products = [_product(fa[j], fb[l]) for j, l in terms]
+        spectrum = (sum(p[0] for p in products), sum(p[1] for p in products))
+        approx = _inverse_real(spectrum, size, n)
         bound = sum(_bound_from_norms(*norms_a[j], *norms_b[l], size) for j, l in terms)
         bound += _gamma(len(terms) + 1) * 2.0 * sum(norms_a[j][0] * norms_b[l][1] + norms_a[j][1] * norms_b[l][0] for j, l in terms)
         if not bound < 0.5:
@@ -162,7 +189,7 @@ def convolve_one_sided(
         if exact is not None:
             return exact
         size = 1 << (n - 1).bit_length()
-        approx = np.fft.irfft(np.fft.rfft(a, size) * np.fft.rfft(b, size), size)[:n]
+        approx = _inverse_real(_product(_spectrum(a, size), _spectrum(b, size)), size, n)
         err = fft_error_bound(a, b, size)
         probs = np.maximum(down(approx - err), 0.0)
         loose = float(np.sum(np.maximum(approx + err, 0.0) - probs))

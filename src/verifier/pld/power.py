@@ -26,29 +26,36 @@ of length N, so the result is moved to the safe side twice:
    S(x)). Mass wrapping the other way only moves the result towards its own side.
 2. Round-off, bounded in ℓ2 over the full (Hermitian) spectrum and turned into an ℓ1 bound E1 on
    the result; the model is Higham, *Accuracy and Stability of Numerical Algorithms* (2nd ed.),
-   Thm 24.2 for the FFT (‖fl(Fx) − Fx‖₂ <= c·‖Fx‖₂, c = Lη/(1 − Lη), η = μ + γ₄(√2 + μ), μ = u)
-   and Lemma 3.5 for complex multiplication (relative error ν = √2·γ₂):
+   Thm 24.2 for the FFT (‖fl(Fx) − Fx‖₂ <= c·‖Fx‖₂, c = Lη/(1 − Lη), η = μ + γ₄(√2 + μ), μ the
+   proven twiddle error of :mod:`verifier.pld.radix2`), which applies as proven because both
+   transforms are verifier's own radix-2 Cooley–Tukey kernels on N = 2^L points, and Lemma 3.5 for
+   complex multiplication (relative error ν = √2·γ₂):
 
-   - forward FFT (long double, unit roundoff u_ld from ``np.finfo``): ‖Â − A‖₂ <= e_A = c_ld√N‖p‖₂;
-   - power: |Â_k^m − A_k^m| <= m·R^{m−1}|Â_k − A_k| with R = ‖p‖₁ + e_A >= max(|A_k|, |Â_k|),
-     so D1 = m·R^{m−1}·e_A; the powering loop multiplies m factors in some tree, so
+   - forward FFT (long double, unit roundoff u_ld from ``np.finfo``; the complex FFT of p + 0i):
+     ‖Â − A‖₂ <= e_A = c_ld√N‖p‖₂ + (underflow term of :func:`~verifier.pld.radix2.underflow_term`);
+   - power: |Â_k^m − A_k^m| <= m·R^{m−1}|Â_k − A_k| with R = ‖p‖₁ + e_A >= max(|A_k|, |Â_k|).
+     Only bins 0..N/2 are powered and the full spectrum is their Hermitian rebuild, in which the
+     bins 0 < k < N/2 count twice, so D1 = √2·m·R^{m−1}·e_A; the powering loop multiplies m factors
+     in some tree, so
      fl(Â_k^m) = Â_k^m(1 + θ_k), |θ_k| <= (1 + ν)^{m−1} − 1, giving D2 = θ·‖Â^m‖₂ (plus an
      absolute long-double underflow term);
    - the cast to complex128: D3 = u·‖W‖₂ + √N·2^-1074;
-   - the inverse FFT in double and the 1/N scaling: (c_d + 2u(1 + c_d))·‖P̂‖₂/√N in ℓ2;
-   - ℓ1 <= √N·ℓ2, so E1 = D1 + D2 + D3 + (c_d + 2u(1 + c_d))‖P̂‖₂ + N·2^-1074 (rounded up).
+   - the inverse FFT in double (unscaled, error c_d·√N‖P̂‖₂ + f_d, f_d its underflow term), then the
+     real part and the scaling by 2^-L, both exact (up to 2^-1075 per entry for gradual underflow):
+     c_d·‖P̂‖₂/√N + f_d/N in ℓ2;
+   - ℓ1 <= √N·ℓ2, so E1 = D1 + D2 + D3 + c_d‖P̂‖₂ + f_d/√N + N·2^-1074 (rounded up).
 
    The result is max(ẑ, 0) (clipping moves every entry towards the exact, non-negative one).
    DOMINATING: E1 joins the mass at +∞ (then Σ_{i>=x} ours >= Σ_{i>=x} exact for every x).
    DOMINATED: E1 is removed from the top, like τ_lo.
 
-pocketfft (behind ``scipy.fft``) is a mixed-radix real FFT, not the radix-2 complex FFT of Higham's
-theorem: as in :mod:`verifier.pld.fft`, both FFT constants are multiplied by
-:data:`~verifier.pld.fft.FFT_SAFETY_FACTOR`, an ASSUMPTION that pocketfft's accuracy is of the same
-order (its twiddles are computed in long double for a long-double transform). On x86-64 Linux
-``np.longdouble`` is the 80-bit format (eps = 2^-63); every constant is derived from ``np.finfo``,
-so a platform whose long double is a double stays rigorous, only looser (and then usually takes
-the binary fallback below).
+No assumption about a library FFT is left. The bound relies on: IEEE 754 binary64 arithmetic
+with round-to-nearest for double; on x86-64 Linux, the x87 80-bit long double with its default
+64-bit precision control (eps = 2^-63) for the forward transform and the powering; no FMA
+contraction inside the kernels (compiled with -ffp-contract=off). Every constant is derived from
+``np.finfo``, so a platform whose long double is a double stays rigorous, only looser (and then
+usually takes the binary fallback below). The window is chosen as before; its length is rounded up
+to the next power of two.
 
 :func:`self_compose` uses this route and falls back to binary exponentiation of the rigorous
 :func:`verifier.pld.distribution.compose` when E1 exceeds :data:`POWER_ERROR_LIMIT` (e.g. a
@@ -62,7 +69,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-import scipy.fft
 from flint import arb
 
 from verifier._directed import arb_bound, up, with_precision
@@ -70,7 +76,8 @@ from verifier._types import Dominance, Side
 from verifier._validation import check_integer, check_nonnegative
 from verifier.errors import InvalidArgument
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, _truncate, compose, sum_down, sum_up
-from verifier.pld.fft import FFT_SAFETY_FACTOR, _norms
+from verifier.pld.fft import _norms
+from verifier.pld.radix2 import higham_constant, irfft_power2, rfft_power2, twiddles, underflow_term
 
 __all__ = ["POWER_ERROR_LIMIT", "PowerReport", "power_self_compose", "self_compose"]
 
@@ -115,15 +122,12 @@ def _gamma(k: int, u: arb) -> arb:
     return k * u / (1 - k * u)
 
 
-def _higham_constant(size: int, u: arb) -> arb:
-    """c = Lη/(1 − Lη) of Higham Thm 24.2 for an FFT of ``size`` points at unit roundoff u (twiddle
-    error μ = u), times FFT_SAFETY_FACTOR (the pocketfft assumption of the module docstring)."""
-    levels = max(1, (size - 1).bit_length())
-    eta = u + _gamma(4, u) * (arb(2).sqrt() + u)
-    return FFT_SAFETY_FACTOR * levels * eta / (1 - levels * eta)
-
-
 # ---- Chernoff window ---------------------------------------------------------------------------
+
+
+def _power_of_two(length: int) -> int:
+    """The smallest power of two >= ``length`` (the radix-2 FFT length for a window)."""
+    return 1 << max(length - 1, 0).bit_length()
 
 
 def _tilt_search(q: npt.NDArray[np.float64], times: int, log_inv_tail: float) -> tuple[float, float]:
@@ -203,7 +207,7 @@ def _window(q: npt.NDArray[np.float64], times: int, tail: float, total_up: float
     q^{*m} below w0 and at or above w0 + N (both 0 when the whole support fits)."""
     n = q.size
     support = times * (n - 1) + 1
-    full = (scipy.fft.next_fast_len(support, real=True), 0, 0.0, 0.0)
+    full = (_power_of_two(support), 0, 0.0, 0.0)
     if tail <= 0.0 or n == 1:
         return full
     log_inv = math.log(2.0 / tail)  # aim at tail/2: the rigorous bound then passes with room
@@ -216,7 +220,7 @@ def _window(q: npt.NDArray[np.float64], times: int, tail: float, total_up: float
         width = math.ceil(b_hi) + 1 - first
         if width >= support:
             return full
-        size = scipy.fft.next_fast_len(max(width, n), real=True)
+        size = _power_of_two(max(width, n))
         if size >= support:
             return full
         start = min(max(first - (size - width) // 2, 0), support - size)
@@ -296,7 +300,7 @@ def power_self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAU
     total_up = sum_up(q)
     size, start, tau_lo, tau_hi = _window(q, m, tail, total_up)
 
-    spectrum = scipy.fft.rfft(q.astype(np.longdouble), size)
+    spectrum = rfft_power2(q, size, np.longdouble)
     # Bins whose computed |Â_k|² <= thr2 have |Â_k|^m <= NEGLIGIBLE_POWER·(1 + tiny) (rigorous bound
     # below, charged as d_skip): they are set to zero instead of being powered.
     thr2 = math.exp(2.0 * math.log(NEGLIGIBLE_POWER) / m) * (1.0 - 1e-6)
@@ -310,11 +314,11 @@ def power_self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAU
     with with_precision():
         u_ld, u_d = arb(_U_LD), arb(_U)
         root_n = arb(size).sqrt()
-        c_ld = _higham_constant(size, u_ld)
-        c_d = _higham_constant(size, u_d)
-        e_a = c_ld * root_n * arb(_norms(q)[1])
+        c_ld = arb(higham_constant(size, _U_LD, twiddles(size, np.longdouble).mu))
+        c_d = arb(higham_constant(size, _U, twiddles(size, np.float64).mu))
+        e_a = c_ld * root_n * arb(_norms(q)[1]) + arb(underflow_term(size, np.longdouble))
         radius = arb(total_up) + e_a
-        d1 = m * radius ** (m - 1) * e_a
+        d1 = arb(2).sqrt() * m * radius ** (m - 1) * e_a  # √2: Hermitian rebuild of bins 0..N/2
         nu = arb(2).sqrt() * _gamma(2, u_ld)
         theta = (1 + nu) ** (m - 1) - 1
         # Underflow in long double: each multiplication adds <= 4·smallest_normal absolute, carried
@@ -328,13 +332,13 @@ def power_self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAU
         d2 += root_n * skipped
         d3 = u_d * arb(w_norm) + root_n * _SUB
         p_norm = (1 + u_d) * arb(w_norm) + root_n * _SUB
-        inverse = (c_d + 2 * u_d * (1 + c_d)) * p_norm
+        inverse = c_d * p_norm + arb(underflow_term(size, np.float64)) / root_n
         e1 = _upper(d1 + d2 + d3 + inverse + size * _SUB)
     if not (math.isfinite(e1) and np.isfinite(cast[kept]).all()):
         e1 = math.inf
         probs = np.zeros(1)
     else:
-        z = scipy.fft.irfft(cast, size)
+        z = irfft_power2(cast, size)
         probs = np.maximum(np.roll(z, -start) if start else z, 0.0)
         if size > times * (n - 1) + 1:
             probs = probs[: times * (n - 1) + 1]  # beyond the support the exact window is zero
@@ -404,8 +408,7 @@ def self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAULT_TAI
     same side as ``pld`` (DOMINATING stays stochastically larger, DOMINATED smaller).
 
     One long-double FFT power (:func:`power_self_compose`: Chernoff window for the circular
-    wrap-around, Higham Thm 24.2 / Lemma 3.5 round-off under the pocketfft safety-factor assumption
-    of :mod:`verifier.pld.fft`), with at most ``tail_mass`` cut off each end of the grid by the
+    wrap-around, Higham Thm 24.2 / Lemma 3.5 round-off of verifier's own radix-2 FFTs), with at most ``tail_mass`` cut off each end of the grid by the
     window and again by the final trim. When the certified round-off E1 exceeds
     :data:`POWER_ERROR_LIMIT`, binary exponentiation of the rigorous :func:`compose` is used.
     ``times = 1`` returns ``pld`` itself.

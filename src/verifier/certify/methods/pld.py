@@ -12,7 +12,6 @@ from verifier._types import Bound, Bracket, Direction, Quantity, Side
 from verifier.certify.method import Guarantee, Method
 from verifier.errors import AccuracyNotReachable, NotApplicable
 from verifier.pld import PLDBracket, builder_for
-from verifier.pld.fft import FFT_SAFETY_FACTOR
 from verifier.pld.schemes import scheme_pld
 from verifier.schemes import Composed, Poisson, Scheme, Single
 
@@ -49,8 +48,8 @@ STALL_RATIO = 0.75
 
 _NOTE = (
     "self-composition by one long-double FFT power (Chernoff window, round-off by Higham Thm 24.2 / "
-    "Lemma 3.5), other compositions exact on a 64-bit fixed-point split; both FFT bounds are taken "
-    f"times {FFT_SAFETY_FACTOR:g} for numpy's pocketfft"
+    "Lemma 3.5), other compositions exact on a 64-bit fixed-point split; the FFTs are verifier's own "
+    "radix-2 kernels with proven twiddle error, bounded by Higham Thm 24.2"
 )
 
 
