@@ -10,6 +10,9 @@ passed in by the caller (its error μ is the caller's to bound: :mod:`verifier.p
 complex product is the textbook (ac − bd) + i(ad + bc) (Higham Lemma 3.5: relative error <= √2γ₂);
 the module is compiled with -ffp-contract=off, so no fused multiply-add merges two roundings. The
 inverse uses the conjugate twiddles (negating the imaginary part is exact) and does NOT divide by N.
+Two liberties change no computed value (a test compares against a stage-by-stage numpy twin value
+for value): within a stage, blocks are walked in memory order; a butterfly whose x_b is zero only
+copies x_a (ω·0 = ±0 and x_a ± 0 = x_a), and one with both operands zero writes nothing.
 
 Called through :mod:`verifier.pld.radix2`, which validates and allocates; these kernels never
 allocate, touch Python objects or read global state, and report failure by a return code:
@@ -50,6 +53,42 @@ cdef void _bit_reverse(real_t[::1] re, real_t[::1] im) noexcept nogil:
             im[j] = t
 
 
+cdef inline void _butterfly(real_t* pr, real_t* pi, Py_ssize_t a, Py_ssize_t b, real_t wr, real_t wi) noexcept nogil:
+    """(x_a, x_b) <- (x_a + ω·x_b, x_a − ω·x_b), ω = wr + i·wi, textbook complex product.
+
+    When x_b = 0 the arithmetic is skipped: ω·0 is ±0 and x_a ± (±0) equals x_a as a number (only the
+    sign of a zero may differ, which changes no later value), so the result is the one of the full
+    butterfly and Thm 24.2 still describes it; when x_a is 0 too, nothing is written. Zero-padded
+    inputs and sparse spectra skip most butterflies of their first stages."""
+    cdef real_t ar = pr[a], ai = pi[a], xr = pr[b], xi = pi[b]
+    cdef real_t tr, ti
+    if xr == 0 and xi == 0:
+        if not (ar == 0 and ai == 0):  # both zero: the outputs are (±0, ±0) already
+            pr[b] = ar
+            pi[b] = ai
+        return
+    tr = wr * xr - wi * xi
+    ti = wr * xi + wi * xr
+    pr[b] = ar - tr
+    pi[b] = ai - ti
+    pr[a] = ar + tr
+    pi[a] = ai + ti
+
+
+cdef void _stage(real_t* pr, real_t* pi, const real_t* twr, const real_t* twi, Py_ssize_t n,
+                 Py_ssize_t half, bint inverse) noexcept nogil:
+    """One radix-2 stage: butterflies (start + j, start + j + half), ω = w_{j·N/(2·half)}."""
+    cdef Py_ssize_t stride = n // (2 * half), start = 0, j, k
+    cdef real_t wr, wi
+    while start < n:  # blocks outer, butterflies inner: contiguous memory access
+        for j in range(half):
+            k = j * stride
+            wr = twr[k]
+            wi = -twi[k] if inverse else twi[k]  # conjugate: negation is exact
+            _butterfly(pr, pi, start + j, start + j + half, wr, wi)
+        start += 2 * half
+
+
 def fft_inplace(
     real_t[::1] re,
     real_t[::1] im,
@@ -60,39 +99,17 @@ def fft_inplace(
     """Radix-2 DIT FFT of (re + i·im), in place, length N = 2^L; ``tw_re``/``tw_im`` hold the
     N/2 twiddles w_k = e^{−2πik/N} (conjugated here when ``inverse``). Returns 0, or the failure
     code of the module docstring (arrays untouched then)."""
-    cdef Py_ssize_t n = re.shape[0], half, stride, start, j, a, b, k
-    cdef real_t wr, wi, xr, xi, ar, ai, tr, ti
-    cdef real_t* pr
-    cdef real_t* pi
+    cdef Py_ssize_t n = re.shape[0], half
     cdef int code = _check(n, im.shape[0], tw_re.shape[0], tw_im.shape[0])
     if code:
         return code
+    if n == 1:
+        return 0
     with nogil:
         _bit_reverse(re, im)
-        pr = &re[0]
-        pi = &im[0]
         half = 1
         while half < n:
-            stride = n // (2 * half)
-            start = 0
-            while start < n:  # blocks outer, butterflies inner: contiguous memory access
-                for j in range(half):
-                    k = j * stride
-                    wr = tw_re[k]
-                    wi = -tw_im[k] if inverse else tw_im[k]  # conjugate: negation is exact
-                    a = start + j
-                    b = a + half
-                    ar = pr[a]
-                    ai = pi[a]
-                    xr = pr[b]
-                    xi = pi[b]
-                    tr = wr * xr - wi * xi
-                    ti = wr * xi + wi * xr
-                    pr[b] = ar - tr
-                    pi[b] = ai - ti
-                    pr[a] = ar + tr
-                    pi[a] = ai + ti
-                start += 2 * half
+            _stage(&re[0], &im[0], &tw_re[0], &tw_im[0], n, half, inverse)
             half *= 2
     return 0
 
