@@ -41,7 +41,6 @@ contraction inside the kernel (-ffp-contract=off).
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from typing import Any
 
