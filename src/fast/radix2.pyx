@@ -19,6 +19,9 @@ allocate, touch Python objects or read global state, and report failure by a ret
 0 success, 1 length mismatch, 2 N not a power of two, 3 twiddle table of the wrong length.
 """
 
+from libc.stdint cimport uint16_t, uint64_t
+from libc.string cimport memcpy
+
 ctypedef fused real_t:
     double
     long double
@@ -53,20 +56,41 @@ cdef void _bit_reverse(real_t[::1] re, real_t[::1] im) noexcept nogil:
             im[j] = t
 
 
-cdef inline void _butterfly(real_t* pr, real_t* pi, Py_ssize_t a, Py_ssize_t b, real_t wr, real_t wi) noexcept nogil:
-    """(x_a, x_b) <- (x_a + ω·x_b, x_a − ω·x_b), ω = wr + i·wi, textbook complex product.
+cdef inline bint _is_zero(const real_t* p) noexcept nogil:
+    """Whether *p is ±0, read as integers (no x87 load): a double is ±0 iff its bits other than the
+    sign are 0; an x87 80-bit long double iff its 64-bit significand (explicit integer bit) and its
+    15-bit exponent are 0 (x86-64 little-endian layout; the only encodings of zero)."""
+    cdef uint64_t bits
+    cdef uint16_t top
+    memcpy(&bits, p, 8)
+    if real_t is double:
+        return (bits << 1) == 0
+    else:
+        memcpy(&top, (<const char*> p) + 8, 2)
+        return bits == 0 and (top & 0x7FFF) == 0
+
+
+cdef inline void _butterfly(real_t* pr, real_t* pi, Py_ssize_t a, Py_ssize_t b,
+                            const real_t* twr, const real_t* twi, Py_ssize_t k, bint inverse) noexcept nogil:
+    """(x_a, x_b) <- (x_a + ω·x_b, x_a − ω·x_b), ω = w_k (conjugated for the inverse), textbook
+    complex product.
 
     When x_b = 0 the arithmetic is skipped: ω·0 is ±0 and x_a ± (±0) equals x_a as a number (only the
-    sign of a zero may differ, which changes no later value), so the result is the one of the full
-    butterfly and Thm 24.2 still describes it; when x_a is 0 too, nothing is written. Zero-padded
-    inputs and sparse spectra skip most butterflies of their first stages."""
-    cdef real_t ar = pr[a], ai = pi[a], xr = pr[b], xi = pi[b]
-    cdef real_t tr, ti
-    if xr == 0 and xi == 0:
-        if not (ar == 0 and ai == 0):  # both zero: the outputs are (±0, ±0) already
-            pr[b] = ar
-            pi[b] = ai
+    sign of a zero may differ, which changes no later value), so x_a is copied bit for bit to x_b and
+    the result is the one of the full butterfly, which Thm 24.2 describes; when x_a is 0 too, nothing
+    is written. Zero-padded inputs and sparse spectra skip most butterflies of their first stages."""
+    cdef real_t ar, ai, xr, xi, tr, ti, wr, wi
+    if _is_zero(pr + b) and _is_zero(pi + b):
+        if not (_is_zero(pr + a) and _is_zero(pi + a)):
+            memcpy(pr + b, pr + a, sizeof(real_t))
+            memcpy(pi + b, pi + a, sizeof(real_t))
         return
+    wr = twr[k]
+    wi = -twi[k] if inverse else twi[k]  # conjugate: negation is exact
+    ar = pr[a]
+    ai = pi[a]
+    xr = pr[b]
+    xi = pi[b]
     tr = wr * xr - wi * xi
     ti = wr * xi + wi * xr
     pr[b] = ar - tr
@@ -78,14 +102,10 @@ cdef inline void _butterfly(real_t* pr, real_t* pi, Py_ssize_t a, Py_ssize_t b, 
 cdef void _stage(real_t* pr, real_t* pi, const real_t* twr, const real_t* twi, Py_ssize_t n,
                  Py_ssize_t half, bint inverse) noexcept nogil:
     """One radix-2 stage: butterflies (start + j, start + j + half), ω = w_{j·N/(2·half)}."""
-    cdef Py_ssize_t stride = n // (2 * half), start = 0, j, k
-    cdef real_t wr, wi
+    cdef Py_ssize_t stride = n // (2 * half), start = 0, j
     while start < n:  # blocks outer, butterflies inner: contiguous memory access
         for j in range(half):
-            k = j * stride
-            wr = twr[k]
-            wi = -twi[k] if inverse else twi[k]  # conjugate: negation is exact
-            _butterfly(pr, pi, start + j, start + j + half, wr, wi)
+            _butterfly(pr, pi, start + j, start + j + half, twr, twi, j * stride, inverse)
         start += 2 * half
 
 
