@@ -32,7 +32,7 @@ DFT_DPS = 40
 #: 1e-13 relative leaves a wide margin and still catches any wrong index or sign.
 PEER_RTOL = 1e-13
 
-#: μ is about 4.9u (module docstring: δ1 + δ2 <= 2u for correctly rounded tables, √2γ₂ ≈ 2.83u).
+#: μ <= about 4.9u (module docstring: δ1 + δ2 <= 2u for correctly rounded tables, √2γ₂ ≈ 2.83u).
 MU_OVER_U_MAX = 5.0
 
 

@@ -24,7 +24,9 @@ each real operation a separate numpy call on real arrays (one rounding each, no 
 |T̂2T̂1 − T2T1| <= δ1 + δ2 + δ1δ2 and Higham Lemma 3.5 (|fl(xy) − xy| <= √2γ₂|xy|, |xy| <=
 (1 + δ1)(1 + δ2); no product underflows, as |T_i| components are 0 or >= sin(2π/N)·(1 − δ)):
 
-    μ = δ1 + δ2 + δ1δ2 + √2γ₂(1 + δ1)(1 + δ2)      (about 4.9u; computed in arb, rounded up).
+    μ = δ1 + δ2 + δ1δ2 + √2γ₂(1 + δ1)(1 + δ2)      (computed in arb, rounded up),
+
+at most about 4.9u; measured 2.83u (N = 4) to 3.97u (N = 2^20) in both precisions.
 
 Underflow, which Thm 24.2's model leaves out, is charged by :func:`underflow_term`: with gradual
 underflow a real product gains an absolute error <= s/2 (s the smallest subnormal) and a sum none,
