@@ -10,7 +10,7 @@ import numpy.typing as npt
 from verifier._types import Bracket, Dominance
 from verifier.errors import IncompatibleObjects, InconsistentBounds, InvalidArgument
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, compose
-from verifier.pld.power import self_compose
+from verifier.pld.power import self_compose_pair
 
 __all__ = ["PLDBracket"]
 
@@ -62,10 +62,7 @@ class PLDBracket:
 
     def self_compose(self, times: int, *, tail_mass: float = DEFAULT_TAIL_MASS) -> "PLDBracket":
         """Both sides composed ``times`` times with themselves."""
-        return PLDBracket(
-            self_compose(self.dominating, times, tail_mass=tail_mass),
-            self_compose(self.dominated, times, tail_mass=tail_mass),
-        )
+        return PLDBracket(*self_compose_pair(self.dominating, self.dominated, times, tail_mass=tail_mass))
 
     def grid_size(self) -> int:
         """The larger number of grid points of the two sides."""

@@ -77,9 +77,16 @@ from verifier._validation import check_integer, check_nonnegative
 from verifier.errors import InvalidArgument
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, _truncate, compose, sum_down, sum_up
 from verifier.pld.fft import _norms
-from verifier.pld.radix2 import higham_constant, irfft_power2, rfft_power2, twiddles, underflow_term
+from verifier.pld.radix2 import higham_constant, irfft_power2, rfft_pair_power2, rfft_power2, twiddles, underflow_term
 
-__all__ = ["POWER_ERROR_LIMIT", "PowerReport", "power_self_compose", "self_compose"]
+__all__ = [
+    "POWER_ERROR_LIMIT",
+    "PowerReport",
+    "power_self_compose",
+    "power_self_compose_pair",
+    "self_compose",
+    "self_compose_pair",
+]
 
 #: Largest certified ℓ1 round-off E1 the power route may charge before :func:`self_compose` uses
 #: binary exponentiation instead: 1e-10 is four orders below the smallest δ the certifiers report
@@ -202,12 +209,15 @@ def _chernoff_tail(q: npt.NDArray[np.float64], times: int, s: float, start: int,
         return _upper(log_bound.exp())
 
 
-def _window(q: npt.NDArray[np.float64], times: int, tail: float, total_up: float) -> tuple[int, int, float, float]:
-    """(N, w0, τ_low, τ_high): FFT length, first window index, and rigorous bounds on the mass of
-    q^{*m} below w0 and at or above w0 + N (both 0 when the whole support fits)."""
+def _window(
+    q: npt.NDArray[np.float64], times: int, tail: float, total_up: float, min_size: int = 1
+) -> tuple[int, int, float, float]:
+    """(N, w0, τ_low, τ_high): FFT length (a power of two, at least ``min_size``), first window
+    index, and rigorous bounds on the mass of q^{*m} below w0 and at or above w0 + N (both 0 when
+    the whole support fits)."""
     n = q.size
     support = times * (n - 1) + 1
-    full = (_power_of_two(support), 0, 0.0, 0.0)
+    full = (_power_of_two(max(support, min_size)), 0, 0.0, 0.0)
     if tail <= 0.0 or n == 1:
         return full
     log_inv = math.log(2.0 / tail)  # aim at tail/2: the rigorous bound then passes with room
@@ -220,7 +230,7 @@ def _window(q: npt.NDArray[np.float64], times: int, tail: float, total_up: float
         width = math.ceil(b_hi) + 1 - first
         if width >= support:
             return full
-        size = _power_of_two(max(width, n))
+        size = _power_of_two(max(width, n, min_size))
         if size >= support:
             return full
         start = min(max(first - (size - width) // 2, 0), support - size)
@@ -269,16 +279,31 @@ def _multiplications(times: int) -> int:
     return (times.bit_length() - 1) + bin(times).count("1") - 1
 
 
-def power_self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAULT_TAIL_MASS) -> tuple[DiscretePLD, PowerReport]:
-    """PLD of the ``times``-fold composition of ``pld`` (Steinke 2022, Thm 9) by one long-double FFT
-    power, on the same side as ``pld``, and the charges made (see the module docstring: Chernoff
-    window, Higham Thm 24.2 / Lemma 3.5 round-off E1, both sent to the safe side)."""
-    m = check_integer("times", times, minimum=1)
-    tail = check_nonnegative("tail_mass", tail_mass)
+@dataclass(frozen=True)
+class _Plan:
+    """One side's composition before its transform: the finite part ``q`` (None when empty), its
+    window, and the mass at +∞ and carried charges of the result."""
+
+    pld: DiscretePLD
+    times: int
+    tail: float
+    inf_mass: float
+    carried_budget: float
+    carried_drop: float
+    q: np.ndarray | None
+    offset: int
+    total_up: float
+    size: int
+    start: int
+    tau_lo: float
+    tau_hi: float
+
+
+def _plan(pld: DiscretePLD, m: int, tail: float, min_size: int = 1) -> _Plan:
+    """Mass at +∞ (T^m − S^m, increasing in S and in p_∞, S bracketed by sum_up / sum_down), the
+    trimmed finite part and its Chernoff window of at least ``min_size`` points."""
     dominating = pld.dominance is Dominance.DOMINATING
-    nonzero = np.flatnonzero(pld.probs)
     with with_precision():
-        # Mass at +∞: T^m − S^m, increasing in S and in p_∞ (S bracketed by sum_up / sum_down).
         p_inf = arb(pld.infinite_mass)
         if dominating:
             s_ball = arb(sum_up(pld.probs))
@@ -290,17 +315,75 @@ def power_self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAU
             inf_mass = max(0.0, _lower((s_ball + p_inf) ** m - s_ball**m))
     carried_budget = up(m * pld.error_budget * (1 + 4 * _U)) if pld.error_budget else 0.0
     carried_drop = up(m * pld.dropped_mass * (1 + 4 * _U)) if pld.dropped_mass else 0.0
+    nonzero = np.flatnonzero(pld.probs)
     if nonzero.size == 0:
-        out = DiscretePLD(pld.step, m * pld.offset, np.zeros(1), inf_mass, carried_drop, pld.dominance, pld.direction, carried_budget)
-        return out, PowerReport(1, 0, 0.0, 0.0, 0.0)
+        return _Plan(pld, m, tail, inf_mass, carried_budget, carried_drop, None, m * pld.offset, 0.0, 1, 0, 0.0, 0.0)
     first, last = int(nonzero[0]), int(nonzero[-1])
     q = np.ascontiguousarray(pld.probs[first : last + 1])
-    n = q.size
-    offset = m * (pld.offset + first)
     total_up = sum_up(q)
-    size, start, tau_lo, tau_hi = _window(q, m, tail, total_up)
+    size, start, tau_lo, tau_hi = _window(q, m, tail, total_up, min_size)
+    return _Plan(pld, m, tail, inf_mass, carried_budget, carried_drop, q, m * (pld.offset + first), total_up, size, start, tau_lo, tau_hi)
 
-    spectrum = rfft_power2(q, size, np.longdouble)
+
+def _empty(plan: _Plan) -> tuple[DiscretePLD, PowerReport]:
+    pld = plan.pld
+    out = DiscretePLD(
+        pld.step, plan.offset, np.zeros(1), plan.inf_mass, plan.carried_drop, pld.dominance, pld.direction, plan.carried_budget
+    )
+    return out, PowerReport(1, 0, 0.0, 0.0, 0.0)
+
+
+def _forward_error(size: int, two_norm: float, spectrum_norm: float = 0.0) -> arb:
+    """ℓ2 bound on the full-spectrum error of the long-double forward transform of a vector of ℓ2
+    norm ``two_norm`` (Higham Thm 24.2 with the twiddles' μ, plus underflow), plus u·``spectrum_norm``
+    for the split of a packed pair (:func:`verifier.pld.radix2.rfft_pair_power2`)."""
+    with with_precision():
+        c_ld = arb(higham_constant(size, _U_LD, twiddles(size, np.longdouble).mu))
+        split = arb(_U_LD) * arb(spectrum_norm) + size * arb(float(_TINY_LD))
+        return c_ld * arb(size).sqrt() * arb(two_norm) + arb(underflow_term(size, np.longdouble)) + split
+
+
+def power_self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAULT_TAIL_MASS) -> tuple[DiscretePLD, PowerReport]:
+    """PLD of the ``times``-fold composition of ``pld`` (Steinke 2022, Thm 9) by one long-double FFT
+    power, on the same side as ``pld``, and the charges made (see the module docstring: Chernoff
+    window, Higham Thm 24.2 / Lemma 3.5 round-off E1, both sent to the safe side)."""
+    m = check_integer("times", times, minimum=1)
+    plan = _plan(pld, m, check_nonnegative("tail_mass", tail_mass))
+    if plan.q is None:
+        return _empty(plan)
+    spectrum = rfft_power2(plan.q, plan.size, np.longdouble)
+    return _finish(plan, spectrum, _forward_error(plan.size, _norms(plan.q)[1]))
+
+
+def power_self_compose_pair(
+    first: DiscretePLD, second: DiscretePLD, times: int, *, tail_mass: float = DEFAULT_TAIL_MASS
+) -> tuple[tuple[DiscretePLD, PowerReport], tuple[DiscretePLD, PowerReport]]:
+    """:func:`power_self_compose` of two PLDs at once, their forward transforms packed into one
+    complex transform of q₁ + i·q₂ on a common length (:func:`verifier.pld.radix2.rfft_pair_power2`:
+    half the forward work). Each spectrum's error bound is that of the packed transform, for
+    ‖q₁ + i·q₂‖₂, plus the split's rounding; everything after the forward transform is per PLD."""
+    m = check_integer("times", times, minimum=1)
+    tail = check_nonnegative("tail_mass", tail_mass)
+    plans = [_plan(first, m, tail), _plan(second, m, tail)]
+    if plans[0].q is None or plans[1].q is None:
+        return power_self_compose(first, m, tail_mass=tail), power_self_compose(second, m, tail_mass=tail)
+    size = max(plans[0].size, plans[1].size)
+    plans = [plan if plan.size == size else _plan(plan.pld, m, tail, size) for plan in plans]
+    spectra = rfft_pair_power2(plans[0].q, plans[1].q, size, np.longdouble)
+    packed_norm = math.hypot(_norms(plans[0].q)[1], _norms(plans[1].q)[1]) * (1 + 4 * _U)
+    results = []
+    for plan, spectrum in zip(plans, spectra):
+        kept = np.arange(spectrum.size)
+        error = _forward_error(size, packed_norm, _spectrum_norm_up(spectrum, kept, size))
+        results.append(_finish(plan, spectrum, error))
+    return results[0], results[1]
+
+
+def _finish(plan: _Plan, spectrum: np.ndarray, e_a: arb) -> tuple[DiscretePLD, PowerReport]:
+    """Power the half spectrum (ℓ2 error of its full spectrum <= ``e_a``), invert, and move the
+    window and round-off charges to the safe side (module docstring)."""
+    pld, m, size, start, q = plan.pld, plan.times, plan.size, plan.start, plan.q
+    dominating = pld.dominance is Dominance.DOMINATING
     # Bins whose computed |Â_k|² <= thr2 have |Â_k|^m <= NEGLIGIBLE_POWER·(1 + tiny) (rigorous bound
     # below, charged as d_skip): they are set to zero instead of being powered.
     thr2 = math.exp(2.0 * math.log(NEGLIGIBLE_POWER) / m) * (1.0 - 1e-6)
@@ -314,10 +397,8 @@ def power_self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAU
     with with_precision():
         u_ld, u_d = arb(_U_LD), arb(_U)
         root_n = arb(size).sqrt()
-        c_ld = arb(higham_constant(size, _U_LD, twiddles(size, np.longdouble).mu))
         c_d = arb(higham_constant(size, _U, twiddles(size, np.float64).mu))
-        e_a = c_ld * root_n * arb(_norms(q)[1]) + arb(underflow_term(size, np.longdouble))
-        radius = arb(total_up) + e_a
+        radius = arb(plan.total_up) + e_a
         d1 = arb(2).sqrt() * m * radius ** (m - 1) * e_a  # √2: Hermitian rebuild of bins 0..N/2
         nu = arb(2).sqrt() * _gamma(2, u_ld)
         theta = (1 + nu) ** (m - 1) - 1
@@ -334,31 +415,29 @@ def power_self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAU
         p_norm = (1 + u_d) * arb(w_norm) + root_n * _SUB
         inverse = c_d * p_norm + arb(underflow_term(size, np.float64)) / root_n
         e1 = _upper(d1 + d2 + d3 + inverse + size * _SUB)
+    report = PowerReport(size, start, plan.tau_lo, plan.tau_hi, e1)
     if not (math.isfinite(e1) and np.isfinite(cast[kept]).all()):
-        e1 = math.inf
-        probs = np.zeros(1)
-    else:
-        z = irfft_power2(cast, size)
-        probs = np.maximum(np.roll(z, -start) if start else z, 0.0)
-        if size > times * (n - 1) + 1:
-            probs = probs[: times * (n - 1) + 1]  # beyond the support the exact window is zero
-    report = PowerReport(size, start, tau_lo, tau_hi, e1)
-    if not math.isfinite(e1):
-        return pld, report
-    offset += start
+        return pld, PowerReport(size, start, plan.tau_lo, plan.tau_hi, math.inf)
+    z = irfft_power2(cast, size)
+    probs = np.maximum(np.roll(z, -start) if start else z, 0.0)
+    support = m * (q.size - 1) + 1
+    if size > support:
+        probs = probs[:support]  # beyond the support the exact window is zero
+    offset = plan.offset + start
     if dominating:
-        inf_mass = up(up(inf_mass + tau_hi) + e1)
+        inf_mass = up(up(plan.inf_mass + plan.tau_hi) + e1)
         dropped = 0.0
     else:
-        removed = up(tau_lo + e1)
+        inf_mass = plan.inf_mass
+        removed = up(plan.tau_lo + e1)
         probs = _remove_from_top(probs, removed)
-        dropped = up(carried_drop + removed)
-    probs, offset, moved_up, moved_off = _truncate(probs, offset, tail, dominating)
+        dropped = up(plan.carried_drop + removed)
+    probs, offset, moved_up, moved_off = _truncate(probs, offset, plan.tail, dominating)
     if dominating:
         inf_mass = up(inf_mass + moved_off)
     else:
         dropped = up(dropped + moved_off)
-    budget = up(carried_budget + up(up(e1 + up(tau_lo + tau_hi)) + up(moved_up + moved_off)))
+    budget = up(plan.carried_budget + up(up(e1 + up(plan.tau_lo + plan.tau_hi)) + up(moved_up + moved_off)))
     out = DiscretePLD(pld.step, offset, probs, inf_mass, dropped, pld.dominance, pld.direction, budget)
     return out, report
 
@@ -423,3 +502,26 @@ def self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAULT_TAI
     if report.e1 <= POWER_ERROR_LIMIT:
         return out
     return _binary_self_compose(pld, m, tail)
+
+
+def self_compose_pair(
+    first: DiscretePLD, second: DiscretePLD, times: int, *, tail_mass: float = DEFAULT_TAIL_MASS
+) -> tuple[DiscretePLD, DiscretePLD]:
+    """:func:`self_compose` of two PLDs of one grid step (e.g. the DOMINATING and DOMINATED sides of a
+    bracket), sharing one packed forward transform (:func:`power_self_compose_pair`); each falls back
+    to binary exponentiation on its own when its E1 exceeds :data:`POWER_ERROR_LIMIT`."""
+    m = check_integer("times", times, minimum=1)
+    tail = check_nonnegative("tail_mass", tail_mass)
+    for pld in (first, second):
+        if not isinstance(pld, DiscretePLD):
+            raise InvalidArgument("pld", type(pld).__name__, "must be a DiscretePLD")
+    if first.step != second.step:
+        raise InvalidArgument("second", f"step {second.step}", f"must share the first PLD's grid step {first.step}")
+    if m == 1:
+        return first, second
+    results = power_self_compose_pair(first, second, m, tail_mass=tail)
+    out = [
+        got if report.e1 <= POWER_ERROR_LIMIT else _binary_self_compose(pld, m, tail)
+        for pld, (got, report) in zip((first, second), results)
+    ]
+    return out[0], out[1]

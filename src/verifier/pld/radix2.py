@@ -63,6 +63,7 @@ __all__ = [
     "unit_roundoff",
     "fft_complex",
     "rfft_power2",
+    "rfft_pair_power2",
     "irfft_power2",
     "check_power_of_two",
 ]
@@ -257,6 +258,43 @@ def rfft_power2(x: Any, size: int, dtype: Any) -> np.ndarray:
     out.real = re[:half]
     out.imag = im[:half]
     return out
+
+
+def rfft_pair_power2(x: Any, y: Any, size: int, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Bins 0..N/2 of the forward FFTs of two real vectors ``x`` and ``y`` (zero-padded to N =
+    ``size``) from ONE complex transform Z of x + i·y, split by
+
+        X_k = (Z_k + conj Z_{N−k})/2,    Y_k = (Z_k − conj Z_{N−k})/(2i)    (Z_N = Z_0),
+
+    half the work of two transforms. Error: Ẑ = Z + E with ‖E‖₂ bounded by Higham Thm 24.2 for
+    ‖Z‖₂ = √N·(‖x‖₂² + ‖y‖₂²)^½ (:func:`higham_constant`, :func:`underflow_term`). The split is one
+    complex addition (componentwise relative error <= u) and exact steps (conjugation, halving,
+    multiplication by −i), and X̂_{N−k} computed by the same formula is exactly conj X̂_k; so the
+    full (Hermitian) spectrum X̂ satisfies ‖X̂ − X‖₂ <= ‖E‖₂ + u·‖X̂‖₂ + N·s (s the smallest
+    subnormal, for a halving that underflows), and likewise Y."""
+    dt = _dtype(dtype)
+    n = check_power_of_two("size", size)
+    xs = _as_array("x", x, dt)
+    ys = _as_array("y", y, dt)
+    for name, arr in (("x", xs), ("y", ys)):
+        if arr.size > n:
+            raise InvalidArgument(name, f"length {arr.size}", f"must be at most size={n}", "raise size or shorten it")
+    re = np.zeros(n, dtype=dt)
+    re[: xs.size] = xs
+    im = np.zeros(n, dtype=dt)
+    im[: ys.size] = ys
+    _run(re, im, _twiddles(n, dt), False)
+    half = n // 2 + 1 if n > 1 else 1
+    mirror = (-np.arange(half)) % n  # N − k (0 for k = 0)
+    re_k, im_k, re_m, im_m = re[:half], im[:half], re[mirror], im[mirror]
+    ctype = np.result_type(dt, np.complex64)
+    first = np.empty(half, dtype=ctype)
+    first.real = (re_k + re_m) / 2
+    first.imag = (im_k - im_m) / 2
+    second = np.empty(half, dtype=ctype)
+    second.real = (im_k + im_m) / 2
+    second.imag = (re_m - re_k) / 2
+    return first, second
 
 
 def irfft_power2(half_spectrum: Any, size: int) -> npt.NDArray[np.float64]:
