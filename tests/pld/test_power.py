@@ -23,6 +23,8 @@ from verifier.pld.power import (
     _chernoff_tail,
     _remove_from_top,
     power_self_compose,
+    power_self_compose_pair,
+    self_compose_pair,
 )
 from verifier.reference.convolution import exact_self_convolution
 
@@ -190,3 +192,46 @@ def test_two_atom_pld_wraps_lattice_atoms_safely(dominance, times, tail) -> None
     got, report = power_self_compose(pld, times, tail_mass=tail)
     assert report.size < times * 7 + 1
     _assert_one_sided(got, pld, times, close=Fraction(4 * tail))
+
+
+@pytest.mark.parametrize("times,sizes,tail", [(7, (12, 30), 1e-15), (30, (6, 9), 1e-15), (60, (10, 8), 1e-6)])
+def test_packed_pair_is_one_sided_for_both_plds(times, sizes, tail) -> None:
+    """Two PLDs of different lengths and sides, self-composed through one packed forward transform
+    (power_self_compose_pair; the last case forces wrap-around): each keeps its side against its own
+    exact composition, as closely as on its own."""
+    upper = _pld(_random_probs(times + 1, sizes[0], 1.0 - 1e-4), Dominance.DOMINATING, 1e-4)
+    lower = _pld(_random_probs(times + 2, sizes[1]), Dominance.DOMINATED, offset=-5)
+    (got_upper, rep_upper), (got_lower, rep_lower) = power_self_compose_pair(upper, lower, times, tail_mass=tail)
+    assert rep_upper.size == rep_lower.size  # one common transform length
+    if tail > 1e-12:
+        assert rep_upper.size < times * (sizes[0] - 1) + 1  # the window is shorter: mass wraps around
+    assert max(rep_upper.e1, rep_lower.e1) <= POWER_ERROR_LIMIT
+    close = CLOSE if tail < 1e-12 else Fraction(4 * tail)
+    _assert_one_sided(got_upper, upper, times, close)
+    _assert_one_sided(got_lower, lower, times, close)
+    pair = self_compose_pair(upper, lower, times, tail_mass=tail)
+    assert pair[0].probs.size == got_upper.probs.size and pair[1].probs.size == got_lower.probs.size
+
+
+def test_packed_split_matches_an_exact_dft() -> None:
+    """rfft_pair_power2 against an mpmath DFT of each vector: within the packed transform's Higham
+    bound plus the split's rounding (the bound power_self_compose_pair charges)."""
+    import mpmath
+
+    from verifier.pld.radix2 import higham_constant, rfft_pair_power2, twiddles
+
+    x, y = _random_probs(3, 20), _random_probs(4, 13)
+    size = 32
+    got = rfft_pair_power2(x, y, size, np.longdouble)
+    u = float(np.finfo(np.longdouble).eps) / 2
+    c = higham_constant(size, u, twiddles(size, np.longdouble).mu)
+    packed = float(np.sqrt(np.sum(x * x) + np.sum(y * y)))
+    with mpmath.workdps(40):
+        for vec, spec in zip((x, y), got):
+            err2 = mpmath.mpf(0)
+            for k in range(size):  # the full Hermitian spectrum
+                exact = mpmath.fsum(mpmath.mpf(float(v)) * mpmath.expjpi(-2 * mpmath.mpf(j * k) / size) for j, v in enumerate(vec))
+                value = spec[k] if k <= size // 2 else np.conj(spec[size - k])
+                err2 += abs(mpmath.mpc(str(value.real), str(value.imag)) - exact) ** 2
+            bound = c * np.sqrt(size) * packed + 2 * u * float(np.sqrt(np.sum(np.abs(spec) ** 2) * 2))
+            assert float(mpmath.sqrt(err2)) <= bound
