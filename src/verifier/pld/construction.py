@@ -262,29 +262,33 @@ def _slope(x0: arb, y0: arb, x1: arb, y1: arb) -> arb:
     return (y1 - y0) / (x1 - x0)
 
 
-def _lower_hull(xs: Sequence[arb], ys: Sequence[arb]) -> list[int]:
-    """Indices of the lower convex hull (monotone chain); a middle point stays only if its convexity is
-    certain (strictly increasing slopes in ball arithmetic)."""
+def _lower_hull(xs: Sequence[arb], ys: Sequence[arb]) -> tuple[list[int], list[arb]]:
+    """Indices of the lower convex hull (monotone chain) and the slopes of its edges; a middle point
+    stays only if its convexity is certain (strictly increasing slopes in ball arithmetic)."""
     hull: list[int] = []
+    edges: list[arb] = []  # edges[i]: slope from hull[i] to hull[i + 1]
     for c in range(len(xs)):
-        while len(hull) >= 2:
-            a, b = hull[-2], hull[-1]
-            if _slope(xs[a], ys[a], xs[b], ys[b]) < _slope(xs[b], ys[b], xs[c], ys[c]):
+        slope = None
+        while hull:
+            b = hull[-1]
+            slope = _slope(xs[b], ys[b], xs[c], ys[c])
+            if len(hull) < 2 or edges[-1] < slope:
                 break
             hull.pop()
+            edges.pop()
+        if hull:
+            edges.append(slope)
         hull.append(c)
-    return hull
+    return hull, edges
 
 
-def _vertex_masses(xs: Sequence[arb], ys: Sequence[arb], hull: list[int]) -> list[arb]:
+def _vertex_masses(xs: Sequence[arb], hull: list[int], edges: list[arb]) -> list[arb]:
     """p_k = κ_k·(slope after − slope before) at every hull vertex but the first (κ = 0); the slope
-    after the last vertex is 0."""
+    after the last vertex is 0 (``edges`` may extend past the last vertex; those slopes are unused)."""
     out = []
     for pos in range(1, len(hull)):
-        b = hull[pos]
-        s_in = _slope(xs[hull[pos - 1]], ys[hull[pos - 1]], xs[b], ys[b])
-        s_out = _slope(xs[b], ys[b], xs[hull[pos + 1]], ys[hull[pos + 1]]) if pos + 1 < len(hull) else arb(0)
-        out.append(xs[b] * (s_out - s_in))
+        s_out = edges[pos] if pos + 1 < len(hull) else arb(0)
+        out.append(xs[hull[pos]] * (s_out - edges[pos - 1]))
     return out
 
 
@@ -292,14 +296,13 @@ def _dominating(balls: list[arb], kappas: list[arb], p_inf: arb) -> tuple[list[t
     """Connect-the-dots masses (grid index, ball), the +∞ mass ball, and the grid index of the first vertex."""
     xs = [arb(0)] + kappas
     ys = [arb(1)] + [_ends(b)[1] for b in balls]
-    hull = _lower_hull(xs, ys)
+    hull, edges = _lower_hull(xs, ys)
     # Flat after the first vertex whose outgoing slope is not certainly negative.
     for pos in range(1, len(hull) - 1):
-        a, b = hull[pos], hull[pos + 1]
-        if not _slope(xs[a], ys[a], xs[b], ys[b]) < 0:
+        if not edges[pos] < 0:
             hull = hull[: pos + 1]
             break
-    masses = _vertex_masses(xs, ys, hull)
+    masses = _vertex_masses(xs, hull, edges)
     inf_mass = ys[hull[-1]] if len(hull) > 1 else arb(1)
     pairs = [(idx - 1, m) for idx, m in zip(hull[1:], masses)]
     return pairs, inf_mass, hull[1] - 1 if len(hull) > 1 else 0
@@ -400,8 +403,8 @@ def _dominated(
     positions, px, py = chosen
     if not (c_inf >= 1 - px[-1]):
         return None
-    hull = _lower_hull(px, py)
-    _check_removed(px, py, hull)
+    hull, edges = _lower_hull(px, py)
+    _check_removed(px, py, hull, edges)
     # A gap-corrected value may dip below p∞⁻ (coarse grids, where the gaps exceed f); the hull g then
     # falls below p∞⁻ and rises again, which no profile does. g' = max(g, p∞⁻) is convex,
     # non-increasing and <= f; it has one vertex off the grid, where g crosses p∞⁻, after the last
@@ -412,7 +415,7 @@ def _dominated(
     if dip is not None:
         hull = hull[:dip]
     masses = [arb(0)] * len(kappas)
-    for pos, m in zip(hull[1:], _vertex_masses(px, py, hull)):
+    for pos, m in zip(hull[1:], _vertex_masses(px, hull, edges)):
         if positions[pos] > 0:  # the virtual vertex's P-mass (<= κ_v) is dropped: stochastically smaller
             masses[positions[pos] - 1] = m
     return masses, c_inf
@@ -467,10 +470,10 @@ def _virtual_start_fits(lo: list[arb], hi: list[arb], xs: list[arb]) -> bool:
     return bool(at_v >= 1 - _KAPPA_V and s_right >= -1)
 
 
-def _check_removed(px: list[arb], py: list[arb], hull: list[int]) -> None:
+def _check_removed(px: list[arb], py: list[arb], hull: list[int], edges: list[arb]) -> None:
     """Post-condition: every point the hull left out lies at most μ below it (certainly)."""
-    for a, b in zip(hull[:-1], hull[1:]):
+    for a, b, slope in zip(hull[:-1], hull[1:], edges):
         for j in range(a + 1, b):
-            chord = py[a] + _slope(px[a], py[a], px[b], py[b]) * (px[j] - px[a])
+            chord = py[a] + slope * (px[j] - px[a])
             if not chord <= py[j] + _MU:
                 raise NumericalFailure("dominated PLD: a point removed from the hull lies above it by more than 2^-100")
