@@ -14,9 +14,9 @@ runs the same butterflies on the conjugate twiddles (conjugation is exact).
 Twiddle factors and their error μ (:func:`twiddles`). With B = 2^⌈h/2⌉ for N/2 = 2^h, two tables
 are built in ball arithmetic (python-flint arb, 128 bits) and rounded to the working precision:
 T1[j] = w_j (j < B) and T2[a] = w_{aB} (a < N/(2B)). A double entry is ``float(mid)`` (nearest to
-the midpoint); a long-double entry is ``np.longdouble`` of a 30-digit decimal of the midpoint
-(glibc ``strtold`` rounds correctly). Either way the error of every entry is then MEASURED
-rigorously: the entry is converted back to arb exactly (``as_integer_ratio``) and δ_i >= |T̂_i[j] −
+the midpoint); a long-double entry is the long-double sum of that double and the double nearest
+to the rest of the midpoint (~106 bits, rounded once to 64). Either way the error of every entry
+is then MEASURED rigorously: the entry is converted back to arb exactly (``as_integer_ratio``) and δ_i >= |T̂_i[j] −
 T_i[j]| (complex modulus, ball upper end) is taken as the maximum over the table, so no claim about
 the conversion is trusted (correct rounding gives δ_i <= u·(1 + 2^-60); a worse conversion only
 gives a larger μ). Then w_{aB+b} = T̂2[a]·T̂1[b] is one complex product in the working precision,
@@ -116,10 +116,11 @@ def _rounded_table(count: int, size: int, step: int, dt: np.dtype) -> tuple[np.n
     for j in range(count):
         s, c = (arb(-2 * j * step) / size).sin_cos_pi()  # angle −2π·j·step/N, exact argument
         for value, out in ((c, re), (s, im)):
+            high = float(value.mid())
             if dt == np.float64:
-                out[j] = float(value.mid())
-            else:
-                out[j] = np.longdouble(value.mid().str(30, radius=False))
+                out[j] = high
+            else:  # two doubles carry ~106 bits; their long-double sum is rounded once
+                out[j] = np.longdouble(high) + np.longdouble(float(value.mid() - high))
         err_re = abs(_arb_exact(re[j]) - c)
         err_im = abs(_arb_exact(im[j]) - s)
         worst = worst.max(arb((err_re**2 + err_im**2).sqrt().upper()))
