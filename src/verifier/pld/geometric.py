@@ -33,6 +33,7 @@ from verifier._types import Bracket, Direction, Dominance, Measure
 from verifier._validation import check_integer, check_nonnegative
 from verifier.errors import AccuracyNotReachable, IncompatibleObjects, InvalidArgument, NumericalFailure
 from verifier.pairs import DominatingPair
+from verifier.pld.binary_power import binary_power
 
 __all__ = [
     "MAX_BINS",
@@ -249,21 +250,7 @@ def self_convolve(base: RatioLaw, times: int, tail_for, *, max_bins: int = MAX_B
         other = x if y is None else y
         return convolve(x, other, tail_for(x.summands + other.summands), max_bins=max_bins)
 
-    return _binary_power(base, times, combine)
-
-
-def _binary_power(base, times: int, combine):
-    """base + … + base (``times`` copies) by binary exponentiation: ``combine(x, y)`` sums two laws,
-    ``combine(x, None)`` doubles one (passed as itself, so a kernel may use the symmetry)."""
-    acc = None
-    power = base
-    while True:
-        if times & 1:
-            acc = power if acc is None else combine(acc, power)
-        times >>= 1
-        if not times:
-            return acc
-        power = combine(power, None)
+    return binary_power(base, times, combine)
 
 
 def ratio_law(
@@ -491,7 +478,7 @@ def self_convolve_convex(
         other = x if y is None else refine(y, k)
         return convolve_convex(x, other, tail_for(summands), max_bins=max_bins)
 
-    return _binary_power(base, times, combine)
+    return binary_power(base, times, combine)
 
 
 def convex_ratio_law(

@@ -75,6 +75,7 @@ from verifier._directed import arb_bound, up, with_precision
 from verifier._types import Dominance, Side
 from verifier._validation import check_integer, check_nonnegative
 from verifier.errors import InvalidArgument
+from verifier.pld.binary_power import binary_power
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, _truncate, compose, sum_down, sum_up
 from verifier.pld.fft import _norms
 from verifier.pld.radix2 import higham_constant, irfft_power2, rfft_pair_power2, rfft_power2, twiddles, underflow_term
@@ -264,15 +265,7 @@ def _spectrum_norm_up(values: np.ndarray, indices: npt.NDArray[np.int64], size: 
 def _power(base: np.ndarray, times: int) -> np.ndarray:
     """base**times elementwise by binary powering, written out so that every rounding is a complex
     multiplication (numpy's (ac − bd) + i(ad + bc), relative error ν = √2γ₂: Higham Lemma 3.5)."""
-    result = None
-    m = times
-    while True:
-        if m & 1:
-            result = base.copy() if result is None else result * base
-        m >>= 1
-        if not m:
-            return result
-        base = base * base
+    return binary_power(base, times, lambda x, y: x * (x if y is None else y))
 
 
 def _multiplications(times: int) -> int:
@@ -470,16 +463,7 @@ def _remove_from_top(probs: npt.NDArray[np.float64], mass: float) -> npt.NDArray
 def _binary_self_compose(pld: DiscretePLD, times: int, tail_mass: float) -> DiscretePLD:
     """Binary exponentiation of :func:`compose`: ⌊log2 m⌋ squarings and at most as many products,
     each a rigorous one-sided convolution."""
-    m = times
-    result: DiscretePLD | None = None
-    base = pld
-    while True:
-        if m & 1:
-            result = base if result is None else compose(result, base, tail_mass=tail_mass)
-        m >>= 1
-        if not m:
-            return result
-        base = compose(base, base, tail_mass=tail_mass)
+    return binary_power(pld, times, lambda x, y: compose(x, x if y is None else y, tail_mass=tail_mass))
 
 
 def self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAULT_TAIL_MASS) -> DiscretePLD:
