@@ -65,7 +65,7 @@ DOMINATING PLD of total mass well above one, whose R^{m−1} explodes) or is not
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -292,9 +292,9 @@ class _Plan:
     tau_hi: float
 
 
-def _plan(pld: DiscretePLD, m: int, tail: float, min_size: int = 1) -> _Plan:
+def _plan(pld: DiscretePLD, m: int, tail: float) -> _Plan:
     """Mass at +∞ (T^m − S^m, increasing in S and in p_∞, S bracketed by sum_up / sum_down), the
-    trimmed finite part and its Chernoff window of at least ``min_size`` points."""
+    trimmed finite part and its Chernoff window."""
     dominating = pld.dominance is Dominance.DOMINATING
     with with_precision():
         p_inf = arb(pld.infinite_mass)
@@ -314,8 +314,15 @@ def _plan(pld: DiscretePLD, m: int, tail: float, min_size: int = 1) -> _Plan:
     first, last = int(nonzero[0]), int(nonzero[-1])
     q = np.ascontiguousarray(pld.probs[first : last + 1])
     total_up = sum_up(q)
-    size, start, tau_lo, tau_hi = _window(q, m, tail, total_up, min_size)
+    size, start, tau_lo, tau_hi = _window(q, m, tail, total_up)
     return _Plan(pld, m, tail, inf_mass, carried_budget, carried_drop, q, m * (pld.offset + first), total_up, size, start, tau_lo, tau_hi)
+
+
+def _widened(plan: _Plan, size: int) -> _Plan:
+    """``plan`` with its Chernoff window recomputed for at least ``size`` points (a packed pair shares
+    one transform length); the mass at +∞ and the carried charges do not depend on the window."""
+    found = _window(plan.q, plan.times, plan.tail, plan.total_up, size)
+    return replace(plan, size=found[0], start=found[1], tau_lo=found[2], tau_hi=found[3])
 
 
 def _empty(plan: _Plan) -> tuple[DiscretePLD, PowerReport]:
@@ -361,7 +368,7 @@ def power_self_compose_pair(
     if plans[0].q is None or plans[1].q is None:
         return power_self_compose(first, m, tail_mass=tail), power_self_compose(second, m, tail_mass=tail)
     size = max(plans[0].size, plans[1].size)
-    plans = [plan if plan.size == size else _plan(plan.pld, m, tail, size) for plan in plans]
+    plans = [plan if plan.size == size else _widened(plan, size) for plan in plans]
     spectra = rfft_pair_power2(plans[0].q, plans[1].q, size, np.longdouble)
     packed_norm = math.hypot(_norms(plans[0].q)[1], _norms(plans[1].q)[1]) * (1 + 4 * _U)
     results = []
