@@ -241,21 +241,28 @@ def fft_complex(re: Any, im: Any, *, inverse: bool, dtype: Any) -> tuple[np.ndar
     return re_out, im_out
 
 
+def _forward_padded(parts: dict[str, Any], size: int, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(Re, Im) of the forward radix-2 FFT of the real vectors ``parts`` (one: real part; two: real
+    and imaginary parts, named for the error messages), zero-padded to N = ``size``, in ``dtype``."""
+    dt = _dtype(dtype)
+    n = check_power_of_two("size", size)
+    re, im = np.zeros(n, dtype=dt), np.zeros(n, dtype=dt)
+    for (name, values), out in zip(parts.items(), (re, im)):
+        arr = _as_array(name, values, dt)
+        if arr.size > n:
+            raise InvalidArgument(name, f"length {arr.size}", f"must be at most size={n}", f"raise size or shorten {name}")
+        out[: arr.size] = arr
+    _run(re, im, _twiddles(n, dt), False)
+    return re, im
+
+
 def rfft_power2(x: Any, size: int, dtype: Any) -> np.ndarray:
     """Bins 0..N/2 of the forward radix-2 FFT of the real vector ``x`` zero-padded to N = ``size``,
     as a complex array of ``dtype`` (complex128 or clongdouble). It is the complex FFT of x + 0i, so
     the error bound of :func:`fft_complex` holds for the full spectrum, a fortiori for these bins."""
-    dt = _dtype(dtype)
-    n = check_power_of_two("size", size)
-    arr = _as_array("x", x, dt)
-    if arr.size > n:
-        raise InvalidArgument("x", f"length {arr.size}", f"must be at most size={n}", "raise size or shorten x")
-    re = np.zeros(n, dtype=dt)
-    re[: arr.size] = arr
-    im = np.zeros(n, dtype=dt)
-    _run(re, im, _twiddles(n, dt), False)
-    half = n // 2 + 1 if n > 1 else 1
-    out = np.empty(half, dtype=np.result_type(dt, np.complex64))
+    re, im = _forward_padded({"x": x}, size, dtype)
+    half = re.size // 2 + 1 if re.size > 1 else 1
+    out = np.empty(half, dtype=np.result_type(re.dtype, np.complex64))
     out.real = re[:half]
     out.imag = im[:half]
     return out
@@ -273,22 +280,12 @@ def rfft_pair_power2(x: Any, y: Any, size: int, dtype: Any) -> tuple[np.ndarray,
     multiplication by −i), and X̂_{N−k} computed by the same formula is exactly conj X̂_k; so the
     full (Hermitian) spectrum X̂ satisfies ‖X̂ − X‖₂ <= ‖E‖₂ + u·‖X̂‖₂ + N·s (s the smallest
     subnormal, for a halving that underflows), and likewise Y."""
-    dt = _dtype(dtype)
-    n = check_power_of_two("size", size)
-    xs = _as_array("x", x, dt)
-    ys = _as_array("y", y, dt)
-    for name, arr in (("x", xs), ("y", ys)):
-        if arr.size > n:
-            raise InvalidArgument(name, f"length {arr.size}", f"must be at most size={n}", "raise size or shorten it")
-    re = np.zeros(n, dtype=dt)
-    re[: xs.size] = xs
-    im = np.zeros(n, dtype=dt)
-    im[: ys.size] = ys
-    _run(re, im, _twiddles(n, dt), False)
+    re, im = _forward_padded({"x": x, "y": y}, size, dtype)
+    n = re.size
     half = n // 2 + 1 if n > 1 else 1
     mirror = (-np.arange(half)) % n  # N − k (0 for k = 0)
     re_k, im_k, re_m, im_m = re[:half], im[:half], re[mirror], im[mirror]
-    ctype = np.result_type(dt, np.complex64)
+    ctype = np.result_type(re.dtype, np.complex64)
     first = np.empty(half, dtype=ctype)
     first.real = (re_k + re_m) / 2
     first.imag = (im_k - im_m) / 2
