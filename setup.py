@@ -1,6 +1,7 @@
 """Build the Cython kernels in src/fast/ as extension modules of ``verifier._fast``.
 
 Every ``src/fast/<name>.pyx`` becomes ``verifier._fast.<name>``; adding a kernel needs no edit here.
+``src/fast/*.pxd`` hold inline helpers the kernels cimport (compiled into each, never a module).
 """
 from pathlib import Path
 
@@ -23,6 +24,7 @@ extensions = [
 setup(
     ext_modules=cythonize(
         extensions,
+        include_path=[str(_HERE / "src" / "fast")],  # shared inline helpers (*.pxd) beside the kernels
         compiler_directives={
             "language_level": 3,
             "boundscheck": False,

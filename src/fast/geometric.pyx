@@ -23,6 +23,8 @@ chooses the direction; slow twin: :func:`verifier.reference.geometric.convolve_r
 
 from libc.math cimport exp
 
+from compensated cimport neumaier_add
+
 
 cdef inline void _place(double[::1] out, double* atoms, long long c, double mass, bint round_up) noexcept nogil:
     """Add ``mass`` at output index ``c`` with the range policy of the rounding direction.
@@ -45,17 +47,11 @@ cdef inline void _place(double[::1] out, double* atoms, long long c, double mass
 cdef inline void _prefix(const double[::1] p, double[::1] hi, double[::1] lo) noexcept nogil:
     """Double-double prefix sums: hi[i] + lo[i] = Σ_{j<i} p[j] to about u² relative."""
     cdef Py_ssize_t i, n = p.shape[0]
-    cdef double s = 0.0, c = 0.0, t, x
+    cdef double s = 0.0, c = 0.0, t
     hi[0] = 0.0
     lo[0] = 0.0
     for i in range(n):
-        x = p[i]
-        t = s + x
-        if s >= x:
-            c = c + ((s - t) + x)
-        else:
-            c = c + ((x - t) + s)
-        s = t
+        neumaier_add(&s, &c, p[i])
         # renormalise (s, c) so that hi carries the leading part
         t = s + c
         c = c - (t - s)

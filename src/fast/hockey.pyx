@@ -19,6 +19,8 @@ The kernel returns the compensated sum and the bound on its total error.
 
 from libc.math cimport expm1
 
+from compensated cimport neumaier_add
+
 cdef double U = 1.1102230246251565e-16  # unit roundoff 2^-53
 cdef double TERM_REL = 8.0 * 1.1102230246251565e-16
 
@@ -45,7 +47,7 @@ def hockey_stick_sum(
     """For each ε: out_sum = compensated Σ_{ℓ_i > ε} p_i (1 − e^{ε−ℓ_i}), out_error = bound on
     |out_sum − exact sum|. ``losses`` sorted ascending and finite. Returns 0, or 1 on a length mismatch."""
     cdef Py_ssize_t n = losses.shape[0], m = epsilons.shape[0], i, j, start
-    cdef double eps, s, c, t, term, n_d = <double> losses.shape[0], rel
+    cdef double eps, s, c, n_d = <double> losses.shape[0], rel
     if probs.shape[0] != n or out_sum.shape[0] != m or out_error.shape[0] != m:
         return 1
     rel = (TERM_REL + 2.0 * U + 4.0 * n_d * n_d * U * U) * (1.0 + 16.0 * U)
@@ -56,13 +58,7 @@ def hockey_stick_sum(
             s = 0.0
             c = 0.0
             for i in range(start, n):
-                term = probs[i] * (-expm1(eps - losses[i]))
-                t = s + term
-                if s >= term:
-                    c = c + ((s - t) + term)
-                else:
-                    c = c + ((term - t) + s)
-                s = t
+                neumaier_add(&s, &c, probs[i] * (-expm1(eps - losses[i])))
             s = s + c
             out_sum[j] = s
             # Σ t̂ <= s / (1 − (2u + 4n²u²)); the factor 1.000001 covers that and the rounding of
