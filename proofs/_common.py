@@ -27,6 +27,7 @@ alpha      positive (meaningful: > 1)     Renyi order
 b          positive                       Laplace scale
 epsilon0   positive                       a mechanism's pure-DP parameter (Delta/b for Laplace)
 k          positive integer (use k >= 2)  number of outputs of k-ary randomized response
+delta0     positive (meaningful: < 1)     the delta0 of an (epsilon0, delta0)-DP step
 ========== ============================== ===================================================
 """
 
@@ -46,6 +47,7 @@ __all__ = [
     "b",
     "epsilon0",
     "k",
+    "delta0",
     "Phi",
     "merge_claims",
     "require_equal",
@@ -66,6 +68,7 @@ alpha = sp.Symbol("alpha", positive=True)
 b = sp.Symbol("b", positive=True)
 epsilon0 = sp.Symbol("epsilon0", positive=True)
 k = sp.Symbol("k", positive=True, integer=True)
+delta0 = sp.Symbol("delta0", positive=True)
 
 #: Absolute tolerance of the point-wise fallback in :func:`require_equal`. Points are exact
 #: rationals; the difference is evaluated with 60 significant digits, so a true identity leaves

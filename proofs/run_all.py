@@ -38,6 +38,7 @@ SCRIPTS = (
     "hockey_stick_duality",
     "allocation_partition_sum", "allocation_alpha2",
     "allocation_convex_split",
+    "approx_dp",
 )
 
 

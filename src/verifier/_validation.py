@@ -21,6 +21,7 @@ __all__ = [
     "check_nonnegative",
     "check_open_unit",
     "check_unit",
+    "check_half_open_unit",
     "check_integer",
     "check_order",
     "check_choice",
@@ -74,6 +75,14 @@ def check_unit(name: str, value: Any) -> float:
     x = check_real(name, value)
     if not 0.0 <= x <= 1.0:
         raise InvalidArgument(name, value, "must lie in the closed interval [0, 1]")
+    return x
+
+
+def check_half_open_unit(name: str, value: Any) -> float:
+    """A real number in the half-open interval [0, 1), e.g. the δ0 of an (ε0, δ0)-DP step."""
+    x = check_real(name, value)
+    if not 0.0 <= x < 1.0:
+        raise InvalidArgument(name, value, "must lie in the half-open interval [0, 1)")
     return x
 
 

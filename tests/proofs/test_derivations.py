@@ -24,6 +24,7 @@ import sympy as sp
 from proofs import _common, run_all
 from proofs._common import (
     Delta,
+    delta0,
     DerivationFailed,
     Phi,
     alpha,
@@ -314,6 +315,16 @@ WRONG_CLAIMS = [
      _module("allocation_convex_split").claims()["upper_share"].subs(sp.Symbol("x", positive=True), 1)),
     ("allocation_convex_split", "cell_moment",
      _module("allocation_convex_split").claims()["cell_moment"].subs(Delta**2 / (2 * sigma**2), -Delta**2 / (2 * sigma**2))),
+    # approx_dp (issue 13): the delta0 mass left out below -eps0; (1 - delta0) dropped from the RR
+    # part; the TV of plain RR
+    ("approx_dp", "delta",
+     sp.Piecewise((1 - sp.exp(epsilon), epsilon < -epsilon0),
+                  (delta0 + (1 - delta0) * (_E - sp.exp(epsilon)) / (1 + _E), epsilon < epsilon0),
+                  (delta0, True))),
+    ("approx_dp", "delta_QP",
+     sp.Piecewise((1 - (1 - delta0) * sp.exp(epsilon), epsilon < -epsilon0),
+                  (delta0 + (_E - sp.exp(epsilon)) / (1 + _E), epsilon < epsilon0), (delta0, True))),
+    ("approx_dp", "tv", (_E - 1) / (_E + 1)),
 ]
 
 
@@ -529,3 +540,19 @@ def test_duality_exports_vs_direct_sums(exports):
                               _h_discrete(q, p, e), SUM_RTOL)
                 h_qp = _h_discrete(q, p, -mp.mpf(e))
                 assert _close(_call(got["duality"], epsilon=e, H_QP=h_qp), ref, SUM_RTOL)
+
+
+@pytest.mark.parametrize("e0", ["0", "0.5", "2"])
+@pytest.mark.parametrize("d0", ["0", "1e-6", "0.3"])
+def test_approx_dp_hockey_stick_vs_direct_sums(e0, d0, exports):
+    """The four-point (eps0, delta0)-RR pair, summed directly (the Q = 0 outcome counts in full);
+    eps0 = 0 and delta0 = 0 (outside the derivation's positive symbols) included."""
+    got = exports["approx_dp"]
+    with mp.workdps(DPS):
+        e, d = mp.exp(mp.mpf(e0)), mp.mpf(d0)
+        p = [d, (1 - d) * e / (1 + e), (1 - d) / (1 + e), mp.mpf(0)]
+        q = [mp.mpf(0), (1 - d) / (1 + e), (1 - d) * e / (1 + e), d]
+        for x in [*EPS_POINTS, f"-{e0}", e0, "-5", "5"]:
+            assert _close(_call(got["delta"], epsilon=x, epsilon0=e0, delta0=d0), _h_discrete(p, q, x), SUM_RTOL), x
+            assert _close(_call(got["delta_QP"], epsilon=x, epsilon0=e0, delta0=d0), _h_discrete(q, p, x), SUM_RTOL), x
+        assert _close(_call(got["tv"], epsilon0=e0, delta0=d0), _h_discrete(p, q, 0), SUM_RTOL)

@@ -34,8 +34,9 @@ from typing import Any, Callable, Mapping
 
 from verifier._types import Direction, directions_for
 from verifier._validation import check_choice, check_integer, check_open_unit, check_positive, check_real, check_unit
+from verifier._validation import check_half_open_unit, check_nonnegative
 from verifier.errors import InvalidArgument
-from verifier.pairs import DominatingPair, Gaussian, Laplace, RandomizedResponse
+from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
 from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
 
 __all__ = ["Claim", "parse_claim", "load_claim", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
@@ -75,6 +76,7 @@ MECHANISMS: dict[str, _Spec] = {
     "gaussian": _Spec({"sigma": (check_positive, _REQUIRED), "sensitivity": (check_positive, 1.0)}, Gaussian, additive=True),
     "laplace": _Spec({"scale": (check_positive, _REQUIRED), "sensitivity": (check_positive, 1.0)}, Laplace, additive=True),
     "rr": _Spec({"epsilon0": (check_positive, _REQUIRED), "k": (_rr_outcomes, 2)}, RandomizedResponse),
+    "approx_dp": _Spec({"epsilon0": (check_nonnegative, _REQUIRED), "delta0": (check_half_open_unit, _REQUIRED)}, ApproxDP),
 }
 
 #: Scheme kinds: the JSON ``scheme.name`` values, their fields and how each wraps the pair.

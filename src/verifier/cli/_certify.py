@@ -22,6 +22,7 @@ __all__ = ["register", "claim_from_flags", "summary_lines"]
 
 #: Flags that describe a claim; giving one together with a claim file or --example is an error.
 _CLAIM_FLAGS = ("sigma", "scale", "epsilon0", "times", "rate", "steps", "neighboring", "epsilon", "delta")
+_CLAIM_FLAGS += ("delta0",)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,7 +58,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
 def claim_from_flags(args: argparse.Namespace) -> Claim:
     """The claim the mechanism/scheme/claim flags describe, validated like a claim file."""
     mechanism: dict = {"name": args.mechanism}
-    fields = {"gaussian": ("sigma",), "laplace": ("scale",), "rr": ("epsilon0",)}[args.mechanism]
+    fields = {"gaussian": ("sigma",), "laplace": ("scale",), "rr": ("epsilon0",), "approx_dp": ("epsilon0", "delta0")}[args.mechanism]
     for name in fields:
         if getattr(args, name) is not None:
             mechanism[name] = getattr(args, name)

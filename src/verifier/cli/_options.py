@@ -10,7 +10,7 @@ from typing import Sequence
 
 from verifier._types import Bound, Direction, directions_for, json_number
 from verifier.errors import InvalidArgument
-from verifier.pairs import DominatingPair, Gaussian, Laplace, RandomizedResponse
+from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
 from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
 
 __all__ = [
@@ -23,7 +23,7 @@ __all__ = [
     "emit",
 ]
 
-MECHANISMS = ("gaussian", "laplace", "rr")
+MECHANISMS = ("gaussian", "laplace", "rr", "approx_dp")
 
 
 def add_mechanism_options(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +32,8 @@ def add_mechanism_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--sigma", type=float, help="gaussian: noise standard deviation σ > 0")
     group.add_argument("--scale", type=float, help="laplace: noise scale b > 0")
     group.add_argument("--sensitivity", type=float, default=1.0, help="gaussian/laplace: sensitivity Δ > 0 (default 1)")
-    group.add_argument("--epsilon0", type=float, help="rr: randomized-response parameter ε0 > 0")
+    group.add_argument("--epsilon0", type=float, help="rr: randomized-response parameter ε0 > 0; approx_dp: the step's ε0 >= 0")
+    group.add_argument("--delta0", type=float, help="approx_dp: the step's δ0 in [0, 1) (any (ε0, δ0)-DP mechanism)")
     group.add_argument("--k", type=int, default=None, help="rr: number of outcomes (default 2); allocation: steps per element")
 
 
@@ -90,6 +91,8 @@ def build_pair(args: argparse.Namespace) -> DominatingPair:
         return Gaussian(_required(args, "sigma", "gaussian"), args.sensitivity)
     if args.mechanism == "laplace":
         return Laplace(_required(args, "scale", "laplace"), args.sensitivity)
+    if args.mechanism == "approx_dp":
+        return ApproxDP(_required(args, "epsilon0", "approx_dp"), _required(args, "delta0", "approx_dp"))
     rr_outcomes = 2 if (args.k is None or getattr(args, "scheme", "single") == "allocation") else args.k
     return RandomizedResponse(_required(args, "epsilon0", "rr"), rr_outcomes)
 
