@@ -11,4 +11,5 @@ ADAPTERS = [
     "verifier.certify.methods.analytic",
     "verifier.certify.methods.pld",
     "verifier.certify.methods.allocation_pld",
+    "verifier.certify.methods.composition",
 ]
