@@ -95,6 +95,7 @@ class Quantity(enum.Enum):
     DELTA = "delta"  # δ at a given ε
     EPSILON = "epsilon"  # ε at a given δ
     RENYI = "renyi"  # Rényi divergence D_α at a given order α
+    RHO = "rho"  # zCDP parameter sup_α D_α/α; ``at`` is the order a lower bound came from (+∞: all orders)
 
 
 def directions_for(neighboring: str) -> tuple[Direction, ...]:

@@ -67,6 +67,8 @@ def _per_direction(outcome: Outcome) -> dict:
             ("epsilon_at_delta", outcome.epsilon, -math.inf),
         ):
             entry[key] = _best(collected.bounds if collected else (), direction, floor)
+        if outcome.rho is not None:
+            entry["rho"] = _best(outcome.rho.bounds, direction, 0.0)
         out[direction.value] = entry
     return out
 
@@ -78,9 +80,10 @@ def _all(collected: Collected | None, attribute: str) -> list:
 def to_certificate(outcome: Outcome) -> dict:
     """The certificate of ``outcome`` as a JSON-ready dict (see the module docstring)."""
     claim = outcome.claim
-    bounds = _all(outcome.delta, "bounds") + _all(outcome.epsilon, "bounds")
+    bounds = _all(outcome.delta, "bounds") + _all(outcome.epsilon, "bounds") + _all(outcome.rho, "bounds")
     estimates = _all(outcome.delta, "estimates")
     skipped = [f"δ: {s}" for s in _all(outcome.delta, "skipped")] + [f"ε: {s}" for s in _all(outcome.epsilon, "skipped")]
+    skipped += [f"ρ: {s}" for s in _all(outcome.rho, "skipped")]
     return {
         "format": FORMAT,
         "verdict": outcome.verdict.value,
@@ -95,7 +98,7 @@ def to_certificate(outcome: Outcome) -> dict:
         "directions": _per_direction(outcome),
         "bounds": [b.to_dict() for b in bounds],
         "estimates": [e.to_dict() for e in estimates],
-        "methods_run": sorted(set(_all(outcome.delta, "ran")) | set(_all(outcome.epsilon, "ran"))),
+        "methods_run": sorted(set(_all(outcome.delta, "ran")) | set(_all(outcome.epsilon, "ran")) | set(_all(outcome.rho, "ran"))),
         "skipped": skipped,
         "seconds": outcome.seconds,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -1,7 +1,8 @@
 """An (ε, δ) claim about a mechanism run through a scheme, read strictly from JSON or CLI flags.
 
 A claim names the mechanism (one step's dominating pair), the scheme, the neighbouring relation
-and the claimed (ε, δ)::
+and the claimed (ε, δ) (or, for a zCDP claim, ``"rho": ρ`` in their place: the mechanism is
+ρ-zCDP, D_α <= αρ at every order α > 1; Steinke 2022, Def 11)::
 
     {"mechanism": {"name": "gaussian", "sigma": 1.0, "sensitivity": 1.0},
      "scheme": {"name": "poisson", "rate": 0.01, "steps": 1000},
@@ -92,7 +93,7 @@ SCHEMES: dict[str, _Spec] = {
 #: Schemes under which replace-one neighbours are add/remove with doubled sensitivity (see module doc).
 _REPLACE_ONE_SCHEMES = ("single", "composed")
 
-_TOP_FIELDS = ("mechanism", "scheme", "neighboring", "epsilon", "delta", "source")
+_TOP_FIELDS = ("mechanism", "scheme", "neighboring", "epsilon", "delta", "source", "rho")
 
 
 @dataclass(frozen=True)
@@ -109,12 +110,13 @@ class Claim:
     mechanism: dict
     scheme: dict
     neighboring: str
-    epsilon: float
-    delta: float
+    epsilon: float | None
+    delta: float | None
     source: str = ""
     model: Scheme = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
     directions: tuple[Direction, ...] = field(default=(), compare=False)
     modelling: str = field(default="", compare=False)
+    rho: float | None = None  # a zCDP claim (ρ-zCDP) instead of (ε, δ); epsilon and delta are then None
 
     def to_dict(self) -> dict:
         """The claim as JSON (round-trips through :func:`parse_claim`)."""
@@ -125,6 +127,9 @@ class Claim:
             "epsilon": self.epsilon,
             "delta": self.delta,
         }
+        if self.rho is not None:
+            del out["epsilon"], out["delta"]
+            out["rho"] = self.rho
         if self.source:
             out["source"] = self.source
         return out
@@ -179,14 +184,18 @@ def parse_claim(obj: Any) -> Claim:
     """
     obj = _object("claim", obj)
     _unknown("", obj, _TOP_FIELDS)
-    for key in ("mechanism", "scheme", "epsilon", "delta"):
+    stated = ("mechanism", "scheme", "rho") if "rho" in obj else ("mechanism", "scheme", "epsilon", "delta")
+    for key in stated:
         if key not in obj:
             raise InvalidArgument(key, None, "the field is missing (it is required)", fix=f"a claim has the fields {', '.join(_TOP_FIELDS[:5])}")
+    if "rho" in obj and ("epsilon" in obj or "delta" in obj):
+        raise InvalidArgument("rho", obj["rho"], "a zCDP claim states rho instead of epsilon and delta, not beside them")
     mech_name, mech_spec, mech_values = _read("mechanism", obj["mechanism"], MECHANISMS)
     scheme_name, scheme_spec, scheme_values = _read("scheme", obj["scheme"], SCHEMES)
     neighboring = check_choice("neighboring", obj.get("neighboring", "add_or_remove"), NEIGHBORING)
-    epsilon = check_real("epsilon", obj["epsilon"])
-    delta = check_open_unit("delta", obj["delta"])
+    rho = check_positive("rho", obj["rho"]) if "rho" in obj else None
+    epsilon = None if rho is not None else check_real("epsilon", obj["epsilon"])
+    delta = None if rho is not None else check_open_unit("delta", obj["delta"])
     source = obj.get("source", "")
     if not isinstance(source, str):
         raise InvalidArgument("source", source, "must be a string (who produced the claim)")
@@ -226,6 +235,7 @@ def parse_claim(obj: Any) -> Claim:
         model=model,
         directions=directions,
         modelling=modelling,
+        rho=rho,
     )
 
 

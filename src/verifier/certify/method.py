@@ -12,6 +12,7 @@ import abc
 from typing import ClassVar, Sequence
 
 from verifier._types import Bound, Direction, Estimate, Side
+from verifier.errors import NotApplicable
 from verifier.schemes import Scheme
 
 __all__ = ["Method", "Guarantee"]
@@ -61,6 +62,11 @@ class Method(abc.ABC):
     def delta_estimates(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Estimate]:
         """Statistical estimates of δ(ε) (only ESTIMATE methods override this)."""
         return ()
+
+    def rho_bounds(self, scheme: Scheme, direction: Direction) -> Sequence[Bound]:
+        """Rigorous bounds on the zCDP parameter ρ* = sup_α D_α/α in ``direction`` (Quantity.RHO);
+        only methods that know ρ override this."""
+        raise NotApplicable(f"{self.name} gives no bounds on the zCDP parameter rho")
 
     def sides(self) -> frozenset[Side]:
         """The sides of the rigorous bounds this method can give."""

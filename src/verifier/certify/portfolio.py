@@ -182,6 +182,8 @@ def collect_bounds(
                 with _deadline(left):
                     if quantity is Quantity.DELTA:
                         got = method.delta_bounds(scheme, at, direction)
+                    elif quantity is Quantity.RHO:
+                        got = method.rho_bounds(scheme, direction)
                     else:
                         got = method.epsilon_bounds(scheme, at, direction)
             except _BudgetSpent:

@@ -54,25 +54,33 @@ def _rigorous(bounds: Sequence[Bound], quantity: Quantity) -> list[Bound]:
     return [b for b in bounds if b.rigorous and b.quantity is quantity]
 
 
-def decide(delta: float, bounds: Sequence[Bound], directions: Sequence[Direction]) -> Decision:
-    """The verdict on "δ(ε) <= ``delta``" from rigorous bounds on δ at the claimed ε (module doc).
+#: How a decided quantity and its claimed value read in the reasons.
+_WORDS = {Quantity.DELTA: ("δ(ε)", "δ"), Quantity.RHO: ("ρ", "ρ")}
+
+
+def decide(delta: float, bounds: Sequence[Bound], directions: Sequence[Direction], quantity: Quantity = Quantity.DELTA) -> Decision:
+    """The verdict on "δ(ε) <= ``delta``" from rigorous bounds on δ at the claimed ε (module doc);
+    with ``quantity=Quantity.RHO``, on "ρ* <= ``delta``" for a zCDP claim ρ from bounds on the
+    scheme's zCDP parameter ρ* (same rule: an upper bound <= the claim certifies, a lower bound
+    above it refutes; Steinke 2022, Def 11).
 
     Raises :class:`InconsistentBounds` if a rigorous lower bound exceeds a rigorous upper bound.
     """
-    usable = _rigorous(bounds, Quantity.DELTA)
+    usable = _rigorous(bounds, quantity)
+    what, claimed = _WORDS[quantity]
     certified, violated, reasons = [], [], []
     for direction in directions:
         lower, upper = best_bounds(usable, direction)
         if lower is not None and lower.value > delta:
             violated.append(direction)
-            reasons.append(f"{direction.value}: δ(ε) >= {lower.value!r} > claimed δ = {delta!r} ({lower.method}, lower bound)")
+            reasons.append(f"{direction.value}: {what} >= {lower.value!r} > claimed {claimed} = {delta!r} ({lower.method}, lower bound)")
         elif upper is not None and upper.value <= delta:
             certified.append(direction)
-            reasons.append(f"{direction.value}: δ(ε) <= {upper.value!r} <= claimed δ = {delta!r} ({upper.method}, upper bound)")
+            reasons.append(f"{direction.value}: {what} <= {upper.value!r} <= claimed {claimed} = {delta!r} ({upper.method}, upper bound)")
         else:
             low = f"{lower.value!r}" if lower else "0"
             high = f"{upper.value!r}" if upper else "inf"
-            reasons.append(f"{direction.value}: claimed δ = {delta!r} lies in the best bracket [{low}, {high}] of δ(ε)")
+            reasons.append(f"{direction.value}: claimed {claimed} = {delta!r} lies in the best bracket [{low}, {high}] of {what}")
     if violated:
         verdict = Verdict.VIOLATED
     elif len(certified) == len(directions):
@@ -82,11 +90,11 @@ def decide(delta: float, bounds: Sequence[Bound], directions: Sequence[Direction
     return Decision(verdict, tuple(reasons))
 
 
-def settled_for(delta: float, directions: Sequence[Direction]):
+def settled_for(delta: float, directions: Sequence[Direction], quantity: Quantity = Quantity.DELTA):
     """The portfolio's stopping rule for a claim: True once :func:`decide` is no longer INCONCLUSIVE."""
 
     def settled(bounds: Sequence[Bound]) -> bool:
-        return decide(delta, bounds, directions).verdict is not Verdict.INCONCLUSIVE
+        return decide(delta, bounds, directions, quantity).verdict is not Verdict.INCONCLUSIVE
 
     return settled
 
@@ -116,13 +124,15 @@ def cross_check(
 @dataclass(frozen=True)
 class Outcome:
     """Everything the certifier found for one claim: the decision, the bounds on δ at the claimed ε
-    and on ε at the claimed δ (None when no method applied), and the total time."""
+    and on ε at the claimed δ (None when no method applied), the total time, and for a zCDP claim
+    the bounds on ρ (``delta`` and ``epsilon`` are then None)."""
 
     claim: Claim
     decision: Decision
     delta: Collected | None
     epsilon: Collected | None
     seconds: float
+    rho: Collected | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -132,7 +142,8 @@ class Outcome:
 def certify(claim: Claim, *, only: Sequence[str] | None = None, time_budget: float | None = None) -> Outcome:
     """Decide ``claim``: run the applicable methods cheapest first until the verdict on δ(claimed ε)
     is decided or ``time_budget`` seconds are spent, then bound ε(claimed δ) with the methods that
-    ran, cross-check the two, and return the :class:`Outcome`.
+    ran, cross-check the two, and return the :class:`Outcome`. A zCDP claim (``claim.rho``) is
+    decided the same way on bounds on the scheme's ρ (:meth:`Method.rho_bounds`).
 
     Raises :class:`InconsistentBounds` on contradictory rigorous bounds (a defect in verifier).
     """
@@ -141,6 +152,11 @@ def certify(claim: Claim, *, only: Sequence[str] | None = None, time_budget: flo
     if not select_methods(scheme, only):
         reason = f"no registered method supports {type(scheme).__name__} with {scheme!r}: {unsupported_reason(scheme)}"
         return Outcome(claim, Decision(Verdict.INCONCLUSIVE, (reason,)), None, None, time.perf_counter() - started)
+    if claim.rho is not None:  # a zCDP claim: decided on bounds on ρ, no (ε, δ) to cross-check
+        settled = settled_for(claim.rho, directions, Quantity.RHO)
+        rhos = collect_bounds(scheme, Quantity.RHO, claim.rho, directions, only=only, settled=settled, time_budget=time_budget)
+        decision = decide(claim.rho, rhos.bounds, directions, Quantity.RHO)
+        return Outcome(claim, decision, None, None, time.perf_counter() - started, rho=rhos)
     deltas = collect_bounds(
         scheme, Quantity.DELTA, claim.epsilon, directions, only=only, settled=settled_for(claim.delta, directions), time_budget=time_budget
     )

@@ -22,7 +22,7 @@ __all__ = ["register", "claim_from_flags", "summary_lines"]
 
 #: Flags that describe a claim; giving one together with a claim file or --example is an error.
 _CLAIM_FLAGS = ("sigma", "scale", "epsilon0", "times", "rate", "steps", "neighboring", "epsilon", "delta")
-_CLAIM_FLAGS += ("delta0",)
+_CLAIM_FLAGS += ("delta0", "claim_rho")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--neighboring", choices=NEIGHBORING, help="neighbouring relation (default: add_or_remove)")
     parser.add_argument("--epsilon", type=float, help="claimed ε")
     parser.add_argument("--delta", type=float, help="claimed δ in (0, 1)")
+    parser.add_argument("--claim-rho", type=float, metavar="RHO", help="a zCDP claim instead of (ε, δ): the scheme is ρ-zCDP, ρ > 0")
     _add_run_options(parser)
     parser.set_defaults(handler=_run)
 
@@ -74,6 +75,8 @@ def claim_from_flags(args: argparse.Namespace) -> Claim:
     for name in ("neighboring", "epsilon", "delta"):
         if getattr(args, name) is not None:
             claim[name] = getattr(args, name)
+    if args.claim_rho is not None:
+        claim["rho"] = args.claim_rho
     return parse_claim(claim)
 
 
@@ -94,9 +97,10 @@ def _claim(args: argparse.Namespace) -> Claim:
 def summary_lines(outcome: Outcome) -> list[str]:
     """A short human-readable account of an outcome: verdict, claim, deciding bounds, ε brackets."""
     claim = outcome.claim
+    stated = f"ρ={claim.rho!r} (zCDP)" if claim.rho is not None else f"(ε={claim.epsilon!r}, δ={claim.delta!r})"
     lines = [
         f"{outcome.verdict.value}: {_describe(claim.mechanism)} {_describe(claim.scheme)}, "
-        f"{claim.neighboring}: claimed (ε={claim.epsilon!r}, δ={claim.delta!r})"
+        f"{claim.neighboring}: claimed {stated}"
     ]
     if claim.neighboring == "replace_one":
         lines.append(f"  model: {claim.modelling}")
@@ -114,6 +118,9 @@ def summary_lines(outcome: Outcome) -> list[str]:
         ]
         lines.append(f"  methods run: {', '.join(outcome.delta.ran)} ({outcome.seconds:.3g} s)")
         lines += [f"  not run: {s}" for s in outcome.delta.skipped]
+    if outcome.rho is not None:
+        lines.append("  ρ: " + "  ".join(f"{d.value} [{b.lower!r}, {b.upper!r}]" for d, b in outcome.rho.brackets.items()))
+        lines.append(f"  methods run: {', '.join(outcome.rho.ran)} ({outcome.seconds:.3g} s)")
     return lines
 
 

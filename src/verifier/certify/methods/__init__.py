@@ -12,4 +12,5 @@ ADAPTERS = [
     "verifier.certify.methods.pld",
     "verifier.certify.methods.allocation_pld",
     "verifier.certify.methods.composition",
+    "verifier.certify.methods.zcdp",
 ]

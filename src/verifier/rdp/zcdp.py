@@ -1,0 +1,222 @@
+"""Zero-concentrated DP: the ρ of a scheme (UPPER and LOWER bounds) and the zCDP → (ε, δ) conversions.
+
+A mechanism is ρ-zCDP when D_α <= αρ for every α > 1 in each required direction (Bun & Steinke
+2016; Steinke 2022, Def 11 and §6.4). The smallest such ρ is ρ* = sup_α D_α/α, and this module
+bounds it from both sides:
+
+- UPPER: :func:`rho_upper`, dispatched through :data:`RHO` (scheme type → ρ). Single → the pair's
+  ρ from :data:`PAIR_RHO`: Gaussian Δ²/(2σ²) (Steinke 2022, Lemma 12; exact: D_α = αΔ²/(2σ²) for
+  every α, Lemma 33.4), and for pure ε₀-DP pairs (Laplace with ε₀ = Δ/b, randomized response,
+  ApproxDP with δ₀ = 0) ε₀²/2 (Prop 16); Composed → ``times`` × the inner ρ (Thm 13: ρ adds under
+  composition, adaptive or not, Prop 19). Another scheme type registers its own rule with
+  :func:`register_rho` (e.g. a sequence of phases: the sum of the phases' ρ).
+- LOWER: :func:`rho_lower_at`: D_α/α <= ρ* at any single order, from a rigorous lower bound on
+  D_α dispatched through :data:`RENYI_LOWER` (Single → the pair's Rényi bracket; Composed → ``times``
+  × the inner one, exact additivity for products, Lemma 33.2). A pair with D_α = +∞ (ApproxDP with
+  δ₀ > 0) is not ρ-zCDP for any ρ.
+
+Conversions (each an UPPER bound on ε(δ) or δ(ε) of a ρ-zCDP mechanism; both minimise over the
+order, and every order is a rigorous bound, so the search needs no certificate of optimality):
+
+- :attr:`Conversion.CLASSICAL`, the standard one: ε = ρ + 2√(ρ ln(1/δ)) and δ = e^{−(ε−ρ)²/(4ρ)} for
+  ε >= ρ (Steinke 2022, Remark 15). It is the classical RDP conversion (Mironov 2017, Prop 3) of the
+  curve α ↦ αρ at its optimal order α = 1 + √(ln(1/δ)/ρ) (resp. α − 1 = (ε − ρ)/(2ρ)), which is how
+  it is evaluated here.
+- :attr:`Conversion.IMPROVED`, the chapter's tight one: δ = inf_{t>0} e^{t(t+1)ρ − εt}/(t+1)·(1 − 1/(t+1))^t
+  (Prop 14; notes §4.1: the log is strictly convex in t, with minimiser the root of
+  (2t+1)ρ + ln(t/(t+1)) = ε). With α = t + 1 this is the improved RDP conversion (Lemma 33.8) of the
+  curve α ↦ αρ, evaluated by :mod:`verifier.rdp.conversion` at the minimising order. The chapter
+  notes it is "fairly tight, but not completely optimal"; it is never above the standard one.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+from flint import arb
+from scipy import optimize
+
+from verifier._directed import arb_bound, up, with_precision
+from verifier._types import Direction, Side
+from verifier._validation import check_open_unit, check_order, check_positive, check_real
+from verifier.errors import InvalidArgument, NotApplicable
+from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
+from verifier.rdp.conversion import Conversion, Converted, delta_upper, epsilon_upper
+from verifier.rdp.curve import RdpCurve
+from verifier.schemes import Composed, Scheme, Single
+
+__all__ = [
+    "PAIR_RHO",
+    "RHO",
+    "RENYI_LOWER",
+    "register_rho",
+    "rho_upper",
+    "renyi_lower",
+    "rho_lower_at",
+    "epsilon_from_rho",
+    "delta_from_rho",
+    "RHO_CITATION",
+]
+
+RHO_CITATION = "zCDP (Steinke 2022, Def 11): Gaussian rho = Delta^2/(2 sigma^2) (Lemma 12), pure eps0-DP rho = eps0^2/2 (Prop 16), composition adds rho (Thm 13)"
+
+
+def _gaussian(pair: Gaussian) -> float:
+    with with_precision():
+        return arb_bound(arb(pair.sensitivity) ** 2 / (2 * arb(pair.sigma) ** 2), Side.UPPER)
+
+
+def _pure(epsilon0: arb) -> float:
+    """Prop 16: an ε₀-DP pair is ε₀²/2-zCDP."""
+    return arb_bound(epsilon0**2 / 2, Side.UPPER)
+
+
+def _laplace(pair: Laplace) -> float:
+    with with_precision():
+        return _pure(arb(pair.sensitivity) / arb(pair.scale))
+
+
+def _randomized_response(pair: RandomizedResponse) -> float:
+    with with_precision():
+        return _pure(arb(pair.epsilon0))
+
+
+def _approx_dp(pair: ApproxDP) -> float:
+    if pair.delta0 > 0:
+        raise NotApplicable(f"ApproxDP with delta0={pair.delta0!r} > 0 is not zCDP (D_alpha = +inf)")
+    with with_precision():
+        return _pure(arb(pair.epsilon0))
+
+
+#: Pair type → UPPER bound on the pair's ρ (module docstring).
+PAIR_RHO: dict[type, Callable[..., float]] = {
+    Gaussian: _gaussian,
+    Laplace: _laplace,
+    RandomizedResponse: _randomized_response,
+    ApproxDP: _approx_dp,
+}
+
+
+def _single_rho(scheme: Single) -> float:
+    rule = PAIR_RHO.get(type(scheme.pair))
+    if rule is None:
+        raise NotApplicable(f"no zCDP parameter is known for {type(scheme.pair).__name__}")
+    return rule(scheme.pair)
+
+
+def _composed_rho(scheme: Composed) -> float:
+    with with_precision():
+        return arb_bound(scheme.times * arb(rho_upper(scheme.scheme)), Side.UPPER)
+
+
+#: Scheme type → UPPER bound on its ρ; extend with :func:`register_rho`.
+RHO: dict[type, Callable[..., float]] = {Single: _single_rho, Composed: _composed_rho}
+
+
+def register_rho(scheme_type: type, rule: Callable[..., float]) -> None:
+    """Register ``rule(scheme) -> ρ upper bound`` for ``scheme_type`` (replacing any earlier one);
+    ``rule`` raises NotApplicable where no ρ is known."""
+    if not isinstance(scheme_type, type):
+        raise InvalidArgument("scheme_type", scheme_type, "must be a scheme class")
+    if not callable(rule):
+        raise InvalidArgument("rule", rule, "must be callable")
+    RHO[scheme_type] = rule
+
+
+def rho_upper(scheme: Scheme) -> float:
+    """An UPPER bound on the smallest ρ for which ``scheme`` is ρ-zCDP (both directions; module
+    docstring), rounded up. NotApplicable where no rule is registered or the pair has none."""
+    rule = RHO.get(type(scheme))
+    if rule is None:
+        raise NotApplicable(f"no zCDP rule is registered for {type(scheme).__name__}")
+    return rule(scheme)
+
+
+def _single_renyi_lower(scheme: Single, alpha: float, direction: Direction) -> float:
+    return float(scheme.pair.renyi(alpha, direction).lower)
+
+
+def _composed_renyi_lower(scheme: Composed, alpha: float, direction: Direction) -> float:
+    inner = renyi_lower(scheme.scheme, alpha, direction)
+    if math.isinf(inner):
+        return inner
+    with with_precision():
+        return arb_bound(scheme.times * arb(inner), Side.LOWER)
+
+
+#: Scheme type → rigorous LOWER bound on D_α in a direction (module docstring).
+RENYI_LOWER: dict[type, Callable[..., float]] = {Single: _single_renyi_lower, Composed: _composed_renyi_lower}
+
+
+def renyi_lower(scheme: Scheme, alpha: float, direction: Direction) -> float:
+    """A rigorous LOWER bound on D_α of ``scheme`` in ``direction`` (+∞ where D_α is infinite)."""
+    order = check_order("alpha", alpha)
+    rule = RENYI_LOWER.get(type(scheme))
+    if rule is None:
+        raise NotApplicable(f"no Renyi lower bound is registered for {type(scheme).__name__}")
+    return max(0.0, rule(scheme, order, direction))
+
+
+def rho_lower_at(scheme: Scheme, alpha: float, direction: Direction) -> float:
+    """D_α/α rounded down: a LOWER bound on the smallest ρ for which ``scheme`` is ρ-zCDP (a
+    ρ-zCDP mechanism has D_α <= αρ at every order; Steinke 2022, Def 11 / §6.4)."""
+    lower = renyi_lower(scheme, alpha, direction)
+    if math.isinf(lower):
+        return lower
+    with with_precision():
+        return arb_bound(arb(lower) / arb(check_order("alpha", alpha)), Side.LOWER)
+
+
+def _curve(rho: float, order: float) -> RdpCurve:
+    """The single-order curve D_α <= αρ of a ρ-zCDP mechanism (either direction)."""
+    return RdpCurve(np.array([order]), np.array([up(order * rho)]), np.array([False]), Direction.REMOVE, RHO_CITATION)
+
+
+def _check_conversion(conversion: Conversion) -> Conversion:
+    if not isinstance(conversion, Conversion):
+        raise InvalidArgument("conversion", conversion, "must be Conversion.CLASSICAL or Conversion.IMPROVED")
+    return conversion
+
+
+#: Orders searched by the IMPROVED ε conversion: α − 1 in [e^-40, e^12]·(1 + √(ln(1/δ)/ρ)).
+_LOG_SPAN = (-40.0, 12.0)
+
+
+def epsilon_from_rho(rho: float, delta: float, conversion: Conversion = Conversion.IMPROVED) -> Converted:
+    """UPPER bound on ε(δ) of a ρ-zCDP mechanism by ``conversion`` (module docstring)."""
+    r = check_positive("rho", rho)
+    target = check_open_unit("delta", delta)
+    conv = _check_conversion(conversion)
+    log_inv = -math.log(target)
+    scale = 1.0 + math.sqrt(log_inv / r)
+    if conv is Conversion.CLASSICAL:
+        order = scale
+    else:
+
+        def objective(log_t: float) -> float:
+            alpha = 1.0 + math.exp(log_t)
+            return alpha * r + (log_inv - math.log(alpha)) / (alpha - 1.0) + math.log1p(-1.0 / alpha)
+
+        found = optimize.minimize_scalar(objective, bounds=(_LOG_SPAN[0] + math.log(scale), _LOG_SPAN[1] + math.log(scale)), method="bounded")
+        order = 1.0 + math.exp(found.x)
+    return epsilon_upper(_curve(r, max(order, 1.0 + 1e-12)), target, conv)
+
+
+def delta_from_rho(rho: float, epsilon: float, conversion: Conversion = Conversion.IMPROVED) -> Converted:
+    """UPPER bound on δ(ε) of a ρ-zCDP mechanism by ``conversion`` (module docstring); 1 where the
+    conversion says nothing (ε <= ρ for the standard one)."""
+    r = check_positive("rho", rho)
+    eps = check_real("epsilon", epsilon)
+    conv = _check_conversion(conversion)
+    if conv is Conversion.CLASSICAL:
+        t = (eps - r) / (2.0 * r)
+    else:
+        def slope(log_t: float) -> float:  # d/dt of the log objective, increasing in t (notes §4.1)
+            t = math.exp(log_t)
+            return (2.0 * t + 1.0) * r - math.log1p(1.0 / t) - eps
+
+        lo, hi = -60.0, 60.0
+        t = math.exp(optimize.brentq(slope, lo, hi)) if slope(lo) < 0 < slope(hi) else 1.0
+    return delta_upper(_curve(r, 1.0 + t if t > 0 else 2.0), eps, conv)

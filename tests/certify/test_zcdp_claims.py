@@ -1,0 +1,105 @@
+"""zCDP claims and ``verifier zcdp`` (issue 13, "Done when" line 3), through the CLI.
+
+A Gaussian with noise σ is exactly ρ-zCDP for ρ = Δ²/(2σ²) (Steinke 2022, Lemma 12; D_α = αρ at
+every order, Lemma 33.4), so a claim ρ = 1/(2σ²) must be CERTIFIED and ρ = 0.9/(2σ²) VIOLATED (its
+D_α exceeds 0.9·α/(2σ²) at every order). The σ are chosen so 1/(2σ²) is a binary64 number: for
+other σ the float 1/(2σ²) a user computes may lie an ulp below the true ρ, and verifier rightly
+does not certify it.
+"""
+
+import json
+import subprocess
+import sys
+
+import mpmath as mp
+import pytest
+
+from verifier.certify.certificate import schema
+from verifier.cli import main
+
+SIGMAS = (0.5, 1.0, 2.0)
+
+
+def _validate(cert: dict) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.Draft202012Validator(schema()).validate(cert)
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, "-m", "verifier", *args], capture_output=True, text=True, check=False)
+
+
+def _gaussian_epsilon(rho, delta) -> mp.mpf:
+    """Exact ε(δ) of the Gaussian with parameter ρ (Steinke 2022, Cor 8), by bisection in mpmath."""
+    with mp.workdps(40):
+        rho = mp.mpf(rho)
+
+        def excess(e):
+            s = mp.sqrt(2 * rho)
+            return mp.ncdf(-(e - rho) / s) - mp.exp(e) * mp.ncdf(-(e + rho) / s) - delta
+
+        return mp.findroot(excess, (mp.mpf(0), mp.mpf(200)), solver="bisect", tol=1e-30)
+
+
+@pytest.mark.parametrize("sigma", SIGMAS)
+def test_zcdp_claims_certified_at_rho_and_violated_below(sigma, capsys):
+    rho = 1.0 / (2.0 * sigma**2)
+    flags = ["certify", "--mechanism", "gaussian", "--sigma", repr(sigma)]
+    assert main([*flags, "--claim-rho", repr(rho), "--json"]) == 0
+    cert = json.loads(capsys.readouterr().out)
+    _validate(cert)
+    assert cert["verdict"] == "CERTIFIED" and cert["claim"]["rho"] == rho and "epsilon" not in cert["claim"]
+    assert {d: cert["directions"][d]["rho"]["upper"] for d in ("add", "remove")} == {"add": rho, "remove": rho}
+    assert main([*flags, "--claim-rho", repr(0.9 * rho), "--json"]) == 1
+    cert = json.loads(capsys.readouterr().out)
+    _validate(cert)
+    assert cert["verdict"] == "VIOLATED" and cert["directions"]["add"]["rho"]["lower"] > 0.9 * rho
+
+
+def test_zcdp_claims_through_a_subprocess_and_a_claim_file(tmp_path):
+    """σ = 2, 10 compositions: ρ = 10/8 = 1.25 (Thm 13) certified, 0.9·1.25 violated (exit 1)."""
+    path = tmp_path / "claim.json"
+    claim = {"mechanism": {"name": "gaussian", "sigma": 2.0}, "scheme": {"name": "composed", "times": 10}, "rho": 1.25}
+    path.write_text(json.dumps(claim))
+    out = _run("certify", str(path))
+    assert out.returncode == 0 and out.stdout.startswith("CERTIFIED"), out.stdout + out.stderr
+    path.write_text(json.dumps({**claim, "rho": 0.9 * 1.25}))
+    out = _run("certify", str(path))
+    assert out.returncode == 1 and out.stdout.startswith("VIOLATED"), out.stdout + out.stderr
+
+
+def test_approx_dp_with_positive_delta0_is_not_zcdp(capsys):
+    """D_α = +∞ when δ₀ > 0, so no ρ holds."""
+    assert main(["certify", "--mechanism", "approx_dp", "--epsilon0", "1", "--delta0", "1e-9", "--claim-rho", "1000"]) == 1
+    assert "ρ >= inf" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("sigma", SIGMAS)
+def test_zcdp_command_prints_rho_and_both_conversions(sigma):
+    out = _run("zcdp", "--sigma", repr(sigma), "--delta", "1e-5", "--json")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    rho = 1.0 / (2.0 * sigma**2)
+    assert got["rho"] == rho
+    exact = _gaussian_epsilon(rho, 1e-5)
+    assert exact <= got["epsilon_prop14"] <= got["epsilon_standard"]
+    with mp.workdps(40):
+        assert got["epsilon_standard"] == pytest.approx(float(rho + 2 * mp.sqrt(rho * mp.log(mp.mpf(10) ** 5))), rel=1e-13)
+    text = _run("zcdp", "--sigma", repr(sigma), "--delta", "1e-5", "--epsilon", "3")
+    assert text.returncode == 0 and text.stdout.startswith(f"rho <= {rho!r}") and text.stdout.count("\n") == 5
+
+
+@pytest.mark.parametrize(
+    "args, field",
+    [(["certify", "--sigma", "1", "--claim-rho", "0"], "rho"),
+     (["certify", "--sigma", "1", "--claim-rho", "-0.5"], "rho"),
+     (["certify", "--sigma", "1", "--claim-rho", "0.5", "--epsilon", "1", "--delta", "1e-5"], "rho"),
+     (["zcdp", "--sigma", "1", "--scheme", "poisson", "--rate", "0.1", "--steps", "3"], "scheme"),
+     (["zcdp", "--mechanism", "approx_dp", "--epsilon0", "1", "--delta0", "1.5"], "delta0"),
+     (["zcdp", "--sigma", "1", "--delta", "0"], "delta")],
+)
+def test_bad_zcdp_input_exits_2_with_one_line(args, field, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and f"{field}=" in lines[0], err
