@@ -20,8 +20,9 @@ import sys
 import mpmath as mp
 import pytest
 
-from verifier import Direction
+from verifier import Direction, InvalidArgument, Measure
 from verifier.certify.methods.composition import AdvancedComposition, BasicComposition
+from verifier.certify.methods.exact import KOV_MAX_TIMES, ExactPair
 from verifier.certify.registry import methods_for
 from verifier.cli import main
 from verifier.pairs import ApproxDP
@@ -107,6 +108,45 @@ def test_pld_bracket_contains_the_kov_epsilon_and_advanced_composition_is_above(
             assert bound.value >= exact
 
 
+def test_exact_method_is_the_kov_sum(composed):
+    """The exact method's bracket of the grouped product pair (pairs.ApproxDPComposition) is the KOV
+    value to float accuracy in both directions (a wrong binomial weight or a lost ⊥ mass shows)."""
+    steps, scheme, _ = composed
+    exact = ExactPair()
+    for direction in Direction:
+        for eps in DELTA_POINTS[steps]:
+            lower, upper = (b.value for b in exact.delta_bounds(scheme, eps, direction))
+            reference = kov_delta(steps, E0, D0, eps)
+            assert lower <= reference <= upper and upper - lower <= 1e-14 * reference
+        for delta in EPSILON_TARGETS[steps]:
+            lower, upper = (b.value for b in exact.epsilon_bounds(scheme, delta, direction))
+            assert lower <= kov_epsilon(steps, E0, D0, delta) <= upper and upper - lower <= 1e-12 * upper
+
+
+def test_grouped_product_pair_laws_and_limits():
+    pair = ApproxDP(0.5, 0.1).composed(3)
+    with mp.workdps(DPS):
+        p = [kov_mass(3, l) for l in range(4)]  # losses −1.5, −0.5, 0.5, 1.5
+        below, above = p[0] + p[1], p[3] + 1 - (1 - mp.mpf(0.1)) ** 3  # +∞ counts above
+        got = pair.loss_cdf_bracket(0.0, Direction.REMOVE, Measure.P)
+        assert got.lower <= below <= got.upper
+        got = pair.loss_sf_bracket(1.0, Direction.REMOVE, Measure.P)
+        assert got.lower <= above <= got.upper
+    assert pair.renyi(2.0, Direction.ADD).lower == math.inf
+    assert ApproxDP(0.5, 0.0).composed(3).renyi(2.0, Direction.ADD).contains(3 * ApproxDP(0.5, 0.0).renyi(2.0, Direction.ADD).upper)
+    assert ExactPair().supports(Composed(Single(ApproxDP(0.5, 0.0)), KOV_MAX_TIMES))
+    assert not ExactPair().supports(Composed(Single(ApproxDP(0.5, 0.0)), KOV_MAX_TIMES + 1))
+    with pytest.raises(InvalidArgument, match="^times="):
+        ApproxDP(0.5, 0.0).composed(0)
+
+
+def kov_mass(steps: int, l: int) -> mp.mpf:
+    """P-mass of loss (2l − T)ε₀ in the T-fold product of ApproxDP(0.5, 0.1)."""
+    with mp.workdps(DPS):
+        e = mp.exp(mp.mpf(0.5))
+        return (1 - mp.mpf(0.1)) ** steps * mp.binomial(steps, l) * e**l / (1 + e) ** steps
+
+
 def test_advanced_composition_matches_the_notes_value():
     """Notes §10.7: Thm 22 with k = 100, ε_j = 0.1, δ_j = 1e-8, δ = 1e-5 gives ε = 5.32043275664;
     solved back for δ at that ε it returns 1e-5."""
@@ -138,8 +178,8 @@ def test_methods_are_registered_for_approx_dp_compositions_only():
 
 
 def test_certify_cli_decides_an_approx_dp_composition(capsys):
-    """100 (0.5, 1e-6)-DP steps at δ = 1e-3: KOV gives ε ≈ 26.06, advanced composition ≈ 31.2, so a
-    claim ε = 28 holds only through the optimal (PLD) composition (exit 0) and ε = 24 fails (exit 1)."""
+    """100 (0.5, 1e-6)-DP steps at δ = 1e-3: KOV gives ε ≈ 26.07, advanced composition ≈ 31.2, so a
+    claim ε = 28 holds only through the optimal composition (exit 0) and ε = 24 fails (exit 1)."""
     scheme = Composed(Single(ApproxDP(E0, D0)), 100)
     assert 24.0 < float(kov_epsilon(100, E0, D0, 1e-3)) < 28.0 < AdvancedComposition().epsilon_bounds(scheme, 1e-3, Direction.ADD)[0].value
     flags = ["certify", "--mechanism", "approx_dp", "--epsilon0", "0.5", "--delta0", "1e-6", "--scheme", "composed", "--times", "100"]

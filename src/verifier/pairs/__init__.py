@@ -1,11 +1,11 @@
 """Dominating pairs (P, Q) = (R(*), R(⊥)) of one mechanism step, with exact δ(ε), ε(δ), Rényi
 divergences, privacy-ratio moments and privacy-loss laws in both directions."""
 
-from verifier.pairs.approx_dp import ApproxDP
+from verifier.pairs.approx_dp import ApproxDP, ApproxDPComposition
 from verifier.pairs.base import DominatingPair
 from verifier.pairs.finite import DiscretePair, FinitePair, RandomizedResponse
 from verifier.pairs.gaussian import Gaussian
 from verifier.pairs.laplace import Laplace
 from verifier.pairs.subsampled import PoissonSubsampled
 
-__all__ = ["DominatingPair", "FinitePair", "DiscretePair", "RandomizedResponse", "Gaussian", "Laplace", "PoissonSubsampled", "ApproxDP"]
+__all__ = ["DominatingPair", "FinitePair", "DiscretePair", "RandomizedResponse", "Gaussian", "Laplace", "PoissonSubsampled", "ApproxDP", "ApproxDPComposition"]

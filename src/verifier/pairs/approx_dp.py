@@ -9,17 +9,20 @@ copies through the PLD engine is the *optimal* composition of T (ε₀, δ₀)-D
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from flint import arb
+from flint import arb, ctx
 
-from verifier._validation import check_half_open_unit, check_nonnegative
+from scipy import special
+
+from verifier._validation import check_half_open_unit, check_integer, check_nonnegative
 from verifier.pairs.finite import FinitePair
 
-__all__ = ["ApproxDP"]
+__all__ = ["ApproxDP", "ApproxDPComposition"]
 
 
 @dataclass(frozen=True)
@@ -77,3 +80,70 @@ class ApproxDP(FinitePair):
         e0 = arb(self.epsilon0)
         finite = [1 if v > x else -1 if v < x else 0 if v == x else None for v in (e0, -e0)]
         return finite if self.delta0 == 0.0 else [1, *finite, -1]
+
+    def composed(self, times: int) -> "ApproxDPComposition":
+        """The ``times``-fold product of this pair, as one finite pair (its exact hockey-stick
+        curve is the Kairouz–Oh–Viswanath optimal composition)."""
+        return ApproxDPComposition(self.epsilon0, self.delta0, times)
+
+
+@functools.lru_cache(maxsize=8)
+def _composition_masses(epsilon0: float, delta0: float, times: int, bits: int) -> tuple[list[arb], list[arb]]:
+    """(P, Q) of :class:`ApproxDPComposition` as balls at ``bits`` of precision (memoised: every
+    δ(ε) evaluation of a bisection reuses them)."""
+    big = arb(epsilon0).exp()
+    kept = (1 - arb(delta0)) ** times
+    scale = kept / (1 + big) ** times
+    p = [scale * arb.bin_uiui(times, l) * big**l for l in range(times + 1)]
+    q = p[::-1]
+    if delta0 == 0.0:
+        return p, q
+    zero = arb(0)
+    return [1 - kept, *p, zero], [zero, *q, 1 - kept]
+
+
+@dataclass(frozen=True)
+class ApproxDPComposition(FinitePair):
+    """The T-fold product of ApproxDP(ε₀, δ₀), grouped by privacy loss: T + 1 outcomes
+    l = 0 … T with loss (2l − T)ε₀ and masses P_l = (1−δ₀)^T C(T,l) e^{lε₀}/(1+e^{ε₀})^T,
+    Q_l = (1−δ₀)^T C(T,l) e^{(T−l)ε₀}/(1+e^{ε₀})^T, and for δ₀ > 0 the outcomes "some step fell
+    on ⊥" with P-mass (resp. Q-mass) 1 − (1−δ₀)^T and loss +∞ (resp. −∞). (The rare outcomes
+    where both (0, ⊥) and (1, ⊥) occur have P = Q = 0 and are left out.)
+
+    Its δ(ε) is the Kairouz–Oh–Viswanath optimal composition of T (ε₀, δ₀)-DP mechanisms
+    (Steinke 2022, §7; notes §7, D9; proofs/approx_dp.py checks it against the product for T = 2, 3),
+    evaluated as an exact finite sum in ball arithmetic: O(T) per query.
+    """
+
+    epsilon0: float
+    delta0: float
+    times: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon0", check_nonnegative("epsilon0", self.epsilon0))
+        object.__setattr__(self, "delta0", check_half_open_unit("delta0", self.delta0))
+        object.__setattr__(self, "times", check_integer("times", self.times, minimum=1))
+
+    def swapped(self) -> "ApproxDPComposition":
+        return self
+
+    def _masses_arb(self) -> tuple[list[arb], list[arb]]:
+        return _composition_masses(self.epsilon0, self.delta0, self.times, ctx.prec)
+
+    def _masses(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        t, l = self.times, np.arange(self.times + 1)
+        log_kept = t * math.log1p(-self.delta0)
+        log_p = (log_kept + special.gammaln(t + 1) - special.gammaln(l + 1) - special.gammaln(t - l + 1)
+                 + l * self.epsilon0 - t * np.logaddexp(0.0, self.epsilon0))
+        p = np.exp(log_p)
+        if self.delta0 == 0.0:
+            return p, p[::-1].copy()
+        lost = -math.expm1(log_kept)
+        return np.concatenate([[lost], p, [0.0]]), np.concatenate([[0.0], p[::-1], [lost]])
+
+    def _loss_order(self, x: arb) -> list[int | None]:
+        """The losses are exactly +∞, (2l − T)ε₀ for l = 0 … T, −∞: compared exactly."""
+        e0 = arb(self.epsilon0)
+        finite = [(2 * l - self.times) * e0 for l in range(self.times + 1)]
+        signs = [1 if v > x else -1 if v < x else 0 if v == x else None for v in finite]
+        return signs if self.delta0 == 0.0 else [1, *signs, -1]
