@@ -64,6 +64,15 @@ def test_delta_conversions_match_the_notes_table(rho, eps, tight, simple):
     assert gaussian_delta(rho, eps) <= got_tight <= got_simple
 
 
+def test_rho_zero_is_the_identical_pair():
+    """ApproxDP(0, 0) has P = Q: ρ = 0, ε(δ) = 0 and δ(ε) = 0 for ε >= 0, in both conversions."""
+    assert zcdp.rho_upper(Composed(Single(ApproxDP(0.0, 0.0)), 5)) == 0.0
+    for conversion in Conversion:
+        assert zcdp.epsilon_from_rho(0.0, 1e-5, conversion).value == 0.0
+        assert zcdp.delta_from_rho(0.0, 0.0, conversion).value == 0.0
+        assert zcdp.delta_from_rho(0.0, -0.1, conversion).value == 1.0
+
+
 def test_standard_delta_is_trivial_at_or_below_rho():
     assert zcdp.delta_from_rho(0.5, 0.5, Conversion.CLASSICAL).value == 1.0
     assert zcdp.delta_from_rho(0.5, -1.0, Conversion.IMPROVED).value == 1.0
@@ -109,7 +118,7 @@ def test_register_rho_extends_the_dispatch(monkeypatch):
         zcdp.register_rho("Pair2", len)
 
 
-@pytest.mark.parametrize("call, name", [(lambda: zcdp.epsilon_from_rho(0.0, 1e-5), "rho"), (lambda: zcdp.epsilon_from_rho(-1.0, 1e-5), "rho"),
+@pytest.mark.parametrize("call, name", [(lambda: zcdp.epsilon_from_rho(-1e-300, 1e-5), "rho"), (lambda: zcdp.epsilon_from_rho(-1.0, 1e-5), "rho"),
                                         (lambda: zcdp.epsilon_from_rho(1.0, 1.0), "delta"), (lambda: zcdp.delta_from_rho(1.0, math.nan), "epsilon")])
 def test_bad_inputs_name_the_parameter(call, name):
     with pytest.raises(InvalidArgument, match=rf"^{name}="):

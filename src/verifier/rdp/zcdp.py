@@ -40,7 +40,7 @@ from scipy import optimize
 
 from verifier._directed import arb_bound, up, with_precision
 from verifier._types import Direction, Side
-from verifier._validation import check_open_unit, check_order, check_positive, check_real
+from verifier._validation import check_nonnegative, check_open_unit, check_order, check_real
 from verifier.errors import InvalidArgument, NotApplicable
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
 from verifier.rdp.conversion import Conversion, Converted, delta_upper, epsilon_upper
@@ -185,10 +185,13 @@ _LOG_SPAN = (-40.0, 12.0)
 
 
 def epsilon_from_rho(rho: float, delta: float, conversion: Conversion = Conversion.IMPROVED) -> Converted:
-    """UPPER bound on ε(δ) of a ρ-zCDP mechanism by ``conversion`` (module docstring)."""
-    r = check_positive("rho", rho)
+    """UPPER bound on ε(δ) of a ρ-zCDP mechanism by ``conversion`` (module docstring); ρ = 0 (P = Q)
+    gives ε = 0."""
+    r = check_nonnegative("rho", rho)
     target = check_open_unit("delta", delta)
     conv = _check_conversion(conversion)
+    if r == 0.0:
+        return Converted(0.0, math.inf, conv, True)
     log_inv = -math.log(target)
     scale = 1.0 + math.sqrt(log_inv / r)
     if conv is Conversion.CLASSICAL:
@@ -206,10 +209,12 @@ def epsilon_from_rho(rho: float, delta: float, conversion: Conversion = Conversi
 
 def delta_from_rho(rho: float, epsilon: float, conversion: Conversion = Conversion.IMPROVED) -> Converted:
     """UPPER bound on δ(ε) of a ρ-zCDP mechanism by ``conversion`` (module docstring); 1 where the
-    conversion says nothing (ε <= ρ for the standard one)."""
-    r = check_positive("rho", rho)
+    conversion says nothing (ε <= ρ for the standard one); ρ = 0 (P = Q) gives δ = 0 for ε >= 0."""
+    r = check_nonnegative("rho", rho)
     eps = check_real("epsilon", epsilon)
     conv = _check_conversion(conversion)
+    if r == 0.0:
+        return Converted(0.0 if eps >= 0 else 1.0, math.inf, conv, True)
     if conv is Conversion.CLASSICAL:
         t = (eps - r) / (2.0 * r)
     else:
