@@ -103,3 +103,14 @@ def test_bad_zcdp_input_exits_2_with_one_line(args, field, capsys):
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and f"{field}=" in lines[0], err
+
+
+def test_zcdp_claim_without_a_known_rho_is_inconclusive(capsys):
+    """Poisson subsampling has no closed-form ρ here and no method bounds its ρ: exit 3, and every
+    method that ran says why it gave no bound on ρ (none is silently dropped)."""
+    argv = ["certify", "--sigma", "1", "--scheme", "poisson", "--rate", "0.01", "--steps", "10", "--claim-rho", "100", "--json"]
+    assert main(argv) == 3
+    cert = json.loads(capsys.readouterr().out)
+    _validate(cert)
+    assert cert["verdict"] == "INCONCLUSIVE" and cert["bounds"] == []
+    assert cert["methods_run"] and all(any(s.startswith(f"ρ: {m} (") for s in cert["skipped"]) for m in cert["methods_run"])
