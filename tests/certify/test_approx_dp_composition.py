@@ -208,3 +208,16 @@ def test_bad_step_parameter_in_a_subprocess_has_no_traceback():
         capture_output=True, text=True, check=False,
     )
     assert out.returncode == 2 and out.stderr.strip().count("\n") == 0 and "delta0=1.0" in out.stderr, out.stderr
+
+
+def test_every_method_declares_the_schemes_it_supports_for_approx_dp():
+    """The coverage contract (tests/certify/test_scheme_coverage.py) for the new pair, in every scheme."""
+    from verifier.certify.registry import all_methods
+    from verifier.schemes import Allocation, Poisson
+
+    pair = ApproxDP(0.5, 1e-6)
+    samples = [Single(pair), Composed(Single(pair), 3), Poisson(pair, 0.01, 10), Allocation(pair, 10, 2, 2)]
+    for method in all_methods():
+        for scheme in samples:
+            if method.supports(scheme):
+                assert type(scheme) in method.scheme_types, (method.name, scheme)
