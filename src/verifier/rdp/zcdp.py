@@ -42,7 +42,7 @@ from verifier._directed import arb_bound, up, with_precision
 from verifier._types import Direction, Side
 from verifier._validation import check_nonnegative, check_open_unit, check_order, check_real
 from verifier.errors import InvalidArgument, NotApplicable
-from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
+from verifier.pairs import ApproxDP, Gaussian, Laplace, RandomizedResponse
 from verifier.rdp.conversion import Conversion, Converted, delta_upper, epsilon_upper
 from verifier.rdp.curve import RdpCurve
 from verifier.schemes import Composed, Scheme, Single
