@@ -75,6 +75,8 @@ def test_rho_zero_is_the_identical_pair():
 
 def test_standard_delta_is_trivial_at_or_below_rho():
     assert zcdp.delta_from_rho(0.5, 0.5, Conversion.CLASSICAL).value == 1.0
+    assert zcdp.delta_from_rho(50.0, 10.0, Conversion.IMPROVED).value == 1.0  # best t ~ e^-40: order stays > 1
+    assert zcdp.delta_from_rho(50.0, 50.0 + 1e-14, Conversion.CLASSICAL).value == 1.0
     assert zcdp.delta_from_rho(0.5, -1.0, Conversion.IMPROVED).value == 1.0
 
 

@@ -180,6 +180,9 @@ def _check_conversion(conversion: Conversion) -> Conversion:
     return conversion
 
 
+#: Smallest order tried (any order > 1 gives a valid bound; 1 + t rounds to 1 for t below 2^-53).
+_MIN_ORDER = 1.0 + 2.0**-40
+
 #: Orders searched by the IMPROVED ε conversion: α − 1 in [e^-40, e^12]·(1 + √(ln(1/δ)/ρ)).
 _LOG_SPAN = (-40.0, 12.0)
 
@@ -204,7 +207,7 @@ def epsilon_from_rho(rho: float, delta: float, conversion: Conversion = Conversi
 
         found = optimize.minimize_scalar(objective, bounds=(_LOG_SPAN[0] + math.log(scale), _LOG_SPAN[1] + math.log(scale)), method="bounded")
         order = 1.0 + math.exp(found.x)
-    return epsilon_upper(_curve(r, max(order, 1.0 + 1e-12)), target, conv)
+    return epsilon_upper(_curve(r, max(order, _MIN_ORDER)), target, conv)
 
 
 def delta_from_rho(rho: float, epsilon: float, conversion: Conversion = Conversion.IMPROVED) -> Converted:
@@ -224,4 +227,4 @@ def delta_from_rho(rho: float, epsilon: float, conversion: Conversion = Conversi
 
         lo, hi = -60.0, 60.0
         t = math.exp(optimize.brentq(slope, lo, hi)) if slope(lo) < 0 < slope(hi) else 1.0
-    return delta_upper(_curve(r, 1.0 + t if t > 0 else 2.0), eps, conv)
+    return delta_upper(_curve(r, max(1.0 + t, _MIN_ORDER) if t > 0 else 2.0), eps, conv)
