@@ -15,6 +15,7 @@ from typing import NoReturn, Sequence
 from verifier import __version__
 from verifier.cli import _bounds, _certify, _demo, _mc, _profile, _rdp, _compare
 from verifier.cli import _zcdp
+from verifier.cli import _calibrate
 from verifier.errors import InconsistentBounds, InvalidArgument, VerifierError
 
 __all__ = ["main", "build_parser", "COMMANDS", "EXIT_OK", "EXIT_INVALID", "EXIT_INCONSISTENT"]
@@ -26,6 +27,7 @@ EXIT_INCONSISTENT = 4
 #: Sub-command modules; each exposes ``register(subparsers)`` which sets ``handler`` on its parser.
 COMMANDS = [_profile, _certify, _bounds, _demo, _mc, _rdp, _compare]
 COMMANDS += [_zcdp]
+COMMANDS += [_calibrate]
 
 
 class _OneLineParser(argparse.ArgumentParser):

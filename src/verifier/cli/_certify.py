@@ -18,7 +18,7 @@ from verifier.certify.verdict import Outcome, certify
 from verifier.cli._options import add_mechanism_options, add_scheme_options
 from verifier.errors import InvalidArgument
 
-__all__ = ["register", "claim_from_flags", "summary_lines"]
+__all__ = ["register", "claim_from_flags", "claim_json_from_flags", "summary_lines"]
 
 #: Flags that describe a claim; giving one together with a claim file or --example is an error.
 _CLAIM_FLAGS = ("sigma", "scale", "epsilon0", "times", "rate", "steps", "neighboring", "epsilon", "delta")
@@ -58,6 +58,11 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
 
 def claim_from_flags(args: argparse.Namespace) -> Claim:
     """The claim the mechanism/scheme/claim flags describe, validated like a claim file."""
+    return parse_claim(claim_json_from_flags(args))
+
+
+def claim_json_from_flags(args: argparse.Namespace) -> dict:
+    """The claim the mechanism/scheme/claim flags describe, as JSON (not yet validated)."""
     mechanism: dict = {"name": args.mechanism}
     fields = {"gaussian": ("sigma",), "laplace": ("scale",), "rr": ("epsilon0",), "approx_dp": ("epsilon0", "delta0")}[args.mechanism]
     for name in fields:
@@ -75,9 +80,9 @@ def claim_from_flags(args: argparse.Namespace) -> Claim:
     for name in ("neighboring", "epsilon", "delta"):
         if getattr(args, name) is not None:
             claim[name] = getattr(args, name)
-    if args.claim_rho is not None:
+    if getattr(args, "claim_rho", None) is not None:
         claim["rho"] = args.claim_rho
-    return parse_claim(claim)
+    return claim
 
 
 def _claim(args: argparse.Namespace) -> Claim:

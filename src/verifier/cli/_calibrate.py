@@ -1,0 +1,82 @@
+"""``verifier calibrate``: the value of σ (or the rate, steps, epochs) that meets an (ε, δ) target
+with a certificate, and the proven bracket on the best possible value.
+
+Exit status: 0 a certified value was found, 3 no value in the parameter's range could be certified
+(INCONCLUSIVE), 2 invalid input. ``--json`` prints the calibration with the final point's certificate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from verifier.certify.calibrate import DEFAULT_TOLERANCE, KNOBS, Calibration, Probe, calibrate
+from verifier.certify.certificate import to_certificate
+from verifier.certify.claim import NEIGHBORING
+from verifier.certify.verdict import Verdict
+from verifier.cli._certify import claim_json_from_flags, summary_lines
+from verifier.cli._options import add_mechanism_options, add_scheme_options
+from verifier.errors import NotCertified
+
+__all__ = ["register", "calibration_lines"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "calibrate",
+        help="smallest σ (or largest rate/steps/epochs) that meets (ε, δ), with a certificate",
+        description="Find the value of one parameter (σ by default) at which a rigorous upper bound meets the "
+        "target (ε, δ), and a rigorous lower bound showing how far it is from the best possible value. "
+        "Exit status: 0 found, 3 nothing in range certified, 2 invalid input.",
+    )
+    add_mechanism_options(parser)
+    add_scheme_options(parser)
+    parser.add_argument("--neighboring", choices=NEIGHBORING, help="neighbouring relation (default: add_or_remove)")
+    parser.add_argument("--epsilon", type=float, required=True, help="target ε")
+    parser.add_argument("--delta", type=float, required=True, help="target δ in (0, 1)")
+    parser.add_argument("--parameter", choices=tuple(KNOBS), default="sigma", help="the free parameter (default: sigma)")
+    parser.add_argument(
+        "--tolerance",
+        type=float,
+        default=DEFAULT_TOLERANCE,
+        help=f"stop when the bracket on the best value is this narrow, relative (default {DEFAULT_TOLERANCE})",
+    )
+    parser.add_argument("--json", action="store_true", help="print the calibration and the final point's certificate as JSON")
+    parser.set_defaults(handler=_run)
+
+
+def calibration_lines(result: Calibration) -> list[str]:
+    """The answer, the proven bracket on the best value, the probes, and the final point's summary."""
+    name, claim = result.parameter, result.outcome.claim
+    safer = "smallest" if KNOBS[name].larger_is_safer else "largest"
+    if result.unsafe is None:
+        where = f"no value was proven unsafe, so the {safer} safe {name} is not bracketed"
+    else:
+        low, high = sorted((result.unsafe, result.safe))
+        where = f"the {safer} safe {name} lies in [{low!r}, {high!r}] (gap {result.gap:.3%})"
+    counts = {v: sum(p.verdict is v for p in result.probes) for v in Verdict}
+    tally = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
+    return [
+        f"{name} = {result.safe!r} meets (ε={claim.epsilon!r}, δ={claim.delta!r}) with a certificate; {where}",
+        f"  {len(result.probes)} probes ({tally}) in {result.seconds:.3g} s; certificate of {name} = {result.safe!r}:",
+        *("  " + line for line in summary_lines(result.outcome)),
+    ]
+
+
+def _progress(probe: Probe) -> None:
+    print(f"  probe {probe.value!r}: {probe.verdict.value} ({probe.seconds:.2g} s)", file=sys.stderr, flush=True)
+
+
+def _run(args: argparse.Namespace) -> int:
+    claim = claim_json_from_flags(args)
+    try:
+        result = calibrate(claim, args.parameter, tolerance=args.tolerance, only=args.method, progress=None if args.json else _progress)
+    except NotCertified as exc:
+        print(f"verifier: INCONCLUSIVE: {exc}", file=sys.stderr)
+        return Verdict.INCONCLUSIVE.exit_status
+    if args.json:
+        print(json.dumps({**result.to_dict(), "certificate": to_certificate(result.outcome)}))
+    else:
+        print("\n".join(calibration_lines(result)))
+    return 0
