@@ -10,17 +10,20 @@ import numpy.typing as npt
 from verifier._types import Bracket, Dominance
 from verifier.errors import IncompatibleObjects, InconsistentBounds, InvalidArgument
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, compose
-from verifier.pld.power import self_compose_pair
+from verifier.pld.power import self_compose_pair_routed
 
 __all__ = ["PLDBracket"]
 
 
 @dataclass(frozen=True)
 class PLDBracket:
-    """``dominating`` yields UPPER and ``dominated`` LOWER bounds on δ(ε) of one mechanism, one direction."""
+    """``dominating`` yields UPPER and ``dominated`` LOWER bounds on δ(ε) of one mechanism, one direction.
+    ``routes`` records how each self-composition behind it was computed (the FFT power or the binary
+    fallback, per side), for the note of the bounds it yields."""
 
     dominating: DiscretePLD
     dominated: DiscretePLD
+    routes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not (isinstance(self.dominating, DiscretePLD) and isinstance(self.dominated, DiscretePLD)):
@@ -58,11 +61,14 @@ class PLDBracket:
         return PLDBracket(
             compose(self.dominating, other.dominating, tail_mass=tail_mass),
             compose(self.dominated, other.dominated, tail_mass=tail_mass),
+            self.routes + other.routes,
         )
 
     def self_compose(self, times: int, *, tail_mass: float = DEFAULT_TAIL_MASS) -> "PLDBracket":
-        """Both sides composed ``times`` times with themselves."""
-        return PLDBracket(*self_compose_pair(self.dominating, self.dominated, times, tail_mass=tail_mass))
+        """Both sides composed ``times`` times with themselves; the route each side took is appended to
+        :attr:`routes`."""
+        sides, (upper, lower) = self_compose_pair_routed(self.dominating, self.dominated, times, tail_mass=tail_mass)
+        return PLDBracket(*sides, self.routes + (f"dominating {upper}; dominated {lower}",))
 
     def grid_size(self) -> int:
         """The larger number of grid points of the two sides."""

@@ -35,7 +35,14 @@ of length N, so the result is moved to the safe side twice:
      ‖Â − A‖₂ <= e_A = c_ld√N‖p‖₂ + (underflow term of :func:`~verifier.pld.radix2.underflow_term`);
    - power: |Â_k^m − A_k^m| <= m·R^{m−1}|Â_k − A_k| with R = ‖p‖₁ + e_A >= max(|A_k|, |Â_k|).
      Only bins 0..N/2 are powered and the full spectrum is their Hermitian rebuild, in which the
-     bins 0 < k < N/2 count twice, so D1 = √2·m·R^{m−1}·e_A; the powering loop multiplies m factors
+     bins 0 < k < N/2 count twice, so D1 = √2·m·R^{m−1}·e_A. Per bin, the same mean-value bound with
+     R_k = |Â_k| + e_k and the componentwise FFT error e_k >= |Â_k − A_k|
+     (:func:`~verifier.pld.radix2.componentwise_error`) gives D1' = ‖(m·R_k^{m−1}·e_k)_k‖₂ over the
+     full spectrum (:func:`_binwise_power_error`); D1 = min of the two. R_k^{m−1} vanishes wherever
+     the characteristic function has decayed, so D1' grows like √m where the normwise D1 grows like
+     m: at T = 10⁵ the normwise E1 (~2.4e-10 for the issue-17 Poisson workload) exceeded
+     :data:`POWER_ERROR_LIMIT` and forced the binary fallback; with D1' it is ~4e-12, and ~5e-11 at
+     T = 10⁶. The powering loop multiplies m factors
      in some tree, so
      fl(Â_k^m) = Â_k^m(1 + θ_k), |θ_k| <= (1 + ν)^{m−1} − 1, giving D2 = θ·‖Â^m‖₂ (plus an
      absolute long-double underflow term);
@@ -78,7 +85,15 @@ from verifier.errors import InvalidArgument
 from verifier.pld.binary_power import binary_power
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, _truncate, compose, sum_down, sum_up
 from verifier.pld.fft import _norms
-from verifier.pld.radix2 import higham_constant, irfft_power2, rfft_pair_power2, rfft_power2, twiddles, underflow_term
+from verifier.pld.radix2 import (
+    componentwise_error,
+    higham_constant,
+    irfft_power2,
+    rfft_pair_power2,
+    rfft_power2,
+    twiddles,
+    underflow_term,
+)
 
 __all__ = [
     "POWER_ERROR_LIMIT",
@@ -87,6 +102,7 @@ __all__ = [
     "power_self_compose_pair",
     "self_compose",
     "self_compose_pair",
+    "self_compose_pair_routed",
 ]
 
 #: Largest certified ℓ1 round-off E1 the power route may charge before :func:`self_compose` uses
@@ -333,14 +349,34 @@ def _empty(plan: _Plan) -> tuple[DiscretePLD, PowerReport]:
     return out, PowerReport(1, 0, 0.0, 0.0, 0.0)
 
 
-def _forward_error(size: int, two_norm: float, spectrum_norm: float = 0.0) -> arb:
-    """ℓ2 bound on the full-spectrum error of the long-double forward transform of a vector of ℓ2
-    norm ``two_norm`` (Higham Thm 24.2 with the twiddles' μ, plus underflow), plus u·``spectrum_norm``
-    for the split of a packed pair (:func:`verifier.pld.radix2.rfft_pair_power2`)."""
+@dataclass(frozen=True)
+class _ForwardError:
+    """Two rigorous bounds on the error Â − A of a computed half spectrum: ``l2`` (arb) bounds its full
+    (Hermitian) spectrum in ℓ2 (Higham Thm 24.2); per bin, |Â_k − A_k| <= ``uniform`` + ``relative``·|Â_k|
+    (:func:`verifier.pld.radix2.componentwise_error`)."""
+
+    l2: arb
+    uniform: float
+    relative: float
+
+
+def _forward_error(size: int, one_norm: float, two_norm: float, spectrum_norm: float | None = None) -> _ForwardError:
+    """Error bounds of the long-double forward transform of a vector of norms ``one_norm`` and
+    ``two_norm``: normwise (Higham Thm 24.2 with the twiddles' μ, plus underflow) and per bin
+    (ε_L‖x‖₁ + a_L). With ``spectrum_norm`` (the ℓ2 norm of the split spectrum, for a packed pair:
+    :func:`verifier.pld.radix2.rfft_pair_power2`), the split's rounding is added: u·‖X̂‖₂ + N·s in ℓ2,
+    and per bin u·|X̂_k| + s (s = 2^-1074 >= the long-double smallest normal, for an underflowing
+    halving)."""
+    eps, absolute = componentwise_error(size, np.longdouble)
+    tiny = max(float(_TINY_LD), _SUB)
     with with_precision():
         c_ld = arb(higham_constant(size, _U_LD, twiddles(size, np.longdouble).mu))
-        split = arb(_U_LD) * arb(spectrum_norm) + size * arb(float(_TINY_LD))
-        return c_ld * arb(size).sqrt() * arb(two_norm) + arb(underflow_term(size, np.longdouble)) + split
+        l2 = c_ld * arb(size).sqrt() * arb(two_norm) + arb(underflow_term(size, np.longdouble))
+        uniform = arb(eps) * arb(one_norm) + arb(absolute)
+        if spectrum_norm is not None:
+            l2 += arb(_U_LD) * arb(spectrum_norm) + size * arb(tiny)
+            uniform += arb(tiny)
+        return _ForwardError(l2, _upper(uniform), _U_LD if spectrum_norm is not None else 0.0)
 
 
 def power_self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAULT_TAIL_MASS) -> tuple[DiscretePLD, PowerReport]:
@@ -352,7 +388,7 @@ def power_self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAU
     if plan.q is None:
         return _empty(plan)
     spectrum = rfft_power2(plan.q, plan.size, np.longdouble)
-    return _finish(plan, spectrum, _forward_error(plan.size, _norms(plan.q)[1]))
+    return _finish(plan, spectrum, _forward_error(plan.size, *_norms(plan.q)))
 
 
 def power_self_compose_pair(
@@ -365,23 +401,83 @@ def power_self_compose_pair(
     m = check_integer("times", times, minimum=1)
     tail = check_nonnegative("tail_mass", tail_mass)
     plans = [_plan(first, m, tail), _plan(second, m, tail)]
-    if plans[0].q is None or plans[1].q is None:
+    if plans[0].q is None or plans[1].q is None or min(plans[0].q.size, plans[1].q.size) == 1:
+        # nothing to share: an empty side, or a point mass (its power is one number, exact up to the
+        # powering's rounding; packed with the other side it would inherit that side's FFT length)
         return power_self_compose(first, m, tail_mass=tail), power_self_compose(second, m, tail_mass=tail)
     size = max(plans[0].size, plans[1].size)
     plans = [plan if plan.size == size else _widened(plan, size) for plan in plans]
     spectra = rfft_pair_power2(plans[0].q, plans[1].q, size, np.longdouble)
-    packed_norm = math.hypot(_norms(plans[0].q)[1], _norms(plans[1].q)[1]) * (1 + 4 * _U)
+    norms = [_norms(plan.q) for plan in plans]
+    packed_one = up(norms[0][0] + norms[1][0])  # Σ|q1 + i·q2| <= ‖q1‖₁ + ‖q2‖₁
+    packed_two = math.hypot(norms[0][1], norms[1][1]) * (1 + 4 * _U)
     results = []
     for plan, spectrum in zip(plans, spectra):
         kept = np.arange(spectrum.size)
-        error = _forward_error(size, packed_norm, _spectrum_norm_up(spectrum, kept, size))
+        error = _forward_error(size, packed_one, packed_two, _spectrum_norm_up(spectrum, kept, size))
         results.append(_finish(plan, spectrum, error))
     return results[0], results[1]
 
 
-def _finish(plan: _Plan, spectrum: np.ndarray, e_a: arb) -> tuple[DiscretePLD, PowerReport]:
-    """Power the half spectrum (ℓ2 error of its full spectrum <= ``e_a``), invert, and move the
-    window and round-off charges to the safe side (module docstring)."""
+def _pow_up(base: npt.NDArray[np.float64], times: int) -> npt.NDArray[np.float64]:
+    """Elementwise UPPER bounds on base**times (base >= 0 finite doubles, times >= 0).
+
+    Binary powering on (mantissa, exponent) pairs: ``np.frexp`` splits exactly, so mantissas stay in
+    [1/4, 1) (no overflow, no underflow) and every product rounds once with relative error <= u. A
+    squaring doubles the relative error already carried, so the computed power is b^n·Π(1 + δ_i)^{c_i}
+    with Σc_i <= n − 1 (as in Higham Lemma 3.1 for a product of n factors): the true power is <= the
+    computed one times (1 − u)^{-(n−1)} <= 1 + 2nu (n·u <= 2^-20 here; rounded up by one more ulp).
+    The final scaling ``np.ldexp`` is exact unless the result is subnormal (error <= s/2),
+    so adding s = 2^-1074 (exact there) keeps it above."""
+    mant, expo = np.frexp(base)
+    expo = expo.astype(np.int64)
+    if times >= 2**32:
+        raise InvalidArgument("times", times, "must be below 2**32 for the power's round-off bound")
+    res_m = np.ones_like(mant)
+    res_e = np.zeros_like(expo)
+    n = times
+    while n:
+        if n & 1:
+            res_m, shift = np.frexp(res_m * mant)
+            res_e += expo + shift
+        n >>= 1
+        if n:
+            mant, shift = np.frexp(mant * mant)
+            expo = 2 * expo + shift
+    res_m = np.nextafter(res_m * (1.0 + 2.0 * times * _U), np.inf)
+    with np.errstate(under="ignore", over="raise"):
+        return np.ldexp(res_m, np.clip(res_e, -2000, 2000)) + _SUB
+
+
+def _binwise_power_error(spectrum: np.ndarray, mag2: np.ndarray, error: _ForwardError, times: int, size: int) -> float:
+    """UPPER bound on the ℓ2 norm over the full (Hermitian) spectrum of Â^m − A^m, bin by bin:
+
+        |Â_k^m − A_k^m| <= m·R_k^{m−1}·e_k,   e_k = uniform + relative·|Â_k| >= |Â_k − A_k|,
+        R_k = |Â_k| + e_k >= max(|Â_k|, |A_k|)
+
+    (mean value bound for z ↦ z^m on the segment from A_k to Â_k). Unlike the normwise
+    m·R^{m−1}·‖Â − A‖₂ with the global R = ‖p‖₁ + e, the factor R_k^{m−1} vanishes on every bin
+    where the characteristic function has decayed, so the charge grows like √m rather than m.
+    Everything is rounded up: |Â_k| from the long-double |Â_k|² (relative error γ₂ there, one
+    rounding to double, a correctly rounded square root, a 1e-300 floor for underflow), the powers by
+    :func:`_pow_up`, products and sums with one ulp per rounding, the final norm by
+    :func:`_spectrum_norm_up`."""
+    with np.errstate(under="ignore"):
+        mag_up = np.sqrt(mag2.astype(np.float64) + 1e-300)
+        mag_up = np.nextafter(mag_up * (1.0 + 8.0 * _U), np.inf)
+        e_k = np.nextafter(error.uniform + np.nextafter(error.relative * mag_up, np.inf), np.inf)
+        e_k = np.nextafter(e_k * (1.0 + 2.0 * _U), np.inf)
+        radius = np.nextafter((mag_up + e_k) * (1.0 + 2.0 * _U), np.inf)
+        term = _pow_up(radius, times - 1) * e_k
+        term = np.nextafter(term * (times * (1.0 + 4.0 * _U)), np.inf)
+    if not np.all(np.isfinite(term)):
+        return math.inf
+    return _spectrum_norm_up(term, np.arange(spectrum.size), size)
+
+
+def _finish(plan: _Plan, spectrum: np.ndarray, error: _ForwardError) -> tuple[DiscretePLD, PowerReport]:
+    """Power the half spectrum (forward error bounds ``error``), invert, and move the window and
+    round-off charges to the safe side (module docstring)."""
     pld, m, size, start, q = plan.pld, plan.times, plan.size, plan.start, plan.q
     dominating = pld.dominance is Dominance.DOMINATING
     # Bins whose computed |Â_k|² <= thr2 have |Â_k|^m <= NEGLIGIBLE_POWER·(1 + tiny) (rigorous bound
@@ -389,6 +485,8 @@ def _finish(plan: _Plan, spectrum: np.ndarray, e_a: arb) -> tuple[DiscretePLD, P
     thr2 = math.exp(2.0 * math.log(NEGLIGIBLE_POWER) / m) * (1.0 - 1e-6)
     mag2 = spectrum.real * spectrum.real + spectrum.imag * spectrum.imag
     kept = np.flatnonzero(mag2 > thr2)
+    e_a = error.l2
+    d1_binwise = _binwise_power_error(spectrum, mag2, error, m, size)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         powered = _power(spectrum[kept], m)
         cast = np.zeros(size // 2 + 1, dtype=np.complex128)
@@ -399,7 +497,8 @@ def _finish(plan: _Plan, spectrum: np.ndarray, e_a: arb) -> tuple[DiscretePLD, P
         root_n = arb(size).sqrt()
         c_d = arb(higham_constant(size, _U, twiddles(size, np.float64).mu))
         radius = arb(plan.total_up) + e_a
-        d1 = arb(2).sqrt() * m * radius ** (m - 1) * e_a  # √2: Hermitian rebuild of bins 0..N/2
+        d1_normwise = arb(2).sqrt() * m * radius ** (m - 1) * e_a  # √2: Hermitian rebuild of bins 0..N/2
+        d1 = arb(min(_upper(d1_normwise), d1_binwise))
         nu = arb(2).sqrt() * _gamma(2, u_ld)
         theta = (1 + nu) ** (m - 1) - 1
         # Underflow in long double: each multiplication adds <= 4·smallest_normal absolute, carried
@@ -495,12 +594,18 @@ def self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAULT_TAI
     return _binary_self_compose(pld, m, tail)
 
 
-def self_compose_pair(
+def _route(times: int, report: PowerReport) -> str:
+    """How a ``times``-fold self-composition was computed, for the bound's note."""
+    if report.e1 <= POWER_ERROR_LIMIT:
+        return f"{times}-fold by the FFT power (N = {report.size}, round-off E1 <= {report.e1:.2g})"
+    return f"{times}-fold by binary powering (power route's E1 {report.e1:.2g} > {POWER_ERROR_LIMIT:g})"
+
+
+def self_compose_pair_routed(
     first: DiscretePLD, second: DiscretePLD, times: int, *, tail_mass: float = DEFAULT_TAIL_MASS
-) -> tuple[DiscretePLD, DiscretePLD]:
-    """:func:`self_compose` of two PLDs of one grid step (e.g. the DOMINATING and DOMINATED sides of a
-    bracket), sharing one packed forward transform (:func:`power_self_compose_pair`); each falls back
-    to binary exponentiation on its own when its E1 exceeds :data:`POWER_ERROR_LIMIT`."""
+) -> tuple[tuple[DiscretePLD, DiscretePLD], tuple[str, str]]:
+    """:func:`self_compose_pair` and, per side, which route computed it (the FFT power with its
+    length and certified round-off, or the binary fallback and why): ``((first', second'), routes)``."""
     m = check_integer("times", times, minimum=1)
     tail = check_nonnegative("tail_mass", tail_mass)
     for pld in (first, second):
@@ -509,10 +614,20 @@ def self_compose_pair(
     if first.step != second.step:
         raise InvalidArgument("second", f"step {second.step}", f"must share the first PLD's grid step {first.step}")
     if m == 1:
-        return first, second
+        return (first, second), ("1-fold (no composition)", "1-fold (no composition)")
     results = power_self_compose_pair(first, second, m, tail_mass=tail)
     out = [
         got if report.e1 <= POWER_ERROR_LIMIT else _binary_self_compose(pld, m, tail)
         for pld, (got, report) in zip((first, second), results)
     ]
-    return out[0], out[1]
+    routes = [_route(m, report) for _, report in results]
+    return (out[0], out[1]), (routes[0], routes[1])
+
+
+def self_compose_pair(
+    first: DiscretePLD, second: DiscretePLD, times: int, *, tail_mass: float = DEFAULT_TAIL_MASS
+) -> tuple[DiscretePLD, DiscretePLD]:
+    """:func:`self_compose` of two PLDs of one grid step (e.g. the DOMINATING and DOMINATED sides of a
+    bracket), sharing one packed forward transform (:func:`power_self_compose_pair`); each falls back
+    to binary exponentiation on its own when its E1 exceeds :data:`POWER_ERROR_LIMIT`."""
+    return self_compose_pair_routed(first, second, times, tail_mass=tail_mass)[0]

@@ -128,7 +128,8 @@ class PLDMethod(Method):
 
     def _bounds(self, got: Bracket, quantity: Quantity, at: float, direction: Direction, bracket: PLDBracket) -> list[Bound]:
         budget = max(bracket.dominating.error_budget, bracket.dominated.error_budget)
-        note = f"{_NOTE}; grid step {bracket.step:g}, {bracket.grid_size()} points"
+        routes = "".join(f"; {route}" for route in bracket.routes)
+        note = f"{_NOTE}; grid step {bracket.step:g}, {bracket.grid_size()} points{routes}"
         return [
             Bound(float(got.lower), Side.LOWER, direction, quantity, at, self.name, self.citation, budget, True, note),
             Bound(float(got.upper), Side.UPPER, direction, quantity, at, self.name, self.citation, budget, True, note),
