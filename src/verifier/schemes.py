@@ -7,6 +7,7 @@ never through an if/elif here.
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
 from typing import Union
 
@@ -14,7 +15,7 @@ from verifier._validation import check_integer, check_unit
 from verifier.errors import InvalidArgument
 from verifier.pairs import DominatingPair
 
-__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "base_pair"]
+__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "base_pair"]
 
 
 def _check_pair(pair: object) -> DominatingPair:
@@ -85,11 +86,40 @@ class Allocation:
         object.__setattr__(self, "epochs", check_integer("epochs", self.epochs, minimum=1))
 
 
-Scheme = Union[Single, Composed, Poisson, Allocation]
+@dataclass(frozen=True)
+class Sequence:
+    """A heterogeneous run: the ``phases`` (each any other scheme, e.g. 1000 Poisson steps at σ = 1.1
+    then 500 at σ = 0.9) run one after another on the same data, each on independent randomness, so
+    the run is their adaptive composition (Steinke 2022, Thm 9 for PLDs, Lemma 31 for RDP, Thm 13 for
+    zCDP). A list of phases is stored as a tuple; a phase may not itself be a Sequence (list its
+    phases instead)."""
+
+    phases: tuple
+
+    def __post_init__(self) -> None:
+        phases = self.phases
+        if not isinstance(phases, (list, tuple)):
+            raise InvalidArgument("phases", phases, "must be a list of schemes")
+        phases = tuple(phases)
+        if not phases:
+            raise InvalidArgument("phases", [], "must hold at least one phase (a sequence of nothing releases nothing)")
+        allowed = tuple(t for t in typing.get_args(Scheme) if t is not Sequence)
+        for index, phase in enumerate(phases):
+            if isinstance(phase, Sequence):
+                raise InvalidArgument(f"phases[{index}]", phase, "must not be a Sequence", fix="list its phases in the outer sequence")
+            if not isinstance(phase, allowed):
+                names = ", ".join(t.__name__ for t in allowed)
+                raise InvalidArgument(f"phases[{index}]", phase, f"must be a scheme ({names})")
+        object.__setattr__(self, "phases", phases)
+
+
+Scheme = Union[Single, Composed, Poisson, Allocation, Sequence]
 
 
 def base_pair(scheme: Scheme) -> DominatingPair:
-    """The dominating pair of the step a scheme is built from."""
+    """The dominating pair of the step a scheme is built from (a Sequence has one per phase)."""
     while isinstance(scheme, Composed):
         scheme = scheme.scheme
+    if isinstance(scheme, Sequence):
+        raise InvalidArgument("scheme", scheme, "a Sequence has no single step pair: ask each of its phases")
     return scheme.pair

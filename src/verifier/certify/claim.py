@@ -8,6 +8,18 @@ and the claimed (ε, δ) (or, for a zCDP claim, ``"rho": ρ`` in their place: th
      "scheme": {"name": "poisson", "rate": 0.01, "steps": 1000},
      "neighboring": "add_or_remove", "epsilon": 1.83, "delta": 1e-5}
 
+A ``sequence`` scheme is a heterogeneous run: a list of phases run one after another, each a scheme
+object (any kind but ``sequence``) with, optionally, its own ``mechanism``; a phase without one runs
+the claim's ``mechanism`` (which a sequence claim may then omit when every phase states its own)::
+
+    {"mechanism": {"name": "gaussian", "sigma": 1.1},
+     "scheme": {"name": "sequence", "phases": [
+         {"name": "poisson", "rate": 0.01, "steps": 1000},
+         {"name": "poisson", "rate": 0.01, "steps": 500, "mechanism": {"name": "gaussian", "sigma": 0.9}}]},
+     "epsilon": 2.5, "delta": 1e-5}
+
+Errors inside a phase name it by position (``scheme.phases[1].rate``).
+
 Validation is strict: an unknown or missing field, a value of the wrong type or out of range
 raises :class:`~verifier.errors.InvalidArgument` naming the field by its path (``mechanism.sigma``)
 before anything is computed.
@@ -28,6 +40,7 @@ Neighbouring relations (Steinke 2022, §6.2):
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +51,7 @@ from verifier._validation import check_choice, check_integer, check_open_unit, c
 from verifier._validation import check_half_open_unit, check_nonnegative
 from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
-from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
+from verifier.schemes import Allocation, Composed, Poisson, Scheme, Sequence, Single
 
 __all__ = ["Claim", "parse_claim", "load_claim", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
 
@@ -55,6 +68,7 @@ class _Spec:
     fields: dict[str, tuple[_Check, Any]]
     build: Callable[..., Any]
     additive: bool = False  # additive-noise mechanism (replace-one = add/remove with 2Δ)
+    phased: bool = False  # a list of phases, each a scheme with its own mechanism (``sequence``)
 
 
 def _positive_integer(name: str, value: Any) -> int:
@@ -70,6 +84,14 @@ def _rate(name: str, value: Any) -> float:
     if rate == 0.0:
         raise InvalidArgument(name, value, "must lie in (0, 1] (rate 0 releases nothing)")
     return rate
+
+
+def _phase_list(name: str, value: Any) -> list:
+    if not isinstance(value, list):
+        raise InvalidArgument(name, value, "must be a JSON array of phase objects (each a scheme object, optionally with its own mechanism)")
+    if not value:
+        raise InvalidArgument(name, value, "must hold at least one phase (a sequence of nothing releases nothing)")
+    return value
 
 
 #: Mechanism kinds: the JSON ``mechanism.name`` values and their fields.
@@ -88,6 +110,7 @@ SCHEMES: dict[str, _Spec] = {
     "allocation": _Spec(
         {"steps": (_positive_integer, _REQUIRED), "k": (_positive_integer, 1), "epochs": (_positive_integer, 1)}, Allocation
     ),
+    "sequence": _Spec({"phases": (_phase_list, _REQUIRED)}, Sequence, phased=True),
 }
 
 #: Schemes under which replace-one neighbours are add/remove with doubled sensitivity (see module doc).
@@ -100,14 +123,16 @@ _TOP_FIELDS = ("mechanism", "scheme", "neighboring", "epsilon", "delta", "source
 class Claim:
     """A validated claim and the model verifier checks it on.
 
-    ``mechanism`` and ``scheme`` are the normalised JSON objects (defaults filled in); ``model`` is
+    ``mechanism`` and ``scheme`` are the normalised JSON objects (defaults filled in; a sequence's
+    phases each state their mechanism, and ``mechanism`` is None when the claim gave no default
+    for them); ``model`` is
     the scheme the bounds are computed for (for ``replace_one`` its pair has sensitivity 2Δ) and
     ``directions`` the adjacency directions the relation requires; ``modelling`` says in words how
     the claim was modelled. Build claims with :func:`parse_claim` or :func:`load_claim`, which
     validate and fill in the model.
     """
 
-    mechanism: dict
+    mechanism: dict | None
     scheme: dict
     neighboring: str
     epsilon: float | None
@@ -121,12 +146,14 @@ class Claim:
     def to_dict(self) -> dict:
         """The claim as JSON (round-trips through :func:`parse_claim`)."""
         out = {
-            "mechanism": dict(self.mechanism),
-            "scheme": dict(self.scheme),
+            "mechanism": copy.deepcopy(self.mechanism),
+            "scheme": copy.deepcopy(self.scheme),
             "neighboring": self.neighboring,
             "epsilon": self.epsilon,
             "delta": self.delta,
         }
+        if self.mechanism is None:
+            del out["mechanism"]
         if self.rho is not None:
             del out["epsilon"], out["delta"]
             out["rho"] = self.rho
@@ -148,8 +175,9 @@ def _unknown(path: str, obj: Mapping[str, Any], allowed: tuple[str, ...]) -> Non
         raise InvalidArgument(f"{where}{extra[0]}", obj[extra[0]], f"unknown field (allowed: {', '.join(allowed)})")
 
 
-def _read(path: str, obj: Mapping[str, Any], kinds: dict[str, _Spec]) -> tuple[str, _Spec, dict]:
-    """Validate one JSON object against ``kinds``; returns (kind name, spec, normalised fields)."""
+def _read(path: str, obj: Mapping[str, Any], kinds: dict[str, _Spec], extra: tuple[str, ...] = ()) -> tuple[str, _Spec, dict]:
+    """Validate one JSON object against ``kinds``; returns (kind name, spec, normalised fields).
+    ``extra`` names fields the caller reads itself (a phase's ``mechanism``)."""
     obj = _object(path, obj)
     if "name" not in obj:
         raise InvalidArgument(f"{path}.name", None, f"the field is missing (one of {', '.join(kinds)})")
@@ -157,7 +185,7 @@ def _read(path: str, obj: Mapping[str, Any], kinds: dict[str, _Spec]) -> tuple[s
     if not isinstance(name, str) or name not in kinds:
         raise InvalidArgument(f"{path}.name", name, f"must be one of {', '.join(kinds)}")
     spec = kinds[name]
-    _unknown(path, obj, ("name", *spec.fields))
+    _unknown(path, obj, ("name", *spec.fields, *extra))
     values: dict[str, Any] = {}
     for key, (check, default) in spec.fields.items():
         if key in obj:
@@ -177,29 +205,10 @@ def _build(path: str, build: Callable[..., Any], *args: Any, **kwargs: Any) -> A
         raise InvalidArgument(f"{path}.{exc.name}", exc.value, exc.rule, exc.fix) from None
 
 
-def parse_claim(obj: Any) -> Claim:
-    """Validate a claim given as a JSON-like mapping and build its model (see the module docstring).
-
-    Raises :class:`InvalidArgument` naming the first offending field; computes nothing.
-    """
-    obj = _object("claim", obj)
-    _unknown("", obj, _TOP_FIELDS)
-    stated = ("mechanism", "scheme", "rho") if "rho" in obj else ("mechanism", "scheme", "epsilon", "delta")
-    for key in stated:
-        if key not in obj:
-            raise InvalidArgument(key, None, "the field is missing (it is required)", fix=f"a claim has the fields {', '.join(_TOP_FIELDS[:5])}")
-    if "rho" in obj and ("epsilon" in obj or "delta" in obj):
-        raise InvalidArgument("rho", obj["rho"], "a zCDP claim states rho instead of epsilon and delta, not beside them")
-    mech_name, mech_spec, mech_values = _read("mechanism", obj["mechanism"], MECHANISMS)
-    scheme_name, scheme_spec, scheme_values = _read("scheme", obj["scheme"], SCHEMES)
-    neighboring = check_choice("neighboring", obj.get("neighboring", "add_or_remove"), NEIGHBORING)
-    rho = check_positive("rho", obj["rho"]) if "rho" in obj else None
-    epsilon = None if rho is not None else check_real("epsilon", obj["epsilon"])
-    delta = None if rho is not None else check_open_unit("delta", obj["delta"])
-    source = obj.get("source", "")
-    if not isinstance(source, str):
-        raise InvalidArgument("source", source, "must be a string (who produced the claim)")
-
+def _pair(path: str, mechanism: Any, scheme_path: str, scheme_name: str, neighboring: str) -> tuple[DominatingPair, dict, str]:
+    """The step pair of the mechanism at ``path`` for the scheme at ``scheme_path`` under
+    ``neighboring``: (pair, normalised mechanism object, modelling in words); see the module doc."""
+    mech_name, mech_spec, mech_values = _read(path, mechanism, MECHANISMS)
     pair_values = dict(mech_values)
     if neighboring == "replace_one":
         if not mech_spec.additive:
@@ -210,7 +219,7 @@ def parse_claim(obj: Any) -> Claim:
             raise InvalidArgument(
                 "neighboring",
                 neighboring,
-                f"is not supported for scheme {scheme_name!r}: under subsampling/allocation a replacement is not an "
+                f"is not supported for {scheme_path} {scheme_name!r}: under subsampling/allocation a replacement is not an "
                 "add/remove step with doubled sensitivity (Steinke 2022, §6.2)",
                 fix="state the claim for add_or_remove neighbours",
             )
@@ -219,24 +228,93 @@ def parse_claim(obj: Any) -> Claim:
             f"replace-one neighbours modelled as add-or-remove with sensitivity 2×{mech_values['sensitivity']:g} = "
             f"{pair_values['sensitivity']:g} (additive noise: a replacement moves the query by at most 2Δ; Steinke 2022, §6.2)"
         )
-        directions = directions_for("add_or_remove")
     else:
         modelling = f"{neighboring} neighbours"
-        directions = directions_for(neighboring)
-    pair: DominatingPair = _build("mechanism", mech_spec.build, **pair_values)
-    model = _build("scheme", scheme_spec.build, pair, **scheme_values)
+    pair: DominatingPair = _build(path, mech_spec.build, **pair_values)
+    return pair, {"name": mech_name, **mech_values}, modelling
+
+
+def _scheme(
+    path: str, obj: Any, mechanism: Any, mechanism_path: str, neighboring: str, kinds: dict[str, _Spec]
+) -> tuple[dict, dict | None, Scheme, str]:
+    """The scheme object at ``path`` (one of ``kinds``) run on ``mechanism``: (normalised scheme
+    object, normalised mechanism or None for a sequence, model, modelling). A phase object carries
+    its own ``mechanism`` or inherits the claim's."""
+    is_phase = kinds is not SCHEMES
+    name, spec, values = _read(path, obj, kinds, extra=("mechanism",) if is_phase else ())
+    if is_phase and "mechanism" in obj:
+        mechanism, mechanism_path = obj["mechanism"], f"{path}.mechanism"
+    if spec.phased:
+        return _sequence(path, values["phases"], mechanism, neighboring)
+    if mechanism is None:
+        where = f"{path}.mechanism" if is_phase else "mechanism"
+        raise InvalidArgument(where, None, "the field is missing (it is required; a phase without one inherits the claim's mechanism)")
+    pair, mech, modelling = _pair(mechanism_path, mechanism, path, name, neighboring)
+    model = _build(path, spec.build, pair, **values)
+    return {"name": name, **values}, mech, model, modelling
+
+
+def _sequence(path: str, phases: list, mechanism: Any, neighboring: str) -> tuple[dict, None, Scheme, str]:
+    """A ``sequence`` scheme: each phase is a (non-sequence) scheme object with its own mechanism
+    or the claim's; the normalised phases always state theirs."""
+    kinds = {key: spec for key, spec in SCHEMES.items() if not spec.phased}
+    normalised, models, notes = [], [], []
+    for index, phase in enumerate(phases):
+        where = f"{path}.phases[{index}]"
+        scheme, mech, model, note = _scheme(where, phase, mechanism, "mechanism", neighboring, kinds)
+        normalised.append({**scheme, "mechanism": mech})
+        models.append(model)
+        notes.append(note)
+    modelling = notes[0] if len(set(notes)) == 1 else "; ".join(f"phases[{i}]: {note}" for i, note in enumerate(notes))
+    return {"name": "sequence", "phases": normalised}, None, _build(path, Sequence, tuple(models)), modelling
+
+
+def parse_claim(obj: Any) -> Claim:
+    """Validate a claim given as a JSON-like mapping and build its model (see the module docstring).
+
+    Raises :class:`InvalidArgument` naming the first offending field; computes nothing.
+    """
+    obj = _object("claim", obj)
+    _unknown("", obj, _TOP_FIELDS)
+    stated = ("scheme", "rho") if "rho" in obj else ("scheme", "epsilon", "delta")
+    if not _is_sequence(obj.get("scheme")):
+        stated = ("mechanism", *stated)  # a sequence's phases may each state their own
+    for key in stated:
+        if key not in obj:
+            raise InvalidArgument(key, None, "the field is missing (it is required)", fix=f"a claim has the fields {', '.join(_TOP_FIELDS[:5])}")
+    if "rho" in obj and ("epsilon" in obj or "delta" in obj):
+        raise InvalidArgument("rho", obj["rho"], "a zCDP claim states rho instead of epsilon and delta, not beside them")
+    neighboring = check_choice("neighboring", obj.get("neighboring", "add_or_remove"), NEIGHBORING)
+    rho = check_positive("rho", obj["rho"]) if "rho" in obj else None
+    epsilon = None if rho is not None else check_real("epsilon", obj["epsilon"])
+    delta = None if rho is not None else check_open_unit("delta", obj["delta"])
+    source = obj.get("source", "")
+    if not isinstance(source, str):
+        raise InvalidArgument("source", source, "must be a string (who produced the claim)")
+    scheme, mechanism, model, modelling = _scheme("scheme", obj["scheme"], obj.get("mechanism"), "mechanism", neighboring, SCHEMES)
+    if mechanism is None and "mechanism" in obj:  # a sequence's default for its phases: validated and kept
+        name, _, values = _read("mechanism", obj["mechanism"], MECHANISMS)
+        mechanism = {"name": name, **values}
     return Claim(
-        mechanism={"name": mech_name, **mech_values},
-        scheme={"name": scheme_name, **scheme_values},
+        mechanism=mechanism,
+        scheme=scheme,
         neighboring=neighboring,
         epsilon=epsilon,
         delta=delta,
         source=source,
         model=model,
-        directions=directions,
+        directions=directions_for("add_or_remove" if neighboring == "replace_one" else neighboring),
         modelling=modelling,
         rho=rho,
     )
+
+
+def _is_sequence(scheme: Any) -> bool:
+    """Whether a (not yet validated) scheme object names a phased scheme."""
+    if not isinstance(scheme, Mapping):
+        return False
+    spec = SCHEMES.get(scheme.get("name")) if isinstance(scheme.get("name"), str) else None
+    return spec is not None and spec.phased
 
 
 def load_claim(path: str | Path) -> Claim:

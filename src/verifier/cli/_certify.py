@@ -104,7 +104,7 @@ def summary_lines(outcome: Outcome) -> list[str]:
     claim = outcome.claim
     stated = f"ρ={claim.rho!r} (zCDP)" if claim.rho is not None else f"(ε={claim.epsilon!r}, δ={claim.delta!r})"
     lines = [
-        f"{outcome.verdict.value}: {_describe(claim.mechanism)} {_describe(claim.scheme)}, "
+        f"{outcome.verdict.value}: {' '.join(filter(None, (_describe(claim.mechanism), _describe(claim.scheme))))}, "
         f"{claim.neighboring}: claimed {stated}"
     ]
     if claim.neighboring == "replace_one":
@@ -129,10 +129,22 @@ def summary_lines(outcome: Outcome) -> list[str]:
     return lines
 
 
-def _describe(obj: dict) -> str:
-    """``gaussian(sigma=1, sensitivity=1)`` from a normalised claim object; ``single`` when bare."""
-    params = ", ".join(f"{k}={v:g}" for k, v in obj.items() if k != "name")
+def _describe(obj: dict | None) -> str:
+    """``gaussian(sigma=1, sensitivity=1)`` from a normalised claim object; ``single`` when bare;
+    nested objects (a phase's mechanism) and lists (a sequence's phases) are described in place;
+    an absent mechanism (each phase of a sequence states its own) is the empty string."""
+    if obj is None:
+        return ""
+    params = ", ".join(f"{k}={_value(v)}" for k, v in obj.items() if k != "name")
     return f"{obj['name']}({params})" if params else obj["name"]
+
+
+def _value(value) -> str:
+    if isinstance(value, dict):
+        return _describe(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    return f"{value:g}"
 
 
 def _run(args: argparse.Namespace) -> int:

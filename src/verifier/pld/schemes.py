@@ -1,7 +1,7 @@
 """PLD brackets of schemes, dispatched through a registry of builders.
 
 A builder takes (scheme, direction, step, tail_mass) and returns a :class:`PLDBracket`. Single,
-Composed and Poisson are registered here; another module adds a scheme by calling
+Composed, Poisson and Sequence (heterogeneous composition of the phases' PLDs) are registered here; another module adds a scheme by calling
 :func:`register_builder` (e.g. random allocation). :func:`scheme_pld` refines the grid (halving the
 step) until a requested accuracy is met or the grid limit is reached.
 """
@@ -18,7 +18,7 @@ from verifier.pairs.subsampled import PoissonSubsampled
 from verifier.pld.bracket import PLDBracket
 from verifier.pld.construction import MAX_GRID, pld_sides_from_pair
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, check_step
-from verifier.schemes import Composed, Poisson, Single
+from verifier.schemes import Composed, Poisson, Sequence, Single
 
 __all__ = ["Builder", "DEFAULT_STEP", "register_builder", "builder_for", "scheme_pld", "pair_bracket"]
 
@@ -99,9 +99,25 @@ def _poisson(
     return one.self_compose(scheme.steps, tail_mass=tail_mass)
 
 
+def _sequence(
+    scheme: Sequence, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None
+) -> PLDBracket:
+    """Heterogeneous composition (Steinke 2022, Thm 9): each phase's bracket from its own registered
+    builder on the common grid ``step``, then composed side by side (DOMINATING with DOMINATING,
+    DOMINATED with DOMINATED), so the result bounds δ(ε) of the run from above and below.
+    Each phase is told target_delta / (number of phases): the thinning error of the phases adds up."""
+    hint = None if target_delta is None else target_delta / len(scheme.phases)
+    brackets = [builder_for(phase)(phase, direction, step, tail_mass, target_delta=hint) for phase in scheme.phases]
+    out = brackets[0]
+    for bracket in brackets[1:]:
+        out = out.compose(bracket, tail_mass=tail_mass)
+    return out
+
+
 register_builder(Single, _single)
 register_builder(Composed, _composed)
 register_builder(Poisson, _poisson)
+register_builder(Sequence, _sequence)
 
 
 def scheme_pld(

@@ -4,7 +4,8 @@ Dispatch over scheme types goes through :data:`CURVES` (a registry keyed by the 
 never an if/elif chain: Single → the pair's own Rényi divergence (exact for every real α; Steinke
 2022, Def 32 and the pair's closed form), Composed → m-fold addition (Lemma 31), Poisson → Thm 34/35
 composed over the steps, Allocation → Thm 4.8 (remove) / the Jensen bound (add), composed over k·E
-rounds.
+rounds, Sequence → the sum of its phases' curves at the same orders (Lemma 31: heterogeneous
+composition adds Rényi divergences order by order).
 
 :func:`epsilon_upper_for` / :func:`delta_upper_for` convert with the default integer orders 2…256,
 then refine around the best order by a golden-section search over fractional orders (exact by
@@ -26,7 +27,7 @@ from verifier.rdp.conversion import Conversion, Converted, delta_upper, epsilon_
 from verifier.rdp.curve import DEFAULT_ORDERS, RdpCurve, check_orders
 from verifier.rdp.moments import renyi_upper
 from verifier.rdp.poisson import poisson_curve
-from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
+from verifier.schemes import Allocation, Composed, Poisson, Scheme, Sequence, Single
 
 __all__ = ["CURVES", "curve_for", "pair_curve", "epsilon_upper_for", "delta_upper_for"]
 
@@ -56,12 +57,21 @@ def _allocation(scheme: Allocation, orders, direction: Direction) -> RdpCurve:
     return allocation_curve(scheme.pair, scheme.steps, orders, direction, scheme.k, scheme.epochs)
 
 
+def _sequence(scheme: Sequence, orders, direction: Direction) -> RdpCurve:
+    curves = [curve_for(phase, orders, direction) for phase in scheme.phases]
+    total = curves[0]
+    for curve in curves[1:]:
+        total = total.compose(curve)
+    return total
+
+
 #: Scheme type → curve builder (orders, direction) → RdpCurve.
 CURVES: dict[type, Callable[..., RdpCurve]] = {
     Single: _single,
     Composed: _composed,
     Poisson: _poisson,
     Allocation: _allocation,
+    Sequence: _sequence,
 }
 
 

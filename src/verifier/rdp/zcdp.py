@@ -8,11 +8,13 @@ bounds it from both sides:
   ρ from :data:`PAIR_RHO`: Gaussian Δ²/(2σ²) (Steinke 2022, Lemma 12; exact: D_α = αΔ²/(2σ²) for
   every α, Lemma 33.4), and for pure ε₀-DP pairs (Laplace with ε₀ = Δ/b, randomized response,
   ApproxDP with δ₀ = 0) ε₀²/2 (Prop 16); Composed → ``times`` × the inner ρ (Thm 13: ρ adds under
-  composition, adaptive or not, Prop 19). Another scheme type registers its own rule with
-  :func:`register_rho` (e.g. a sequence of phases: the sum of the phases' ρ).
+  composition, adaptive or not, Prop 19); Sequence → the sum of its phases' ρ (Thm 13 again,
+  heterogeneous; a phase without a known ρ leaves the sequence without one). Another scheme type
+  registers its own rule with :func:`register_rho`.
 - LOWER: :func:`rho_lower_at`: D_α/α <= ρ* at any single order, from a rigorous lower bound on
   D_α dispatched through :data:`RENYI_LOWER` (Single → the pair's Rényi bracket; Composed → ``times``
-  × the inner one, exact additivity for products, Lemma 33.2). A pair with D_α = +∞ (ApproxDP with
+  × the inner one, exact additivity for products, Lemma 33.2; Sequence → the sum of its phases'
+  lower bounds, by the same additivity). A pair with D_α = +∞ (ApproxDP with
   δ₀ > 0) is not ρ-zCDP for any ρ.
 
 Conversions (each an UPPER bound on ε(δ) or δ(ε) of a ρ-zCDP mechanism; both minimise over the
@@ -45,7 +47,7 @@ from verifier.errors import InvalidArgument, NotApplicable
 from verifier.pairs import ApproxDP, Gaussian, Laplace, RandomizedResponse
 from verifier.rdp.conversion import Conversion, Converted, delta_upper, epsilon_upper
 from verifier.rdp.curve import RdpCurve
-from verifier.schemes import Composed, Scheme, Single
+from verifier.schemes import Composed, Scheme, Sequence, Single
 
 __all__ = [
     "PAIR_RHO",
@@ -111,8 +113,15 @@ def _composed_rho(scheme: Composed) -> float:
         return arb_bound(scheme.times * arb(rho_upper(scheme.scheme)), Side.UPPER)
 
 
+def _sequence_rho(scheme: Sequence) -> float:
+    """Thm 13: ρ adds under (heterogeneous) composition; NotApplicable from any phase without a ρ."""
+    rhos = [rho_upper(phase) for phase in scheme.phases]
+    with with_precision():
+        return arb_bound(sum((arb(r) for r in rhos), arb(0)), Side.UPPER)
+
+
 #: Scheme type → UPPER bound on its ρ; extend with :func:`register_rho`.
-RHO: dict[type, Callable[..., float]] = {Single: _single_rho, Composed: _composed_rho}
+RHO: dict[type, Callable[..., float]] = {Single: _single_rho, Composed: _composed_rho, Sequence: _sequence_rho}
 
 
 def register_rho(scheme_type: type, rule: Callable[..., float]) -> None:
@@ -146,8 +155,20 @@ def _composed_renyi_lower(scheme: Composed, alpha: float, direction: Direction) 
         return arb_bound(scheme.times * arb(inner), Side.LOWER)
 
 
+def _sequence_renyi_lower(scheme: Sequence, alpha: float, direction: Direction) -> float:
+    lowers = [renyi_lower(phase, alpha, direction) for phase in scheme.phases]
+    if any(math.isinf(v) for v in lowers):
+        return math.inf
+    with with_precision():
+        return arb_bound(sum((arb(v) for v in lowers), arb(0)), Side.LOWER)
+
+
 #: Scheme type → rigorous LOWER bound on D_α in a direction (module docstring).
-RENYI_LOWER: dict[type, Callable[..., float]] = {Single: _single_renyi_lower, Composed: _composed_renyi_lower}
+RENYI_LOWER: dict[type, Callable[..., float]] = {
+    Single: _single_renyi_lower,
+    Composed: _composed_renyi_lower,
+    Sequence: _sequence_renyi_lower,
+}
 
 
 def renyi_lower(scheme: Scheme, alpha: float, direction: Direction) -> float:

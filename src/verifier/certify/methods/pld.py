@@ -1,6 +1,7 @@
 """The PLD engine as a certification method: rigorous UPPER (DOMINATING PLD) and LOWER (DOMINATED
-PLD) bounds on δ(ε) and ε(δ) for Single, Composed and Poisson schemes (and any scheme another module
-registers a PLD builder for, e.g. random allocation)."""
+PLD) bounds on δ(ε) and ε(δ) for Single, Composed and Poisson schemes, and Sequences of phases with
+registered PLD builders (any scheme another module registers one for, e.g. random allocation, can
+be a phase)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from verifier.certify.method import Guarantee, Method
 from verifier.errors import AccuracyNotReachable, NotApplicable
 from verifier.pld import PLDBracket, builder_for
 from verifier.pld.schemes import scheme_pld
+from verifier.schemes import Sequence as SchemeSequence
 from verifier.schemes import Composed, Poisson, Scheme, Single
 
 __all__ = [
@@ -62,19 +64,18 @@ class PLDMethod(Method):
     )
     returns = frozenset({Guarantee.UPPER, Guarantee.LOWER})
     cost = 2
-    scheme_types = (Single, Composed, Poisson)
+    scheme_types = (Single, Composed, Poisson, SchemeSequence)
 
     def supports(self, scheme: Scheme) -> bool:
         """One of :attr:`scheme_types` with a registered PLD builder (for Composed, also what it
         composes). Schemes whose builders other modules register (random allocation) are answered by
-        those modules' own methods, which declare them."""
+        those modules' own methods, which declare them; as phases of a Sequence they are composed
+        here (every phase needs a registered builder)."""
         if type(scheme) not in self.scheme_types:
             return False
-        try:
-            builder_for(scheme)
-        except NotApplicable:
-            return False
-        return self.supports(scheme.scheme) if isinstance(scheme, Composed) else True
+        if isinstance(scheme, SchemeSequence):
+            return all(_buildable(phase) for phase in scheme.phases)
+        return _buildable(scheme) and (self.supports(scheme.scheme) if isinstance(scheme, Composed) else True)
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
         """δ(ε) bounds; after the first grid, finer ones thin far tails for the certified lower end of
@@ -136,12 +137,24 @@ class PLDMethod(Method):
         ]
 
 
+def _buildable(scheme: Scheme) -> bool:
+    """Whether the scheme (and what a Composed composes) has a registered PLD builder."""
+    try:
+        builder_for(scheme)
+    except NotApplicable:
+        return False
+    return _buildable(scheme.scheme) if isinstance(scheme, Composed) else True
+
+
 def _start_step(scheme: Scheme) -> float:
     """START_STEP, or for Poisson subsampling at rate λ the largest power of two <= λ/2 if smaller:
     the subsampled profile bends on the scale λ next to κ = 1 − λ, and coarser grids give only the
-    trivial dominated PLD there (so halving would look stalled while the lower end sits at 0)."""
+    trivial dominated PLD there (so halving would look stalled while the lower end sits at 0). A
+    Sequence starts at the finest of its phases' steps (they share one grid)."""
     if isinstance(scheme, Composed):
         return _start_step(scheme.scheme)
+    if isinstance(scheme, SchemeSequence):
+        return min(_start_step(phase) for phase in scheme.phases)
     if isinstance(scheme, Poisson):
         return min(START_STEP, 2.0 ** math.floor(math.log2(scheme.rate / 2.0)))
     return START_STEP

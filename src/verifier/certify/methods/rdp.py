@@ -1,7 +1,8 @@
 """The Rényi-DP accountant as a certification method ("rdp", UPPER bounds only).
 
 For each direction: the scheme's RDP curve (:func:`verifier.rdp.curve_for`: exact integer orders for
-Poisson subsampling and random allocation (remove), proven bounds elsewhere) converted to (ε, δ)
+Poisson subsampling and random allocation (remove), proven bounds elsewhere; a Sequence's is the
+sum of its phases' curves, Steinke 2022, Lemma 31) converted to (ε, δ)
 with the improved conversion (Steinke 2022, Prop 14 / Lemma 33.8), the best order chosen over the
 integers 2…256 and refined on fractional orders; every candidate is a rigorous upper bound. For the
 add direction of Gaussian random allocation it also returns Feldman & Shenfeld's Cor 4.10 (add)
@@ -25,6 +26,7 @@ from verifier.rdp import (
     epsilon_upper_for,
 )
 from verifier.rdp.allocation import CITATION_ADD_DELTA
+from verifier.schemes import Sequence as SchemeSequence
 from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
 
 __all__ = ["RenyiAccountant", "METHODS"]
@@ -33,6 +35,8 @@ __all__ = ["RenyiAccountant", "METHODS"]
 def _supported(scheme: Scheme) -> bool:
     while isinstance(scheme, Composed):
         scheme = scheme.scheme
+    if isinstance(scheme, SchemeSequence):
+        return all(_supported(phase) for phase in scheme.phases)
     return type(scheme) in CURVES
 
 
@@ -47,7 +51,7 @@ class RenyiAccountant(Method):
     citation = "Renyi DP accountant: Steinke 2022 Thm 34/35 + Prop 14; Feldman & Shenfeld Thm 4.8/4.9"
     returns = frozenset({Guarantee.UPPER})
     cost = 1
-    scheme_types = (Single, Composed, Poisson, Allocation)
+    scheme_types = (Single, Composed, Poisson, Allocation, SchemeSequence)
 
     def supports(self, scheme: Scheme) -> bool:
         return _supported(scheme)

@@ -6,7 +6,7 @@ zCDP claims.
   ε = ρ + 2√(ρ ln(1/δ)) of Remark 15 (``zcdp:standard``), both rigorous UPPER bounds, in either
   direction (ρ-zCDP bounds both). The first is never above the second.
 - ρ (:meth:`ZCDP.rho_bounds`): UPPER ρ from the registry (closed forms: Gaussian Lemma 12, pure DP
-  Prop 16, composition Thm 13), and LOWER max_α D_α/α over a grid of orders from rigorous lower
+  Prop 16, composition Thm 13, also of a Sequence's phases), and LOWER max_α D_α/α over a grid of orders from rigorous lower
   bounds on D_α (Def 11: a ρ-zCDP scheme has D_α <= αρ at every order, so one order where
   D_α > αρ refutes the claim; D_α = +∞, e.g. ApproxDP with δ₀ > 0, refutes every ρ).
 """
@@ -21,6 +21,7 @@ from verifier.certify.method import Guarantee, Method
 from verifier.errors import NotApplicable
 from verifier.rdp.conversion import Conversion, Converted
 from verifier.rdp.zcdp import RHO_CITATION, delta_from_rho, epsilon_from_rho, rho_lower_at, rho_upper
+from verifier.schemes import Sequence as SchemeSequence
 from verifier.schemes import Composed, Scheme, Single
 
 __all__ = ["ZCDP", "METHODS", "RHO_ORDERS"]
@@ -40,7 +41,7 @@ class ZCDP(Method):
     citation = RHO_CITATION
     returns = frozenset({Guarantee.UPPER})
     cost = 1  # closed forms, but never tighter than the exact method (cost 0) where both apply
-    scheme_types = (Single, Composed)
+    scheme_types = (Single, Composed, SchemeSequence)
 
     def supports(self, scheme: Scheme) -> bool:
         """Schemes with a known ρ, or (for zCDP claims) a Rényi lower bound."""

@@ -1,0 +1,206 @@
+"""Heterogeneous runs: Sequence(phases) through claims, PLD (both sides), RDP and zCDP.
+
+Oracles: Google dp_accounting (PLDs of the two Poisson-subsampled Gaussian phases composed with its
+own ``.compose()``; RDP of the phases added by its accountant), and the closed form of a composition
+of Gaussians with different σ (a Gaussian with 1/σ² = Σ 1/σ_i², Steinke 2022, Cor 10 applied to
+the product of shifted Gaussians).
+"""
+
+import json
+import math
+
+import pytest
+
+from verifier._types import Direction, Side
+from verifier.certify.certificate import schema, to_certificate
+from verifier.certify.claim import parse_claim
+from verifier.certify.methods.pld import PLDMethod
+from verifier.certify.methods.rdp import RenyiAccountant
+from verifier.certify.methods.zcdp import ZCDP
+from verifier.certify.verdict import Verdict, certify
+from verifier.cli import main
+from verifier.errors import InvalidArgument, NotApplicable
+from verifier.pairs import Gaussian, Laplace
+from verifier.rdp import curve_for
+from verifier.rdp.zcdp import rho_upper
+from verifier.schemes import Composed, Poisson, Sequence, Single
+
+#: The two-phase run of the issue, scaled down to run in seconds: 300 steps at σ = 1.1, rate 0.02,
+#: then 100 steps at σ = 0.9, rate 0.05.
+TWO_PHASES = Sequence((Poisson(Gaussian(1.1), 0.02, 300), Poisson(Gaussian(0.9), 0.05, 100)))
+DELTA = 1e-5
+#: dp_accounting's value discretisation (its default is 1e-4 as well).
+PEER_INTERVAL = 1e-4
+
+
+def _bracket(bounds):
+    by_side = {b.side: b.value for b in bounds}
+    return by_side[Side.LOWER], by_side[Side.UPPER]
+
+
+def _dp_accounting_epsilons():
+    """ε(δ) per direction of the two phases' pessimistic (connect-the-dots) PLDs composed by hand."""
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    phases = [
+        pld_lib.from_gaussian_mechanism(p.pair.sigma, sampling_prob=p.rate, value_discretization_interval=PEER_INTERVAL).self_compose(p.steps)
+        for p in TWO_PHASES.phases
+    ]
+    run = phases[0].compose(phases[1])
+    return {Direction.REMOVE: run._pmf_remove.get_epsilon_for_delta(DELTA), Direction.ADD: run._pmf_add.get_epsilon_for_delta(DELTA)}
+
+
+def test_two_phase_poisson_pld_bracket_contains_the_peer_composition_and_beats_rdp():
+    """Catches: composing only one phase, composing DOMINATING with DOMINATED, a phase built on its
+    own grid step, or the phases' directions mixed up (the two directions differ by ~2 here)."""
+    pytest.importorskip("dp_accounting")
+    peer = _dp_accounting_epsilons()
+    for direction in (Direction.ADD, Direction.REMOVE):
+        lower, upper = _bracket(PLDMethod().epsilon_bounds(TWO_PHASES, DELTA, direction))
+        assert lower <= peer[direction] <= upper, (direction, lower, peer[direction], upper)
+        (rdp,) = [b.value for b in RenyiAccountant().epsilon_bounds(TWO_PHASES, DELTA, direction)]
+        assert upper < rdp and upper - lower < rdp - upper, (direction, lower, upper, rdp)
+
+
+def test_rdp_curve_is_the_sum_of_the_peer_phase_curves():
+    """Catches: a phase dropped or counted twice, or its steps not multiplied (dp_accounting's RDP
+    accountant composes the two Poisson-sampled Gaussian events; integer orders are exact in both)."""
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    orders = [2.0, 3.0, 5.0, 8.0, 16.0, 32.0]
+    accountant = rdp_privacy_accountant.RdpAccountant(orders)
+    for p in TWO_PHASES.phases:
+        accountant.compose(dp_event.PoissonSampledDpEvent(p.rate, dp_event.GaussianDpEvent(p.pair.sigma)), p.steps)
+    curve = curve_for(TWO_PHASES, orders, Direction.REMOVE)
+    assert curve.values == pytest.approx(accountant._rdp, rel=1e-9)
+    assert curve.exact.all()
+
+
+GAUSSIANS = Sequence((Single(Gaussian(2.0)), Composed(Single(Gaussian(3.0)), 4), Single(Gaussian(1.5, 0.5))))
+#: 1/σ_eff² = Σ Δ_i²/σ_i² of the phases above.
+GAUSSIANS_SIGMA = 1.0 / math.sqrt(1 / 4 + 4 / 9 + 0.25 / 2.25)
+
+
+@pytest.mark.parametrize("direction", [Direction.ADD, Direction.REMOVE])
+def test_gaussian_phases_bracket_the_equivalent_gaussian(direction):
+    """Composition of Gaussians with different σ (and sensitivities) is the Gaussian of
+    1/σ² = Σ Δ_i²/σ_i²; its exact ε(δ) must lie in the PLD bracket and below the RDP and zCDP
+    bounds, and ρ is the sum of the phases' ρ (Steinke 2022, Lemma 12, Thm 13)."""
+    exact = Gaussian(GAUSSIANS_SIGMA).epsilon(DELTA, direction)
+    lower, upper = _bracket(PLDMethod().epsilon_bounds(GAUSSIANS, DELTA, direction))
+    assert lower <= exact.lower and exact.upper <= upper
+    assert upper - lower < 1e-2 * upper
+    (rdp,) = [b.value for b in RenyiAccountant().epsilon_bounds(GAUSSIANS, DELTA, direction)]
+    assert exact.upper <= rdp <= 1.2 * exact.upper
+    assert rho_upper(GAUSSIANS) == pytest.approx(1 / (2 * GAUSSIANS_SIGMA**2), rel=1e-12)
+    assert rho_upper(GAUSSIANS) >= 0.5 / 4 + 4 * 0.5 / 9 + 0.125 / 2.25
+    for bound in ZCDP().epsilon_bounds(GAUSSIANS, DELTA, direction):
+        assert bound.value >= exact.upper
+
+
+def test_a_phase_without_rho_leaves_the_sequence_without_one():
+    """Catches: skipping the Poisson phase's (unknown) ρ and reporting the Gaussian phase's alone."""
+    run = Sequence((Single(Gaussian(1.0)), Poisson(Gaussian(1.0), 0.1, 10)))
+    with pytest.raises(NotApplicable):
+        rho_upper(run)
+    assert not ZCDP().supports(run)
+    assert ZCDP().supports(Sequence((Single(Gaussian(1.0)), Composed(Single(Laplace(1.0)), 2))))
+
+
+def _claim(scheme, **top):
+    return {"scheme": scheme, "epsilon": 3.0, "delta": DELTA, **top}
+
+
+SEQUENCE = {
+    "name": "sequence",
+    "phases": [
+        {"name": "composed", "times": 4, "mechanism": {"name": "gaussian", "sigma": 3.0}},
+        {"name": "single"},
+    ],
+}
+
+
+def test_phases_inherit_the_claims_mechanism_and_round_trip():
+    claim = parse_claim(_claim(SEQUENCE, mechanism={"name": "gaussian", "sigma": 2.0}))
+    assert claim.model == Sequence((Composed(Single(Gaussian(3.0)), 4), Single(Gaussian(2.0))))
+    assert claim.scheme["phases"][1]["mechanism"] == {"name": "gaussian", "sigma": 2.0, "sensitivity": 1.0}
+    assert parse_claim(claim.to_dict()) == claim
+    own = {"name": "sequence", "phases": [dict(p, mechanism={"name": "laplace", "scale": 1.0}) for p in SEQUENCE["phases"]]}
+    claim = parse_claim(_claim(own))  # every phase states its own: no claim-level mechanism needed
+    assert claim.mechanism is None and "mechanism" not in claim.to_dict()
+    assert parse_claim(claim.to_dict()) == claim
+
+
+def test_replace_one_is_modelled_phase_by_phase():
+    claim = parse_claim(_claim(SEQUENCE, mechanism={"name": "laplace", "scale": 1.0}, neighboring="replace_one"))
+    assert claim.model == Sequence((Composed(Single(Gaussian(3.0, 2.0)), 4), Single(Laplace(1.0, 2.0))))
+    bad = {"name": "sequence", "phases": [{"name": "single"}, {"name": "poisson", "rate": 0.1, "steps": 3}]}
+    with pytest.raises(InvalidArgument, match=r"scheme\.phases\[1\] 'poisson'") as info:
+        parse_claim(_claim(bad, mechanism={"name": "gaussian", "sigma": 1.0}, neighboring="replace_one"))
+    assert info.value.name == "neighboring"
+
+
+GOOD = {"name": "gaussian", "sigma": 1.0}
+
+
+@pytest.mark.parametrize(
+    "scheme, top, field",
+    [
+        ({"name": "sequence", "phases": []}, {"mechanism": GOOD}, "scheme.phases"),
+        ({"name": "sequence"}, {"mechanism": GOOD}, "scheme.phases"),
+        ({"name": "sequence", "phases": {"name": "single"}}, {"mechanism": GOOD}, "scheme.phases"),
+        ({"name": "sequence", "phases": [{"name": "single"}, {"name": "poisson", "rate": 1.5, "steps": 3}]}, {"mechanism": GOOD}, "scheme.phases[1].rate"),
+        ({"name": "sequence", "phases": [{"name": "poisson", "rate": 0.1}]}, {"mechanism": GOOD}, "scheme.phases[0].steps"),
+        ({"name": "sequence", "phases": [{"name": "sequence", "phases": [{"name": "single"}]}]}, {"mechanism": GOOD}, "scheme.phases[0].name"),
+        ({"name": "sequence", "phases": [3]}, {"mechanism": GOOD}, "scheme.phases[0]"),
+        ({"name": "sequence", "phases": [{"name": "single", "times": 2}]}, {"mechanism": GOOD}, "scheme.phases[0].times"),
+        ({"name": "sequence", "phases": [{"name": "single", "mechanism": {"name": "gaussian"}}]}, {}, "scheme.phases[0].mechanism.sigma"),
+        ({"name": "sequence", "phases": [{"name": "single"}]}, {}, "scheme.phases[0].mechanism"),
+        ({"name": "sequence", "phases": [{"name": "single", "mechanism": GOOD}]}, {"mechanism": {"name": "gaussian", "sigma": -1}}, "mechanism.sigma"),
+        ({"name": "single", "phases": []}, {"mechanism": GOOD}, "scheme.phases"),
+        ({"name": "single"}, {}, "mechanism"),
+    ],
+)
+def test_malformed_sequences_name_the_field(scheme, top, field):
+    with pytest.raises(InvalidArgument) as info:
+        parse_claim(_claim(scheme, **top))
+    assert info.value.name == field
+    assert "\n" not in str(info.value)
+
+
+def test_scheme_rejects_empty_and_nested_phase_lists():
+    with pytest.raises(InvalidArgument, match="at least one phase"):
+        Sequence(())
+    with pytest.raises(InvalidArgument, match="must not be a Sequence") as info:
+        Sequence((Single(Gaussian(1.0)), Sequence((Single(Gaussian(1.0)),))))
+    assert info.value.name == "phases[1]"
+    with pytest.raises(InvalidArgument, match="must be a scheme"):
+        Sequence((Gaussian(1.0),))
+
+
+def test_certify_bounds_and_the_certificate_on_a_sequence_claim(tmp_path, capsys):
+    """The CLI decides a sequence claim (exit status = verdict), ``bounds`` tabulates it, and the
+    certificate validates against the packaged schema."""
+    own = {"name": "sequence", "phases": [dict(p, mechanism={"name": "gaussian", "sigma": 3.0}) for p in SEQUENCE["phases"]]}
+    path = tmp_path / "claim.json"
+    # five σ = 3 steps: a Gaussian with σ = 3/√5; its ε(1e-5) is 3.12465, so ε = 3.2 holds and ε = 3.0 fails
+    for epsilon, verdict in ((3.2, Verdict.CERTIFIED), (3.0, Verdict.VIOLATED)):
+        path.write_text(json.dumps(_claim(own, epsilon=epsilon)))
+        assert main(["certify", str(path)]) == verdict.exit_status
+        assert capsys.readouterr().out.startswith(f"{verdict.value}: sequence(phases=[composed(times=4, mechanism=gaussian(sigma=3")
+    assert main(["bounds", str(path), "--points", "2"]) == 0
+    assert "pld add upper" in capsys.readouterr().out
+    jsonschema = pytest.importorskip("jsonschema")
+    cert = to_certificate(certify(parse_claim(_claim(own, epsilon=3.2))))
+    jsonschema.Draft202012Validator(schema()).validate(json.loads(json.dumps(cert)))
+    assert cert["claim"]["scheme"]["phases"][1]["mechanism"]["sigma"] == 3.0
+
+
+def test_cli_empty_phase_list_exits_2_with_one_line(tmp_path, capsys):
+    path = tmp_path / "claim.json"
+    path.write_text(json.dumps(_claim({"name": "sequence", "phases": []}, mechanism=GOOD)))
+    assert main(["certify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "scheme.phases=[]" in err
