@@ -14,6 +14,7 @@ import pytest
 from verifier._types import Direction, Side
 from verifier.certify.certificate import schema, to_certificate
 from verifier.certify.claim import parse_claim
+from verifier.certify.methods.exact import ExactPair
 from verifier.certify.methods.pld import PLDMethod
 from verifier.certify.methods.rdp import RenyiAccountant
 from verifier.certify.methods.zcdp import ZCDP
@@ -98,6 +99,23 @@ def test_gaussian_phases_bracket_the_equivalent_gaussian(direction):
     assert rho_upper(GAUSSIANS) >= 0.5 / 4 + 4 * 0.5 / 9 + 0.125 / 2.25
     for bound in ZCDP().epsilon_bounds(GAUSSIANS, DELTA, direction):
         assert bound.value >= exact.upper
+
+
+@pytest.mark.parametrize("direction", [Direction.ADD, Direction.REMOVE])
+def test_exact_method_brackets_the_mpmath_closed_form_of_gaussian_phases(direction):
+    """The Gaussian of μ² = Σ Δ_i²/σ_i² (exact rational 1/4 + 4/9 + 1/9 here) has
+    δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) (Balle & Wang 2018, Thm 8), evaluated at 50 digits.
+    Catches: a phase's multiplicity or sensitivity dropped, σ's added instead of 1/σ²'s."""
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(50):
+        mu = mpmath.sqrt(mpmath.mpf(1) / 4 + mpmath.mpf(4) / 9 + mpmath.mpf(1) / 9)
+        eps = mpmath.mpf(3)
+        reference = mpmath.ncdf(mu / 2 - eps / mu) - mpmath.exp(eps) * mpmath.ncdf(-mu / 2 - eps / mu)
+    assert ExactPair().supports(GAUSSIANS)
+    lower, upper = _bracket(ExactPair().delta_bounds(GAUSSIANS, 3.0, direction))
+    assert lower <= reference <= upper
+    assert upper - lower <= 1e-12 * upper
+    assert not ExactPair().supports(Sequence((Single(Gaussian(1.0)), Single(Laplace(1.0)))))
 
 
 def test_a_phase_without_rho_leaves_the_sequence_without_one():

@@ -1,16 +1,22 @@
 """The exact closed forms of a single mechanism step (and of Gaussian compositions, which are
-Gaussian with σ/√m: Steinke 2022, Cor 10; and of compositions of an (ε₀, δ₀)-DP step, the
-Kairouz–Oh–Viswanath optimal composition: Steinke 2022, §7) as a certification method."""
+Gaussian with σ/√m: Steinke 2022, Cor 10; of Sequences whose phases are all (compositions of)
+Gaussian steps, a Gaussian with Δ²/σ² = Σ_i m_i Δ_i²/σ_i², by the same corollary; and of
+compositions of an (ε₀, δ₀)-DP step, the Kairouz–Oh–Viswanath optimal composition: Steinke 2022,
+§7) as a certification method."""
 
 from __future__ import annotations
 
 import math
 from typing import Sequence
 
+from flint import arb
+
+from verifier._directed import arb_bound, with_precision
 from verifier._types import Bound, Direction, Quantity, Side
 from verifier.certify.method import Guarantee, Method
 from verifier.pairs import ApproxDP, Gaussian
 from verifier.schemes import Composed, Scheme, Single
+from verifier.schemes import Sequence as SchemeSequence
 
 __all__ = ["ExactPair", "METHODS", "KOV_MAX_TIMES"]
 
@@ -38,30 +44,54 @@ def _reduce(scheme: Scheme):
     return None
 
 
+def _gaussian_sequence(scheme: Scheme) -> tuple[Gaussian, Gaussian] | None:
+    """For a Sequence whose phases all reduce to Gaussians: the product of shifted Gaussians is the
+    Gaussian with (Δ/σ)² = Σ (Δ_i/σ_i)² (Steinke 2022, Cor 10 for the sum of shifts). Its σ (at Δ = 1)
+    is evaluated in ball arithmetic and returned rounded up (the weaker pair, for LOWER bounds) and
+    down (the stronger pair, for UPPER bounds); None if some phase is not a Gaussian run."""
+    if not isinstance(scheme, SchemeSequence):
+        return None
+    phases = [_reduce(phase) for phase in scheme.phases]
+    if not all(isinstance(pair, Gaussian) for pair in phases):
+        return None
+    with with_precision():
+        mu2 = sum(((arb(p.sensitivity) / arb(p.sigma)) ** 2 for p in phases), arb(0))
+        sigma = 1 / mu2.sqrt()
+        return Gaussian(arb_bound(sigma, Side.UPPER)), Gaussian(arb_bound(sigma, Side.LOWER))
+
+
+def _pairs(scheme: Scheme):
+    """(pair whose LOWER ends are bounds, pair whose UPPER ends are bounds) for the scheme, or None."""
+    pair = _reduce(scheme)
+    return (pair, pair) if pair is not None else _gaussian_sequence(scheme)
+
+
 class ExactPair(Method):
     name = "exact"
     citation = "closed form of the pair (Steinke 2022, Prop 7 / Cor 8 / Cor 10; §7 KOV for (eps0, delta0)-DP compositions), ball arithmetic"
     returns = frozenset({Guarantee.EXACT})
     cost = 0
-    scheme_types = (Single, Composed)
+    scheme_types = (Single, Composed, SchemeSequence)
 
     def supports(self, scheme: Scheme) -> bool:
-        return _reduce(scheme) is not None
+        return _pairs(scheme) is not None
 
-    def _bounds(self, bracket, quantity: Quantity, at: float, direction: Direction, pair) -> list[Bound]:
+    def _bounds(self, lower: float, upper: float, quantity: Quantity, at: float, direction: Direction, pair) -> list[Bound]:
         method = f"exact:{type(pair).__name__.lower()}"
         return [
-            Bound(bracket.lower, Side.LOWER, direction, quantity, at, method, self.citation),
-            Bound(bracket.upper, Side.UPPER, direction, quantity, at, method, self.citation),
+            Bound(lower, Side.LOWER, direction, quantity, at, method, self.citation),
+            Bound(upper, Side.UPPER, direction, quantity, at, method, self.citation),
         ]
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        pair = _reduce(scheme)
-        return self._bounds(pair.delta(epsilon, direction), Quantity.DELTA, epsilon, direction, pair)
+        weak, strong = _pairs(scheme)
+        lower, upper = weak.delta(epsilon, direction).lower, strong.delta(epsilon, direction).upper
+        return self._bounds(lower, upper, Quantity.DELTA, epsilon, direction, strong)
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        pair = _reduce(scheme)
-        return self._bounds(pair.epsilon(delta, direction), Quantity.EPSILON, delta, direction, pair)
+        weak, strong = _pairs(scheme)
+        lower, upper = weak.epsilon(delta, direction).lower, strong.epsilon(delta, direction).upper
+        return self._bounds(lower, upper, Quantity.EPSILON, delta, direction, strong)
 
 
 METHODS = [ExactPair()]
