@@ -118,6 +118,17 @@ def test_exact_method_brackets_the_mpmath_closed_form_of_gaussian_phases(directi
     assert not ExactPair().supports(Sequence((Single(Gaussian(1.0)), Single(Laplace(1.0)))))
 
 
+def test_monte_carlo_interval_covers_the_exact_delta_of_gaussian_phases():
+    """The sampler sums one independent loss per phase; a phase skipped or drawn under the wrong
+    measure moves the 99% interval off the closed form (fixed seed: deterministic)."""
+    from verifier.montecarlo.runner import estimate_delta
+
+    result = estimate_delta(GAUSSIANS, [1.0], [Direction.REMOVE, Direction.ADD], 40_000, seed=1)
+    for direction, (estimate,) in result.estimates.items():
+        lower, upper = _bracket(ExactPair().delta_bounds(GAUSSIANS, 1.0, direction))
+        assert estimate.lower <= lower and upper <= estimate.upper, (direction, estimate, lower)
+
+
 def test_a_phase_without_rho_leaves_the_sequence_without_one():
     """Catches: skipping the Poisson phase's (unknown) ρ and reporting the Gaussian phase's alone."""
     run = Sequence((Single(Gaussian(1.0)), Poisson(Gaussian(1.0), 0.1, 10)))

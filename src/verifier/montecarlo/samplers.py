@@ -17,7 +17,8 @@ With (P, Q) the step's REMOVE-oriented pair and ℓ = ln(P/Q):
   compose). One round's loss is a log-sum-exp over t' = ⌊t/k⌋ coordinates (Lemma F.1 and its add
   analogue, notes/random-allocation.md §1.6): REMOVE ln((1/t') Σ e^{ℓ(Y_i)}) with Y_1 ~ P and the
   rest ~ Q; ADD −ln((1/t') Σ e^{ℓ(Y_i)}) with all Y_i ~ Q. For the Gaussian pair the compiled kernel
-  draws the normals itself (:func:`verifier._fast.mc_allocation.gaussian_allocation_losses`).
+  draws the normals itself (:func:`verifier._fast.mc_allocation.gaussian_allocation_losses`);
+- Sequence(phases): the sum of one independent loss of each phase (the product pair again).
 
 Dispatch is by scheme type through :data:`SAMPLERS`. Results depend only on the rng state and
 ``size``.
@@ -36,7 +37,7 @@ from verifier._types import Direction, Measure
 from verifier._validation import check_integer
 from verifier.errors import InvalidArgument, NumericalFailure
 from verifier.pairs import DominatingPair, Gaussian
-from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
+from verifier.schemes import Allocation, Composed, Poisson, Scheme, Sequence, Single
 
 __all__ = [
     "sample_loss",
@@ -143,7 +144,14 @@ def _allocation(scheme: Allocation, size: int, direction: Direction, rng: np.ran
 
 
 #: The sampler for each scheme type.
-SAMPLERS: dict[type, Sampler] = {Single: _single, Composed: _composed, Poisson: _poisson, Allocation: _allocation}
+def _sequence(scheme: Sequence, size: int, direction: Direction, rng: np.random.Generator) -> npt.NDArray[np.float64]:
+    total = np.zeros(size)
+    for phase in scheme.phases:
+        total += sample_loss(phase, size, direction, rng)
+    return total
+
+
+SAMPLERS: dict[type, Sampler] = {Single: _single, Composed: _composed, Poisson: _poisson, Allocation: _allocation, Sequence: _sequence}
 
 
 def sample_loss(scheme: Scheme, size: int, direction: Direction, rng: np.random.Generator) -> npt.NDArray[np.float64]:

@@ -16,6 +16,7 @@ from verifier.montecarlo import estimate_delta
 from verifier.montecarlo.plan import CITATION
 from verifier.montecarlo.samplers import allocation_rounds
 from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
+from verifier.schemes import Sequence as SchemeSequence
 
 __all__ = ["MonteCarlo", "METHODS", "draws_per_sample"]
 
@@ -35,6 +36,8 @@ def draws_per_sample(scheme: Scheme) -> int:
     if isinstance(scheme, Allocation):
         t, rounds = allocation_rounds(scheme)
         return t * rounds
+    if isinstance(scheme, SchemeSequence):
+        return sum(draws_per_sample(phase) for phase in scheme.phases)
     return 1
 
 
@@ -43,10 +46,10 @@ class MonteCarlo(Method):
     citation = CITATION
     returns = frozenset({Guarantee.ESTIMATE})
     cost = 3
-    scheme_types = (Single, Composed, Poisson, Allocation)
+    scheme_types = (Single, Composed, Poisson, Allocation, SchemeSequence)
 
     def supports(self, scheme: Scheme) -> bool:
-        return isinstance(scheme, (Single, Composed, Poisson, Allocation))
+        return isinstance(scheme, self.scheme_types)
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
         return []
