@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 
 import numpy as np
 
-from verifier._types import Direction, Quantity, Side, json_number
+from verifier._types import json_number
 from verifier._validation import check_integer, check_open_unit, check_real
 from verifier.certify.claim import load_claim
 from verifier.certify.examples import EXAMPLES, example
-from verifier.certify.portfolio import collect_bounds, select_methods
 from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, requested_directions
 from verifier.errors import InvalidArgument
-from verifier.report import Curve, plot_delta_curves
+from verifier.report import plot_delta_curves
+from verifier.report.curves import delta_curves
 
 __all__ = ["register"]
 
@@ -73,30 +72,10 @@ def _grid(args: argparse.Namespace) -> np.ndarray:
     return np.linspace(low, high, points)
 
 
-def _bounding_methods(scheme, only) -> list[str]:
-    """The applicable methods (of those named in ``only``) that give rigorous bounds; estimate-only
-    methods (Monte Carlo) have no curve to draw."""
-    names = [m.name for m in select_methods(scheme, only) if m.sides()]
-    if not names:
-        raise InvalidArgument("method", only or "all", f"no method with rigorous bounds applies to {scheme!r}")
-    return names
-
-
-def _curves(scheme, directions, epsilons: np.ndarray, only) -> list[Curve]:
-    """One curve per (method, direction, side), from the portfolio run at every grid point."""
-    values: dict[tuple[str, Direction, Side], list[float]] = {}
-    names = _bounding_methods(scheme, only)
-    for index, eps in enumerate(epsilons):
-        for bound in collect_bounds(scheme, Quantity.DELTA, float(eps), directions, only=names).bounds:
-            column = values.setdefault((bound.method, bound.direction, bound.side), [math.nan] * len(epsilons))
-            column[index] = bound.value
-    return [Curve(m, d, s, tuple(v)) for (m, d, s), v in sorted(values.items(), key=lambda kv: (kv[0][0], kv[0][1].value, kv[0][2].value))]
-
-
 def _run(args: argparse.Namespace) -> int:
     scheme, directions, mark, title = _setup(args)
     epsilons = _grid(args)
-    curves = _curves(scheme, directions, epsilons, args.method)
+    curves = delta_curves(scheme, directions, epsilons, args.method)
     if args.plot:
         plot_delta_curves(epsilons, curves, args.plot, claim=mark, title=title)
     if args.json:

@@ -17,6 +17,7 @@ from verifier.certify.claim import NEIGHBORING
 from verifier.certify.verdict import Verdict
 from verifier.cli._certify import claim_json_from_flags, summary_lines
 from verifier.cli._options import add_mechanism_options, add_scheme_options
+from verifier.cli._report import add_report_option, write_report_if_asked
 from verifier.errors import NotCertified
 
 __all__ = ["register", "calibration_lines"]
@@ -43,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"stop when the bracket on the best value is this narrow, relative (default {DEFAULT_TOLERANCE})",
     )
     parser.add_argument("--json", action="store_true", help="print the calibration and the final point's certificate as JSON")
+    add_report_option(parser)
     parser.set_defaults(handler=_run)
 
 
@@ -79,4 +81,5 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps({**result.to_dict(), "certificate": to_certificate(result.outcome)}))
     else:
         print("\n".join(calibration_lines(result)))
+    write_report_if_asked(args, result.outcome, result)
     return 0

@@ -16,6 +16,7 @@ from verifier.certify.claim import NEIGHBORING, Claim, load_claim, parse_claim
 from verifier.certify.examples import EXAMPLES, example
 from verifier.certify.verdict import Outcome, certify
 from verifier.cli._options import add_mechanism_options, add_scheme_options
+from verifier.cli._report import add_report_option, write_report_if_asked
 from verifier.errors import InvalidArgument
 
 __all__ = ["register", "claim_from_flags", "claim_json_from_flags", "summary_lines"]
@@ -54,6 +55,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         help="stop starting expensive methods after this many seconds (closed forms always run; default: no limit)",
     )
     parser.add_argument("--json", action="store_true", help="print the JSON certificate")
+    add_report_option(parser)
 
 
 def claim_from_flags(args: argparse.Namespace) -> Claim:
@@ -155,4 +157,5 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(to_certificate(outcome)))
     else:
         print("\n".join(summary_lines(outcome)))
+    write_report_if_asked(args, outcome)
     return outcome.verdict.exit_status

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import BinaryIO, Sequence
 
 import numpy as np
 
@@ -76,18 +76,18 @@ def _log_limits(curves: Sequence[Curve], claim: tuple[float, float] | None) -> t
 def plot_delta_curves(
     epsilons: Sequence[float],
     curves: Sequence[Curve],
-    path: str | Path,
+    path: str | Path | BinaryIO,
     *,
     claim: tuple[float, float] | None = None,
     title: str = "",
-) -> Path:
+) -> Path | BinaryIO:
     """Draw δ(ε) for every curve (upper bounds solid, lower bounds dashed, one colour per method and
     direction) on a logarithmic δ axis, mark ``claim`` = (ε, δ) with a star and guide lines, and
-    save the figure to ``path`` (format from its suffix). Zero values cannot be shown on a log axis
+    save the figure to ``path`` (format from its suffix; a binary file object gets a PNG). Zero values cannot be shown on a log axis
     and are left out of the line; values more than :data:`DECADES_SHOWN` decades below the largest
     fall below the axis. Returns the path written."""
     plt = pyplot()
-    target = Path(path)
+    target = path if hasattr(path, "write") else Path(path)
     eps = np.asarray(epsilons, dtype=float)
     fig, ax = plt.subplots(figsize=(8, 5), dpi=120)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]

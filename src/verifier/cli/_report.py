@@ -1,0 +1,28 @@
+"""The ``--report FILE.html`` option: a self-contained HTML report of the verdict (see
+:mod:`verifier.report.html`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from verifier.certify.calibrate import Calibration
+from verifier.certify.verdict import Outcome
+
+__all__ = ["add_report_option", "write_report_if_asked"]
+
+
+def add_report_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--report",
+        metavar="FILE.html",
+        help="also write a self-contained HTML report (verdict, brackets, every bound, Monte Carlo evidence, δ(ε) plot, versions)",
+    )
+
+
+def write_report_if_asked(args: argparse.Namespace, outcome: Outcome, calibration: Calibration | None = None) -> None:
+    """Write the report to ``--report`` when given (matplotlib is imported only then)."""
+    if args.report is None:
+        return
+    from verifier.report.html import write_report
+
+    write_report(args.report, outcome, calibration=calibration)
