@@ -15,7 +15,7 @@ from verifier._validation import check_integer, check_unit
 from verifier.errors import InvalidArgument
 from verifier.pairs import DominatingPair
 
-__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "base_pair"]
+__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "AGGREGATIONS", "base_pair"]
 
 
 def _check_pair(pair: object) -> DominatingPair:
@@ -42,8 +42,9 @@ class Composed:
     times: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.scheme, (Single, Composed, Poisson, Allocation)):
-            raise InvalidArgument("scheme", self.scheme, "must be a scheme (Single, Composed, Poisson, Allocation)")
+        if not isinstance(self.scheme, typing.get_args(Scheme)):
+            names = ", ".join(t.__name__ for t in typing.get_args(Scheme))
+            raise InvalidArgument("scheme", self.scheme, f"must be a scheme ({names})")
         object.__setattr__(self, "times", check_integer("times", self.times, minimum=1))
 
 
@@ -113,7 +114,55 @@ class Sequence:
         object.__setattr__(self, "phases", phases)
 
 
-Scheme = Union[Single, Composed, Poisson, Allocation, Sequence]
+@dataclass(frozen=True)
+class Shuffle:
+    """The shuffle model with ``users`` = n reports (Liew, Hasegawa & Takahashi, Thm 3): every user
+    applies the step to its record and a trusted shuffler releases the reports in random order.
+    Neighbours are replace-one: one user's report law changes from Q to P (the pair (P, Q) is the
+    step on the two records). Only the divergence of one specific pair of datasets is known
+    (D' = that user at P, everyone else at Q), which bounds the shuffle model's privacy from BELOW;
+    the worst case over datasets is an open problem (the paper's §6)."""
+
+    pair: DominatingPair
+    users: int
+
+    def __post_init__(self) -> None:
+        _check_pair(self.pair)
+        object.__setattr__(self, "users", check_integer("users", self.users, minimum=1))
+
+
+#: Aggregations of shuffled check-in: the shuffled multiset of reports, or only their (secure) sum.
+AGGREGATIONS = ("shuffle", "sum")
+
+
+@dataclass(frozen=True)
+class CheckIn:
+    """Shuffled check-in (Liew, Hasegawa & Takahashi, Eq. (3)): in each of ``rounds`` rounds every
+    one of ``users`` = n users checks in independently with probability ``rate`` = γ, applies the
+    step to its record, and the reports of those who checked in are released shuffled
+    (``aggregation="shuffle"``) or only summed by secure aggregation (``"sum"``, the distributed
+    check-in of the paper's §5; additive-noise pairs only). The number k of check-ins is observed.
+    Neighbours are replace-one (the paper's footnote 2): one user's report law changes from Q to P."""
+
+    pair: DominatingPair
+    users: int
+    rate: float
+    rounds: int = 1
+    aggregation: str = "shuffle"
+
+    def __post_init__(self) -> None:
+        _check_pair(self.pair)
+        object.__setattr__(self, "users", check_integer("users", self.users, minimum=1))
+        rate = check_unit("rate", self.rate)
+        if rate == 0.0:
+            raise InvalidArgument("rate", self.rate, "must lie in (0, 1] (rate 0 releases nothing)")
+        object.__setattr__(self, "rate", rate)
+        object.__setattr__(self, "rounds", check_integer("rounds", self.rounds, minimum=1))
+        if self.aggregation not in AGGREGATIONS:
+            raise InvalidArgument("aggregation", self.aggregation, f"must be one of {', '.join(AGGREGATIONS)}")
+
+
+Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn]
 
 
 def base_pair(scheme: Scheme) -> DominatingPair:

@@ -92,7 +92,7 @@ def test_replace_one_is_rejected_where_the_reduction_fails(mechanism, scheme, ne
         ({"mechanism": {"name": "exponential", "sigma": 1}}, "mechanism.name"),
         ({"mechanism": {"name": "rr", "epsilon0": 1, "k": 1}}, "mechanism.k"),
         ({"mechanism": [1, 2]}, "mechanism"),
-        ({"scheme": {"name": "shuffle"}}, "scheme.name"),
+        ({"scheme": {"name": "bogus_scheme"}}, "scheme.name"),
         ({"scheme": {"name": "poisson", "rate": 0.1}}, "scheme.steps"),
         ({"scheme": {"name": "poisson", "rate": 0, "steps": 1}}, "scheme.rate"),
         ({"scheme": {"name": "poisson", "rate": 0.1, "steps": 1.5}}, "scheme.steps"),

@@ -6,20 +6,27 @@ import pytest
 from verifier.certify.coverage import UNSUPPORTED, handlers, scheme_types
 from verifier.certify.registry import all_methods
 from verifier.pairs import Gaussian, Laplace, RandomizedResponse
-from verifier.schemes import Allocation, Composed, Poisson, Sequence, Single
+from verifier.schemes import Allocation, CheckIn, Composed, Poisson, Sequence, Shuffle, Single
 
 PAIRS = [Gaussian(1.0), Laplace(1.0), RandomizedResponse(1.0)]
 SAMPLES = [
     scheme
     for pair in PAIRS
-    for scheme in (Single(pair), Composed(Single(pair), 3), Poisson(pair, 0.01, 10), Allocation(pair, 10, 2, 2))
+    for scheme in (
+        Single(pair),
+        Composed(Single(pair), 3),
+        Poisson(pair, 0.01, 10),
+        Allocation(pair, 10, 2, 2),
+        Shuffle(pair, 10),
+        CheckIn(pair, 20, 0.1, 3),
+    )
 ]
 SAMPLES += [Sequence((Single(pair), Poisson(pair, 0.01, 10))) for pair in PAIRS]
 SAMPLES += [Sequence((Composed(Single(pair), 2), Allocation(pair, 10, 2, 2))) for pair in PAIRS]
 
 
 def test_scheme_union_lists_every_scheme_class():
-    assert set(scheme_types()) == {Single, Composed, Poisson, Allocation, Sequence}
+    assert set(scheme_types()) == {Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn}
     assert {type(s) for s in SAMPLES} == set(scheme_types())
 
 

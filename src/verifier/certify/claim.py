@@ -36,6 +36,14 @@ Neighbouring relations (Steinke 2022, §6.2):
   record and its replacement are sampled as one element, the pair becomes a mixture
   ((1−λ)Q + λP, (1−λ)Q + λP') that is not the doubled-sensitivity add/remove pair), nor for
   randomized response (not additive noise); those claims are rejected.
+
+The shuffle model and shuffled check-in (Liew, Hasegawa & Takahashi; schemes ``shuffle`` and
+``checkin``) are defined for replace-one neighbours only (the paper's footnote 2), and their claims
+must say ``"neighboring": "replace_one"``. The model's pair is the step on the two records: for an
+additive-noise mechanism with records of norm at most Δ the records x and −x, i.e. sensitivity 2Δ
+(with every other user at −x, the shuffled or summed release of the specific pair is that of
+(2Δ·e_1, 0, …, 0) shifted, so no generality is lost for the lower bounds); for randomized response
+the pair itself.
 """
 
 from __future__ import annotations
@@ -51,7 +59,7 @@ from verifier._validation import check_choice, check_integer, check_open_unit, c
 from verifier._validation import check_half_open_unit, check_nonnegative
 from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
-from verifier.schemes import Allocation, Composed, Poisson, Scheme, Sequence, Single
+from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, Poisson, Scheme, Sequence, Shuffle, Single
 
 __all__ = ["Claim", "parse_claim", "load_claim", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
 
@@ -77,6 +85,10 @@ def _positive_integer(name: str, value: Any) -> int:
 
 def _rr_outcomes(name: str, value: Any) -> int:
     return check_integer(name, value, minimum=2)
+
+
+def _aggregation(name: str, value: Any) -> str:
+    return check_choice(name, value, AGGREGATIONS)
 
 
 def _rate(name: str, value: Any) -> float:
@@ -111,10 +123,22 @@ SCHEMES: dict[str, _Spec] = {
         {"steps": (_positive_integer, _REQUIRED), "k": (_positive_integer, 1), "epochs": (_positive_integer, 1)}, Allocation
     ),
     "sequence": _Spec({"phases": (_phase_list, _REQUIRED)}, Sequence, phased=True),
+    "shuffle": _Spec({"users": (_positive_integer, _REQUIRED)}, Shuffle),
+    "checkin": _Spec(
+        {
+            "users": (_positive_integer, _REQUIRED),
+            "rate": (_rate, _REQUIRED),
+            "rounds": (_positive_integer, 1),
+            "aggregation": (_aggregation, "shuffle"),
+        },
+        CheckIn,
+    ),
 }
 
 #: Schemes under which replace-one neighbours are add/remove with doubled sensitivity (see module doc).
 _REPLACE_ONE_SCHEMES = ("single", "composed")
+#: Schemes defined for replace-one neighbours only (see module doc).
+_NATIVE_REPLACE_ONE = ("shuffle", "checkin")
 
 _TOP_FIELDS = ("mechanism", "scheme", "neighboring", "epsilon", "delta", "source", "rho")
 
@@ -210,7 +234,23 @@ def _pair(path: str, mechanism: Any, scheme_path: str, scheme_name: str, neighbo
     ``neighboring``: (pair, normalised mechanism object, modelling in words); see the module doc."""
     mech_name, mech_spec, mech_values = _read(path, mechanism, MECHANISMS)
     pair_values = dict(mech_values)
-    if neighboring == "replace_one":
+    if scheme_name in _NATIVE_REPLACE_ONE:
+        if neighboring != "replace_one":
+            raise InvalidArgument(
+                "neighboring",
+                neighboring,
+                f"scheme {scheme_name!r} is defined for replace-one neighbours only (Liew et al., footnote 2)",
+                fix='state "neighboring": "replace_one"',
+            )
+        if mech_spec.additive:
+            pair_values["sensitivity"] = 2.0 * mech_values["sensitivity"]
+            modelling = (
+                f"replace-one neighbours: records x and -x of norm <= {mech_values['sensitivity']:g}, the step's pair has "
+                f"sensitivity {pair_values['sensitivity']:g}"
+            )
+        else:
+            modelling = "replace-one neighbours: the step's pair is the mechanism on the two records"
+    elif neighboring == "replace_one":
         if not mech_spec.additive:
             raise InvalidArgument(
                 "neighboring", neighboring, f"is modelled only for additive-noise mechanisms (gaussian, laplace), not {mech_name!r}"

@@ -12,7 +12,7 @@ import json
 
 from verifier._validation import check_nonnegative
 from verifier.certify.certificate import to_certificate
-from verifier.certify.claim import NEIGHBORING, Claim, load_claim, parse_claim
+from verifier.certify.claim import NEIGHBORING, SCHEMES, Claim, load_claim, parse_claim
 from verifier.certify.examples import EXAMPLES, example
 from verifier.certify.verdict import Outcome, certify
 from verifier.cli._options import add_mechanism_options, add_scheme_options
@@ -75,7 +75,7 @@ def claim_json_from_flags(args: argparse.Namespace) -> dict:
     elif args.k is not None and args.scheme != "allocation":
         mechanism["k"] = args.k
     scheme: dict = {"name": args.scheme}
-    for name in {"single": (), "composed": ("times",), "poisson": ("rate", "steps"), "allocation": ("steps", "k", "epochs")}[args.scheme]:
+    for name in SCHEMES[args.scheme].fields:
         if getattr(args, name) is not None:
             scheme[name] = getattr(args, name)
     claim: dict = {"mechanism": mechanism, "scheme": scheme}

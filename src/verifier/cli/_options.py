@@ -11,7 +11,7 @@ from typing import Sequence
 from verifier._types import Bound, Direction, directions_for, json_number
 from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
-from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
+from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, Poisson, Scheme, Shuffle, Single
 
 __all__ = [
     "add_mechanism_options",
@@ -37,16 +37,21 @@ def add_mechanism_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--k", type=int, default=None, help="rr: number of outcomes (default 2); allocation: steps per element")
 
 
-SCHEMES = ("single", "composed", "poisson", "allocation")
+SCHEMES = ("single", "composed", "poisson", "allocation", "shuffle", "checkin")
 
 
 def add_scheme_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("scheme (how steps are sampled and composed)")
     group.add_argument("--scheme", choices=SCHEMES, default="single", help="sampling/composition scheme (default: single)")
     group.add_argument("--times", type=int, help="composed: number of compositions m >= 1")
-    group.add_argument("--rate", type=float, help="poisson: sampling probability λ in (0, 1]")
+    group.add_argument("--rate", type=float, help="poisson: sampling probability λ in (0, 1]; checkin: check-in rate γ in (0, 1]")
     group.add_argument("--steps", type=int, help="poisson/allocation: number of steps t >= 1")
     group.add_argument("--epochs", type=int, default=1, help="allocation: number of epochs (default 1)")
+    group.add_argument("--users", type=int, help="shuffle/checkin: number of users n >= 1 (one report each)")
+    group.add_argument("--rounds", type=int, default=1, help="checkin: number of rounds T (default 1)")
+    group.add_argument(
+        "--aggregation", choices=AGGREGATIONS, default="shuffle", help="checkin: reports released shuffled (default) or only their sum"
+    )
     group.add_argument(
         "--method",
         action="append",
@@ -63,6 +68,11 @@ def build_scheme(args: argparse.Namespace) -> Scheme:
         return Composed(Single(pair), _required(args, "times", "composed", "--scheme"))
     if args.scheme == "poisson":
         return Poisson(pair, _required(args, "rate", "poisson", "--scheme"), _required(args, "steps", "poisson", "--scheme"))
+    if args.scheme == "shuffle":
+        return Shuffle(pair, _required(args, "users", "shuffle", "--scheme"))
+    if args.scheme == "checkin":
+        users = _required(args, "users", "checkin", "--scheme")
+        return CheckIn(pair, users, _required(args, "rate", "checkin", "--scheme"), args.rounds, args.aggregation)
     return Allocation(pair, _required(args, "steps", "allocation", "--scheme"), 1 if args.k is None else args.k, args.epochs)
 
 

@@ -1,5 +1,7 @@
-"""``verifier rdp``: the RDP curve of a scheme (UPPER bounds on D_α, in nats, per order, with a flag
-saying where the value is exact).
+"""``verifier rdp``: the RDP curve of a scheme (bounds on D_α, in nats, per order, with a flag
+saying where the value is exact, and the side: UPPER for every accountant, LOWER for the shuffle
+model, whose worst case is unknown and whose specific-pair divergence, Liew et al. Eq. (8), is a
+lower bound).
 
 ``--direction both`` prints the order-wise maximum of the two directions (exact only where both are).
 """
@@ -22,8 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "rdp",
         help="the RDP curve (upper bounds on Rényi divergences) of a scheme",
-        description="Upper bounds on the Rényi divergence D_α (nats) of the scheme at each order, "
-        "with 'exact' true where the value is the exact divergence (rounded up).",
+        description="Bounds on the Rényi divergence D_α (nats) of the scheme at each order (upper bounds; "
+        "lower bounds for --scheme shuffle, marked 'side'), with 'exact' true where the value is the exact "
+        "divergence of what is described (rounded toward the side).",
     )
     add_mechanism_options(parser)
     add_scheme_options(parser)
@@ -50,6 +53,7 @@ def _run(args: argparse.Namespace) -> int:
     values = np.max([c.values for c in curves], axis=0)
     exact = np.all([c.exact for c in curves], axis=0)
     citations = sorted({c.citation for c in curves})
+    side = curves[0].side.value
     if args.json:
         payload = {
             "orders": [float(a) for a in orders],
@@ -57,10 +61,11 @@ def _run(args: argparse.Namespace) -> int:
             "exact": [bool(e) for e in exact],
             "direction": args.direction,
             "citation": "; ".join(citations),
+            "side": side,
         }
         print(json.dumps(payload))
         return 0
-    print(f"RDP curve, direction {args.direction} (upper bounds on D_alpha, nats)")
+    print(f"RDP curve, direction {args.direction} ({side} bounds on D_alpha, nats)")
     print(f"{'order':>10} {'value':>24} {'exact':>6}")
     for a, v, e in zip(orders, values, exact):
         print(f"{a:>10g} {v:>24.17g} {'yes' if e else 'no':>6}")

@@ -1,8 +1,9 @@
 """Rényi-DP accountants: RDP curves of pairs, Poisson-subsampled pairs (integer orders exact,
 fractional orders bounded), random allocation (exact remove at integer orders, add bounds), and the
-RDP → (ε, δ) conversions. Every value is an UPPER bound on a Rényi divergence or on δ / ε."""
+RDP → (ε, δ) conversions. Every value is an UPPER bound on a Rényi divergence or on δ / ε, except
+the curves of :data:`LOWER_CURVES` (the shuffle model's specific pair), marked ``side=LOWER``."""
 
-from verifier.rdp.accountant import CURVES, curve_for, delta_upper_for, epsilon_upper_for, pair_curve
+from verifier.rdp.accountant import CURVES, LOWER_CURVES, curve_for, delta_upper_for, epsilon_upper_for, pair_curve
 from verifier.rdp.allocation import (
     allocation_add_gaussian_delta,
     allocation_add_gaussian_epsilon,
@@ -16,6 +17,7 @@ from verifier.rdp.poisson import gaussian_remove_fractional, poisson_curve, pois
 
 __all__ = [
     "CURVES",
+    "LOWER_CURVES",
     "Conversion",
     "Converted",
     "DEFAULT_ORDERS",

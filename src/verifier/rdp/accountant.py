@@ -1,7 +1,8 @@
 """RDP curves of whole schemes, and the best (ε, δ) they certify.
 
-Dispatch over scheme types goes through :data:`CURVES` (a registry keyed by the scheme's type),
-never an if/elif chain: Single → the pair's own Rényi divergence (exact for every real α; Steinke
+Dispatch over scheme types goes through :data:`CURVES` (a registry keyed by the scheme's type, UPPER
+curves) and :data:`LOWER_CURVES` (schemes for which only LOWER-bound curves are known, e.g. the
+shuffle model of Liew et al. Thm 3), never an if/elif chain: Single → the pair's own Rényi divergence (exact for every real α; Steinke
 2022, Def 32 and the pair's closed form), Composed → m-fold addition (Lemma 31), Poisson → Thm 34/35
 composed over the steps, Allocation → Thm 4.8 (remove) / the Jensen bound (add), composed over k·E
 rounds, Sequence → the sum of its phases' curves at the same orders (Lemma 31: heterogeneous
@@ -27,9 +28,10 @@ from verifier.rdp.conversion import Conversion, Converted, delta_upper, epsilon_
 from verifier.rdp.curve import DEFAULT_ORDERS, RdpCurve, check_orders
 from verifier.rdp.moments import renyi_upper
 from verifier.rdp.poisson import poisson_curve
-from verifier.schemes import Allocation, Composed, Poisson, Scheme, Sequence, Single
+from verifier.rdp.shuffle import shuffle_curve
+from verifier.schemes import Allocation, Composed, Poisson, Scheme, Sequence, Shuffle, Single
 
-__all__ = ["CURVES", "curve_for", "pair_curve", "epsilon_upper_for", "delta_upper_for"]
+__all__ = ["CURVES", "LOWER_CURVES", "curve_for", "pair_curve", "epsilon_upper_for", "delta_upper_for"]
 
 PAIR_CITATION = "closed-form Renyi divergence of the pair (Steinke 2022, Def 32), ball arithmetic"
 
@@ -75,13 +77,27 @@ CURVES: dict[type, Callable[..., RdpCurve]] = {
 }
 
 
+def _shuffle(scheme: Shuffle, orders, direction: Direction) -> RdpCurve:
+    return shuffle_curve(scheme.pair, scheme.users, orders, direction)
+
+
+#: Scheme type → LOWER-bound curve builder, for schemes whose RDP has no known upper bound here.
+#: These curves never convert to (ε, δ) upper bounds (:func:`verifier.rdp.conversion.epsilon_upper`
+#: refuses them) and the "rdp" certification method does not take these schemes.
+LOWER_CURVES: dict[type, Callable[..., RdpCurve]] = {
+    Shuffle: _shuffle,
+}
+
+
 def curve_for(scheme: Scheme, orders: npt.ArrayLike = DEFAULT_ORDERS, direction: Direction = None) -> RdpCurve:  # type: ignore[assignment]
-    """The RDP curve (UPPER bounds, exact where flagged) of ``scheme`` in ``direction``."""
+    """The RDP curve of ``scheme`` in ``direction``: UPPER bounds (exact where flagged) from
+    :data:`CURVES`, or, for a scheme only in :data:`LOWER_CURVES`, LOWER bounds (``curve.side``)."""
     if not isinstance(direction, Direction):
         raise InvalidArgument("direction", direction, "must be Direction.ADD or Direction.REMOVE")
-    builder = CURVES.get(type(scheme))
+    builder = CURVES.get(type(scheme)) or LOWER_CURVES.get(type(scheme))
     if builder is None:
-        raise InvalidArgument("scheme", scheme, f"RDP supports {', '.join(t.__name__ for t in CURVES)}")
+        known = ", ".join(t.__name__ for t in (*CURVES, *LOWER_CURVES))
+        raise InvalidArgument("scheme", scheme, f"RDP supports {known}")
     return builder(scheme, orders, direction)
 
 

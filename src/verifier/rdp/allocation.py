@@ -45,7 +45,7 @@ from verifier.errors import InvalidArgument
 from verifier.pairs import DominatingPair, Gaussian
 from verifier.rdp.curve import RdpCurve, check_orders
 from verifier.rdp.interpolation import interpolate
-from verifier.rdp.moments import log_moments_upper, renyi_from_log_coefficients, renyi_upper
+from verifier.rdp.moments import log_moments, renyi_from_log_coefficients, renyi_upper
 from verifier.rdp.series import log_power
 
 __all__ = [
@@ -75,23 +75,26 @@ def _rounds(steps: int, k: int, epochs: int) -> tuple[int, int]:
     return t // kk, kk * e
 
 
-def allocation_remove_integer(pair: DominatingPair, steps: int, orders: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-    """Upper bounds (exact up to rounding) on R_α(P̄_t ‖ Q^{⊗t}) at integer orders α >= 2, for
-    1-out-of-t allocation (Thm 4.8), via the power-series form."""
+def allocation_remove_integer(
+    pair: DominatingPair, steps: int, orders: npt.NDArray[np.int64], side: Side = Side.UPPER
+) -> npt.NDArray[np.float64]:
+    """Bounds on ``side`` (exact up to rounding) of R_α(P̄_t ‖ Q^{⊗t}) at integer orders α >= 2,
+    for 1-out-of-t allocation (Thm 4.8), via the power-series form. Every series coefficient is
+    non-negative in the moments, so moments and errors rounded toward ``side`` keep the side."""
     t = check_integer("steps", steps, minimum=1, maximum=MAX_STEPS)
     n = int(orders.max()) + 1
-    log_m = log_moments_upper(pair, Direction.REMOVE, n)
+    log_m = log_moments(pair, Direction.REMOVE, n, side)
     infinite = np.flatnonzero(np.isinf(log_m))
     cut = int(infinite[0]) if infinite.size else n
     log_ta = np.empty(cut)  # ln(t·a_j) with a_j = m_j/(j! t^j), i.e. ln m_j − ln j! − (j−1) ln t
     with with_precision():
         log_t = arb(t).log()
         for j in range(cut):
-            log_ta[j] = 0.0 if j == 0 else arb_bound(arb(float(log_m[j])) - arb(j + 1).lgamma() - (j - 1) * log_t, Side.UPPER)
+            log_ta[j] = 0.0 if j == 0 else arb_bound(arb(float(log_m[j])) - arb(j + 1).lgamma() - (j - 1) * log_t, side)
     coeff, err = log_power(log_ta, t, cut)
     values = np.full(len(orders), math.inf)
     finite = orders < cut
-    values[finite] = renyi_from_log_coefficients(orders[finite], coeff, err)
+    values[finite] = renyi_from_log_coefficients(orders[finite], coeff, err, side=side)
     return values
 
 

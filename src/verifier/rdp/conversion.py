@@ -90,8 +90,15 @@ def _best(curve: RdpCurve, at_order: Callable[[float, float], float]) -> tuple[f
     return value, i
 
 
+def _check_upper(curve: RdpCurve) -> None:
+    """Only an UPPER curve converts: a lower bound on D_α says nothing about an upper bound on δ."""
+    if curve.side is not Side.UPPER:
+        raise InvalidArgument("curve", curve.citation, "is a LOWER-bound RDP curve; only UPPER curves convert to (epsilon, delta) bounds")
+
+
 def epsilon_upper(curve: RdpCurve, delta: float, conversion: Conversion = Conversion.IMPROVED) -> Converted:
     """UPPER bound on ε(δ) from an RDP curve (minimum over its orders of the chosen conversion)."""
+    _check_upper(curve)
     target = check_open_unit("delta", delta)
     conv = _check_conversion(conversion)
     value, i = _best(curve, lambda d, a: _epsilon_at(d, a, target, conv))
@@ -100,6 +107,7 @@ def epsilon_upper(curve: RdpCurve, delta: float, conversion: Conversion = Conver
 
 def delta_upper(curve: RdpCurve, epsilon: float, conversion: Conversion = Conversion.IMPROVED) -> Converted:
     """UPPER bound on δ(ε) from an RDP curve (minimum over its orders; 1 for ε < 0)."""
+    _check_upper(curve)
     eps = check_real("epsilon", epsilon)
     conv = _check_conversion(conversion)
     value, i = _best(curve, lambda d, a: _delta_at(d, a, eps, conv))

@@ -20,7 +20,7 @@ from verifier._directed import arb_bound, with_precision
 from verifier._types import Direction, Side
 from verifier.pairs import DominatingPair
 
-__all__ = ["log_moments_upper", "renyi_from_log_coefficients", "renyi_upper", "clear_memo"]
+__all__ = ["log_moments", "log_moments_upper", "renyi_from_log_coefficients", "renyi_upper", "clear_memo"]
 
 
 @functools.lru_cache(maxsize=65536)
@@ -48,19 +48,36 @@ def log_moments_upper(pair: DominatingPair, direction: Direction, count: int) ->
     m_0 = 1 and m_1 = E_Q[P/Q] = P(supp Q) <= 1 are bounded by 1 (log 0); for j >= 2,
     ln m_j = (j−1)·D_j, rounded up; +∞ where D_j is infinite (P not absolutely continuous w.r.t. Q).
     """
+    return log_moments(pair, direction, count, Side.UPPER)
+
+
+def log_moments(pair: DominatingPair, direction: Direction, count: int, side: Side) -> npt.NDArray[np.float64]:
+    """Bounds on ``side`` of ln m_j for j = 0 … count−1 in ``direction``: ln m_j = (j−1)·D_j from
+    the pair's rigorous Rényi bracket, rounded toward ``side``. ln m_0 = 0; ln m_1 = ln P(supp Q) is
+    taken as 0, which is exact for every pair with P << Q (the only ones whose higher moments are
+    finite) and an upper bound otherwise."""
     out = np.zeros(count)
     with with_precision():
         for j in range(2, count):
-            d_upper = renyi_upper(pair, float(j), direction)
-            out[j] = math.inf if math.isinf(d_upper) else arb_bound(arb(j - 1) * arb(d_upper), Side.UPPER)
+            if side is Side.UPPER:
+                d = renyi_upper(pair, float(j), direction)
+            else:
+                d = float(pair.renyi(float(j), direction).lower)
+            out[j] = math.inf if math.isinf(d) else arb_bound(arb(j - 1) * arb(d), side)
     return out
 
 
 def renyi_from_log_coefficients(
-    orders: npt.NDArray[np.int64], log_coeff: npt.NDArray[np.float64], log_err: npt.NDArray[np.float64], shift: float = 0.0
+    orders: npt.NDArray[np.int64],
+    log_coeff: npt.NDArray[np.float64],
+    log_err: npt.NDArray[np.float64],
+    shift: float = 0.0,
+    side: Side = Side.UPPER,
 ) -> npt.NDArray[np.float64]:
     """D_α <= (ln c_α + err_α + ln α! − shift)/(α − 1), rounded up and clipped at 0, where
-    e^{(α−1) D_α} = α!·c_α·e^{−shift} and ln c_α is known to within ``err_α``."""
+    e^{(α−1) D_α} = α!·c_α·e^{−shift} and ln c_α is known to within ``err_α``; with
+    ``side=Side.LOWER`` the matching lower bound (− err_α, rounded down, clipped at 0)."""
+    sign = 1 if side is Side.UPPER else -1
     out = np.empty(len(orders))
     with with_precision():
         for i, a in enumerate(orders):
@@ -68,6 +85,6 @@ def renyi_from_log_coefficients(
             if math.isinf(lc):
                 out[i] = lc if lc > 0 else 0.0  # −∞: a zero coefficient cannot occur for a_0 = 1
                 continue
-            numerator = arb(lc) + arb(float(log_err[a])) + arb(int(a) + 1).lgamma() - arb(shift)
-            out[i] = max(0.0, arb_bound(numerator / (int(a) - 1), Side.UPPER))
+            numerator = arb(lc) + sign * arb(float(log_err[a])) + arb(int(a) + 1).lgamma() - arb(shift)
+            out[i] = max(0.0, arb_bound(numerator / (int(a) - 1), side))
     return out
