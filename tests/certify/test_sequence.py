@@ -6,14 +6,17 @@ of Gaussians with different σ (a Gaussian with 1/σ² = Σ 1/σ_i², Steinke 20
 the product of shifted Gaussians).
 """
 
+import dataclasses
 import json
 import math
+import re
+from pathlib import Path
 
 import pytest
 
 from verifier._types import Direction, Side
 from verifier.certify.certificate import schema, to_certificate
-from verifier.certify.claim import parse_claim
+from verifier.certify.claim import load_claim, parse_claim
 from verifier.certify.methods.exact import ExactPair
 from verifier.certify.methods.pld import PLDMethod
 from verifier.certify.methods.rdp import RenyiAccountant
@@ -233,3 +236,25 @@ def test_cli_empty_phase_list_exits_2_with_one_line(tmp_path, capsys):
     assert main(["certify", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "scheme.phases=[]" in err
+
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "docs" / "examples" / "two-phase-run.json"
+
+
+def test_readme_shows_the_example_claim_file():
+    """The README's sequence claim is the example file (less its ``source``), and it parses."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "docs/examples/two-phase-run.json" in readme
+    shown = next(block for block in re.findall(r"```json\n(.*?)```", readme, flags=re.S) if '"sequence"' in block)
+    from_file = load_claim(EXAMPLE)
+    assert parse_claim(json.loads(shown)) == dataclasses.replace(from_file, source="")
+    assert from_file.model == Sequence((Poisson(Gaussian(1.1), 0.01, 1000), Poisson(Gaussian(0.9), 0.01, 500)))
+
+
+@pytest.mark.slow
+def test_readme_example_is_certified_by_pld_and_not_by_rdp_alone(capsys):
+    """The README's commands: CERTIFIED (exit 0) with the PLD, INCONCLUSIVE (exit 3) with RDP only."""
+    assert main(["certify", str(EXAMPLE), "--method", "rdp"]) == Verdict.INCONCLUSIVE.exit_status
+    assert main(["certify", str(EXAMPLE), "--method", "rdp", "--method", "pld"]) == Verdict.CERTIFIED.exit_status
+    assert "(pld, upper bound)" in capsys.readouterr().out
