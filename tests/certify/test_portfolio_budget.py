@@ -45,7 +45,8 @@ class Fake(Method):
     def epsilon_bounds(self, scheme, delta, direction):
         return []
 
-    def delta_estimates(self, scheme, epsilon, direction):
+    def delta_estimates(self, scheme, epsilon, direction, *, seconds=None):
+        self.allowances = getattr(self, "allowances", []) + [seconds]
         return [Estimate(0.5, 0.4, 0.6, 0.95, 100, direction, Quantity.DELTA, epsilon, self.name)]
 
 
@@ -117,3 +118,39 @@ def test_a_method_still_running_when_the_budget_runs_out_is_interrupted(registry
     assert [b.method for b in got.bounds] == ["free", "free"]  # the interrupted calls gave nothing
     assert got.skipped[0] == "hangs (add): interrupted, time budget of 0.2 s spent"
     assert got.skipped[1] == "hangs (remove): not run, time budget of 0.2 s spent"
+
+
+def test_monte_carlo_sample_count_follows_the_time_allowance():
+    """Under a time allowance the sample count is DRAWS_PER_SECOND·seconds / draws per sample, rounded
+    down to a power of two and clipped; without one, the fixed DRAW_BUDGET rule (issue 17: evidence
+    scales to the rigorous methods' time instead of a fixed count)."""
+    from verifier.certify.methods.montecarlo import (
+        DRAWS_PER_SECOND,
+        MAX_SAMPLES,
+        MIN_SAMPLES,
+        MIN_TIMED_SAMPLES,
+        sample_count,
+    )
+    from verifier.pairs import Gaussian
+    from verifier.schemes import Poisson
+
+    scheme = Poisson(Gaussian(1.0), 0.01, 1000)  # 1000 draws per sample
+    assert sample_count(scheme) == max(MIN_SAMPLES, min(MAX_SAMPLES, (1 << 23) // 1000))
+    assert sample_count(scheme, 0.0) == MIN_TIMED_SAMPLES
+    allowed = int(0.1 * DRAWS_PER_SECOND) // 1000
+    got = sample_count(scheme, 0.1)
+    assert got <= allowed < 2 * got and got & (got - 1) == 0
+    assert sample_count(scheme, 1e6) == MAX_SAMPLES
+
+
+def test_estimates_get_a_share_of_the_rigorous_time(registry):
+    """Monte Carlo after a rigorous method is given ESTIMATE_SHARE of its time (at least the floor,
+    split over the directions); alone, it gets no allowance and uses its own default."""
+    _, mc = registry(Fake("slow", 0, upper=0.3, sleep=0.2), Fake("mc", 3, returns=frozenset({Guarantee.ESTIMATE})))
+    collect_bounds(SCHEME, Quantity.DELTA, 1.0, BOTH)
+    first, second = mc.allowances
+    assert portfolio.ESTIMATE_SHARE * 0.4 / 2 <= first <= second  # both directions' 0.2 s sleeps ran first
+    _, alone = registry(Fake("none", 0, refuse=True), Fake("mc", 3, returns=frozenset({Guarantee.ESTIMATE})))
+    collect_bounds(SCHEME, Quantity.DELTA, 1.0, BOTH)
+    assert alone.allowances == [None, None]
+    assert portfolio._estimate_allowance(0.001, 2) == portfolio.ESTIMATE_FLOOR_SECONDS / 2

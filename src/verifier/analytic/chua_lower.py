@@ -21,7 +21,6 @@ import math
 
 import numpy as np
 from flint import arb
-from scipy import optimize, special
 
 from verifier._directed import arb_bound
 from verifier._types import Bound, Direction, Quantity, Side
@@ -62,6 +61,8 @@ def event_masses(pair: Gaussian, steps: int, c: float) -> tuple[arb, arb]:
 
 def _objective_float(c: float, pair: Gaussian, steps: int, epsilon: float, direction: Direction) -> float:
     """The event bound at C in float (search only)."""
+    from scipy import special  # here, not at import: start-up time (issue 17)
+
     sigma = pair.sigma
     lc, lc1 = special.log_ndtr(c / sigma), special.log_ndtr((c - pair.sensitivity) / sigma)
     p_bar = -math.expm1(lc1 + (steps - 1) * lc)
@@ -78,6 +79,8 @@ def _best_c(pair: Gaussian, steps: int, epsilon: float, direction: Direction) ->
     values = [_objective_float(c, pair, steps, epsilon, direction) for c in grid]
     i = int(np.argmax(values))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    from scipy import optimize  # here, not at import: start-up time (issue 17)
+
     res = optimize.minimize_scalar(
         lambda c: -_objective_float(c, pair, steps, epsilon, direction), bounds=(lo, hi), method="bounded",
         options={"xatol": 1e-10 * max(1.0, abs(hi))},

@@ -59,8 +59,11 @@ class Method(abc.ABC):
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         """Rigorous bounds on ε(δ) in ``direction`` (upper and/or lower)."""
 
-    def delta_estimates(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Estimate]:
-        """Statistical estimates of δ(ε) (only ESTIMATE methods override this)."""
+    def delta_estimates(
+        self, scheme: Scheme, epsilon: float, direction: Direction, *, seconds: float | None = None
+    ) -> Sequence[Estimate]:
+        """Statistical estimates of δ(ε) (only ESTIMATE methods override this); ``seconds``, when
+        given, is about how long the caller lets them take (None: the method's own default)."""
         return ()
 
     def rho_bounds(self, scheme: Scheme, direction: Direction) -> Sequence[Bound]:

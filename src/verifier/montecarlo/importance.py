@@ -28,7 +28,6 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import log_ndtr, ndtri_exp
 
 from verifier._types import Direction
 from verifier.montecarlo.samplers import BATCH_COORDINATES, coordinate_losses_to_allocation
@@ -47,6 +46,8 @@ def region_threshold(pair: Gaussian, t: int, direction: Direction, epsilon_min: 
 
 def region_probability(pair: Gaussian, t: int, direction: Direction, epsilon_min: float) -> float:
     """Probability of the sampled region under the direction's first distribution's max law."""
+    from scipy.special import log_ndtr  # here, not at import: start-up time (issue 17)
+
     c = region_threshold(pair, t, direction, epsilon_min)
     log_inside = t * float(log_ndtr(c))  # ln Φ(c)^T
     return -math.expm1(log_inside) if direction is Direction.REMOVE else math.exp(log_inside)
@@ -54,12 +55,16 @@ def region_probability(pair: Gaussian, t: int, direction: Direction, epsilon_min
 
 def _below(log_cap: npt.NDArray[np.float64] | float, size: tuple[int, ...], rng: np.random.Generator) -> npt.NDArray[np.float64]:
     """N(0, 1) draws conditioned on Z <= cap, given ln Φ(cap) (inverse CDF in logs)."""
+    from scipy.special import ndtri_exp  # here, not at import: start-up time (issue 17)
+
     u = 1.0 - rng.random(size)  # (0, 1]
     return ndtri_exp(np.log(u) + log_cap)
 
 
 def _coordinates(pair: Gaussian, t: int, n: int, direction: Direction, c: float, scale: float, rng: np.random.Generator) -> npt.NDArray[np.float64]:
     """(n × t) standard-normal coordinates drawn from the region's conditional law."""
+    from scipy.special import log_ndtr, ndtri_exp  # here, not at import: start-up time (issue 17)
+
     if direction is Direction.ADD:
         return _below(float(log_ndtr(c)), (n, t), rng)
     u = 1.0 - rng.random(n)

@@ -23,7 +23,6 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import rel_entr
 
 from verifier._types import Bracket
 from verifier._validation import check_choice, check_integer, check_open_unit
@@ -42,7 +41,8 @@ def _bernoulli_kl(q: npt.NDArray[np.float64], p: npt.NDArray[np.float64]) -> npt
     in 1 − p when p is tiny, the regime of small δ)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         second = np.where(q < 1.0, (1.0 - q) * (np.log1p(-q) - np.log1p(-p)), 0.0)
-    return rel_entr(q, p) + second
+        first = np.where(q > 0.0, q * np.log(q / p), 0.0)  # scipy.special.rel_entr without scipy's import
+    return first + second
 
 
 def _bisect(q: npt.NDArray[np.float64], level: float, lo: npt.NDArray[np.float64], hi: npt.NDArray[np.float64], upward: bool) -> npt.NDArray[np.float64]:

@@ -25,7 +25,6 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import logsumexp, ndtri_exp
 
 from verifier._types import Direction
 from verifier.pairs import Gaussian
@@ -61,6 +60,8 @@ def pessimistic_loss(
 ) -> npt.NDArray[np.float64]:
     """L̃ from the standard-normal order statistics ``top`` (samples × R, at ``rank`` of d coordinates),
     plus for REMOVE the P-coordinate's N(0, 1) draw ``first``: L̃ >= L for the same coordinates."""
+    from scipy.special import logsumexp  # here, not at import: start-up time (issue 17)
+
     log_w = np.log(_weights(rank, d, direction))
     terms = a * top - 0.5 * a * a + log_w
     if direction is Direction.REMOVE:
@@ -76,6 +77,8 @@ def _top_order_statistics(d: int, rank: npt.NDArray[np.int64], size: int, rng: n
     g_alpha = rng.standard_gamma(alpha, size=(size, rank.size))
     g_beta = rng.standard_gamma(beta, size=(size, rank.size))
     log_u = np.cumsum(-np.log1p(g_beta / g_alpha), axis=1)
+    from scipy.special import ndtri_exp  # here, not at import: start-up time (issue 17)
+
     return ndtri_exp(log_u)
 
 

@@ -17,7 +17,6 @@ import numpy as np
 import numpy.typing as npt
 from flint import arb, ctx
 
-from scipy import special
 
 from verifier._validation import check_half_open_unit, check_integer, check_nonnegative
 from verifier.pairs.finite import FinitePair
@@ -131,6 +130,8 @@ class ApproxDPComposition(FinitePair):
         return _composition_masses(self.epsilon0, self.delta0, self.times, ctx.prec)
 
     def _masses(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        from scipy import special
+
         t, l = self.times, np.arange(self.times + 1)
         log_kept = t * math.log1p(-self.delta0)
         log_p = (log_kept + special.gammaln(t + 1) - special.gammaln(l + 1) - special.gammaln(t - l + 1)

@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 from flint import arb, ctx
-from scipy import special, stats
 
 from verifier._directed import with_precision
 from verifier._types import Measure
 from verifier._validation import check_positive
 from verifier.pairs.base import DominatingPair
 
+if TYPE_CHECKING:  # scipy is imported where it is used (start-up time: issue 17)
+    from scipy import stats
+
 __all__ = ["Gaussian"]
 
 @functools.lru_cache(maxsize=64)
 def _normal(loc: float, scale: float) -> stats.rv_continuous:
     """A frozen normal law (building one costs milliseconds in scipy; loss-law queries reuse it)."""
+    from scipy import stats
+
     return stats.norm(loc=loc, scale=scale)
 
 
@@ -101,9 +106,13 @@ class Gaussian(DominatingPair):
     def _loss_cdf(self, x: npt.NDArray[np.float64], under: Measure, inclusive: bool) -> npt.NDArray[np.float64]:
         # scipy.special directly: the frozen law's cdf costs ~70 µs of overhead per call, and the
         # PLD grid placement calls this in bisection loops.
+        from scipy import special
+
         return special.ndtr(self._standardised_float(x, under))
 
     def _loss_sf(self, x: npt.NDArray[np.float64], under: Measure, inclusive: bool) -> npt.NDArray[np.float64]:
+        from scipy import special
+
         return special.ndtr(-self._standardised_float(x, under))
 
     def _loss_quantile(self, q: npt.NDArray[np.float64], under: Measure) -> npt.NDArray[np.float64]:

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-import scipy.signal
 
 from verifier._directed import down, up
 from verifier._types import Direction, Dominance
@@ -191,6 +190,8 @@ class DiscretePLD:
         """
         p = self.probs[::-1]
         tail_mass = np.cumsum(p)[::-1]
+        import scipy.signal  # here, not at import: start-up time (issue 17)
+
         weighted = scipy.signal.lfilter([1.0], [1.0, -math.exp(-self.step)], p)[::-1]
         at_grid = tail_mass - weighted + self.infinite_mass  # δ(ℓ_J)
         below = np.flatnonzero(at_grid <= target)

@@ -38,7 +38,6 @@ from typing import Callable
 
 import numpy as np
 from flint import arb
-from scipy import optimize
 
 from verifier._directed import arb_bound, up, with_precision
 from verifier._types import Direction, Side
@@ -226,6 +225,8 @@ def epsilon_from_rho(rho: float, delta: float, conversion: Conversion = Conversi
             alpha = 1.0 + math.exp(log_t)
             return alpha * r + (log_inv - math.log(alpha)) / (alpha - 1.0) + math.log1p(-1.0 / alpha)
 
+        from scipy import optimize  # here, not at import: start-up time (issue 17)
+
         found = optimize.minimize_scalar(objective, bounds=(_LOG_SPAN[0] + math.log(scale), _LOG_SPAN[1] + math.log(scale)), method="bounded")
         order = 1.0 + math.exp(found.x)
     return epsilon_upper(_curve(r, max(order, _MIN_ORDER)), target, conv)
@@ -245,6 +246,8 @@ def delta_from_rho(rho: float, epsilon: float, conversion: Conversion = Conversi
         def slope(log_t: float) -> float:  # d/dt of the log objective, increasing in t (notes §4.1)
             t = math.exp(log_t)
             return (2.0 * t + 1.0) * r - math.log1p(1.0 / t) - eps
+
+        from scipy import optimize  # here, not at import: start-up time (issue 17)
 
         lo, hi = -60.0, 60.0
         t = math.exp(optimize.brentq(slope, lo, hi)) if slope(lo) < 0 < slope(hi) else 1.0

@@ -17,7 +17,6 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import logsumexp
 
 __all__ = ["allocation_losses_from_normals", "mean_ratio_losses", "hockey_stick_moments", "gaussian_allocation_losses"]
 
@@ -36,11 +35,15 @@ def allocation_losses_from_normals(z: npt.NDArray[np.float64], a: float, directi
     ell = a * np.asarray(z, dtype=float) - 0.5 * a * a
     if direction == "remove":
         ell[:, 0] += a * a
+    from scipy.special import logsumexp  # here, not at import: start-up time (issue 17)
+
     return sign * (logsumexp(ell, axis=1) - math.log(ell.shape[1]))
 
 
 def mean_ratio_losses(coordinate_losses: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """ln((1/t) Σ_i e^{ℓ_ji}) per row (±∞ entries allowed)."""
+    from scipy.special import logsumexp  # here, not at import: start-up time (issue 17)
+
     ell = np.asarray(coordinate_losses, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         out = logsumexp(ell, axis=1) - math.log(ell.shape[1])

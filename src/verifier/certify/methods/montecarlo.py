@@ -2,8 +2,11 @@
 
 The certifier reports these beside the verdict, as the independent check that catches a wrong
 formula in another method (README, "What a number means"). Sample count is chosen so that one call
-draws about 2^23 step outputs (between 2^12 and 2^17 samples), with a fixed seed so a certificate is
-reproducible; confidence 0.99 per (direction, ε).
+draws about 2^23 step outputs (between 2^12 and 2^17 samples); when the caller gives a time
+allowance (the certifier passes a share of the time its rigorous methods took, so that the evidence
+never dominates the run), about DRAWS_PER_SECOND step outputs per second of it, rounded down to a
+power of two (between 2^8 and 2^17 samples). The seed is fixed and the count is recorded in each
+Estimate, so a certificate is reproducible; confidence 0.99 per (direction, ε).
 """
 
 from __future__ import annotations
@@ -18,11 +21,19 @@ from verifier.montecarlo.samplers import allocation_rounds
 from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
 from verifier.schemes import Sequence as SchemeSequence
 
-__all__ = ["MonteCarlo", "METHODS", "draws_per_sample"]
+__all__ = ["MonteCarlo", "METHODS", "draws_per_sample", "sample_count"]
 
 #: Step outputs drawn per call (a fraction of a second on one core: the portfolio may call this at many ε).
 DRAW_BUDGET = 1 << 23
 MIN_SAMPLES, MAX_SAMPLES = 1 << 12, 1 << 17
+
+#: Step outputs the samplers draw per second on one core (measured: about 10^7 for the Poisson
+#: Gaussian, NumPy normals), used to turn a time allowance into a sample count.
+DRAWS_PER_SECOND = 1 << 23
+
+#: Fewest samples under a time allowance: the 99% interval is then still informative (width ~0.02
+#: around δ ≈ 0).
+MIN_TIMED_SAMPLES = 1 << 8
 SEED = 0
 CONFIDENCE = 0.99
 
@@ -41,6 +52,17 @@ def draws_per_sample(scheme: Scheme) -> int:
     return 1
 
 
+def sample_count(scheme: Scheme, seconds: float | None = None) -> int:
+    """Samples for one estimate: DRAW_BUDGET step outputs (MIN_SAMPLES..MAX_SAMPLES), or with a time
+    allowance ``seconds``, DRAWS_PER_SECOND·seconds of them rounded down to a power of two
+    (MIN_TIMED_SAMPLES..MAX_SAMPLES)."""
+    draws = draws_per_sample(scheme)
+    if seconds is None:
+        return max(MIN_SAMPLES, min(MAX_SAMPLES, DRAW_BUDGET // draws))
+    allowed = int(max(seconds, 0.0) * DRAWS_PER_SECOND) // draws
+    return max(MIN_TIMED_SAMPLES, min(MAX_SAMPLES, 1 << max(allowed, 1).bit_length() - 1))
+
+
 class MonteCarlo(Method):
     name = "montecarlo"
     citation = CITATION
@@ -57,9 +79,12 @@ class MonteCarlo(Method):
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         return []
 
-    def delta_estimates(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Estimate]:
-        """One Estimate of δ(ε) in ``direction`` (:func:`verifier.montecarlo.estimate_delta`)."""
-        samples = max(MIN_SAMPLES, min(MAX_SAMPLES, DRAW_BUDGET // draws_per_sample(scheme)))
+    def delta_estimates(
+        self, scheme: Scheme, epsilon: float, direction: Direction, *, seconds: float | None = None
+    ) -> Sequence[Estimate]:
+        """One Estimate of δ(ε) in ``direction`` (:func:`verifier.montecarlo.estimate_delta`), from
+        :func:`sample_count` samples."""
+        samples = sample_count(scheme, seconds)
         result = estimate_delta(scheme, [epsilon], [direction], samples, seed=SEED, confidence=CONFIDENCE)
         return list(result.estimates[direction])
 

@@ -1,0 +1,255 @@
+"""Production-scale table of issue 17: verifier's certified brackets against dp_accounting,
+prv_accountant and pld-accounting, whole processes timed side by side in one run.
+
+    .venv/bin/python benchmarks/production.py [--rows 1,2,...] [--out FILE.md] [--peer-timeout S]
+
+Each side runs as a fresh Python process, import and start-up included (what a user waits for):
+verifier as ``python -m verifier epsilon ... --json`` (the console script's code path) and each peer
+as a short script that imports the library and calls it once. For every process the table gives the
+wall time and the CPU time (user + sys of the child, from ``getrusage``): on a machine shared with
+other jobs the wall time includes waiting for a core, the CPU time does not. Beside them, the
+in-process compute time each side reports itself (verifier: the ``seconds`` of its bounds; a peer:
+``perf_counter`` around its call, after its imports). Ratios are verifier / peer. A missing peer is
+reported and skipped. The certify row times ``python -m verifier certify`` alone (target < 1 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+_DP = """
+import json, sys, time
+start = time.perf_counter()
+import dp_accounting
+from dp_accounting.pld import pld_privacy_accountant
+sigma, rate, steps, delta = json.loads(sys.argv[1])
+imported = time.perf_counter()
+event = dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(rate, dp_accounting.GaussianDpEvent(sigma)), steps)
+accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+accountant.compose(event)
+eps = accountant.get_epsilon(delta)
+print(json.dumps({"value": eps, "seconds": time.perf_counter() - imported}))
+"""
+
+_PRV = """
+import json, sys, time
+from prv_accountant import Accountant
+sigma, rate, steps, delta = json.loads(sys.argv[1])
+imported = time.perf_counter()
+accountant = Accountant(noise_multiplier=sigma, sampling_probability=rate, delta=delta, eps_error=0.01, max_compositions=steps)
+lower, estimate, upper = accountant.compute_epsilon(num_compositions=steps)
+print(json.dumps({"value": estimate, "lower": lower, "upper": upper, "seconds": time.perf_counter() - imported}))
+"""
+
+_PLD_ACCOUNTING = """
+import json, sys, time
+from PLD_accounting import gaussian_allocation_epsilon_range
+sigma, steps, epochs, delta = json.loads(sys.argv[1])
+imported = time.perf_counter()
+upper, lower = gaussian_allocation_epsilon_range(delta=delta, sigma=sigma, num_steps=steps, num_selected=1, num_epochs=epochs)
+print(json.dumps({"value": upper, "lower": lower, "upper": upper, "seconds": time.perf_counter() - imported}))
+"""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One workload: verifier's CLI arguments, the peer's script and arguments, the targets."""
+
+    label: str
+    verifier_args: tuple[str, ...]
+    peer: str
+    peer_script: str
+    peer_args: tuple
+    width_target: float  # relative width of verifier's bracket
+    ratio_target: float  # verifier time / peer time
+
+
+ROWS = [
+    Row(
+        "Poisson σ=0.6, λ=1e-3, T=10⁵, δ=1e-6, both directions",
+        ("epsilon", "--scheme", "poisson", "--sigma", "0.6", "--rate", "0.001", "--steps", "100000", "--delta", "1e-6", "--method", "pld"),
+        "dp_accounting PLD (1e-4)",
+        _DP,
+        (0.6, 1e-3, 100_000, 1e-6),
+        1e-3,
+        1.0,
+    ),
+    Row(
+        "Poisson σ=1.1, λ=256/50000, T=19550, δ=1e-5",
+        ("epsilon", "--scheme", "poisson", "--sigma", "1.1", "--rate", repr(256 / 50000), "--steps", "19550", "--delta", "1e-5", "--method", "pld"),
+        "dp_accounting PLD (1e-4)",
+        _DP,
+        (1.1, 256 / 50000, 19550, 1e-5),
+        1e-3,
+        0.5,
+    ),
+    Row(
+        "Poisson σ=0.8, λ=1e-3, T=10⁶, δ=1e-8",
+        ("epsilon", "--scheme", "poisson", "--sigma", "0.8", "--rate", "0.001", "--steps", "1000000", "--delta", "1e-8", "--method", "pld"),
+        "prv_accountant (eps_error 0.01)",
+        _PRV,
+        (0.8, 1e-3, 1_000_000, 1e-8),
+        2e-3,
+        1.0,
+    ),
+    Row(
+        "allocation σ=1, t=10⁴, 20 epochs, δ=1e-8",
+        ("epsilon", "--scheme", "allocation", "--sigma", "1", "--steps", "10000", "--epochs", "20", "--delta", "1e-8", "--method", "allocation-pld"),
+        "pld-accounting",
+        _PLD_ACCOUNTING,
+        (1.0, 10_000, 20, 1e-8),
+        5e-3,
+        0.1,
+    ),
+]
+
+CERTIFY_ARGS = (
+    "certify", "--sigma", "1.1", "--scheme", "poisson", "--rate", repr(256 / 60000), "--steps", "2344",
+    "--epsilon", "2", "--delta", "1e-5",
+)  # fmt: skip
+
+
+def run_process(argv: list[str], timeout: float) -> dict:
+    """Run ``argv``; {'wall', 'cpu', 'rc', 'stdout', 'stderr'} or {'timeout': s}."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"timeout": timeout}
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall": wall, "cpu": cpu, "rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+
+
+def run_verifier(args: tuple[str, ...], timeout: float) -> dict:
+    got = run_process([sys.executable, "-m", "verifier", *args, "--json"], timeout)
+    if "timeout" in got or got["rc"] not in (0, 1, 3):
+        return got
+    answer = json.loads(got["stdout"])
+    if "lower" in answer:  # epsilon: the bracket, and the in-process time of its bounds
+        got["lower"], got["upper"] = answer["lower"], answer["upper"]
+        # each (method, direction) reports its time on both of its bounds: count it once
+        seconds = {(bound["method"], bound["direction"]): bound.get("seconds", 0.0) for bound in answer["bounds"]}
+        got["inner"] = sum(seconds.values())
+    return got
+
+
+def run_peer(script: str, args: tuple, timeout: float) -> dict:
+    got = run_process([sys.executable, "-c", script, json.dumps(list(args))], timeout)
+    if "timeout" not in got and got["rc"] == 0:
+        got.update(json.loads(got["stdout"].strip().splitlines()[-1]))
+    return got
+
+
+def _seconds(result: dict, key: str) -> str:
+    if "timeout" in result:
+        return f"> {result['timeout']:.0f} (timeout)"
+    return f"{result[key]:.2f}" if key in result else "—"
+
+
+def _failed(result: dict) -> str | None:
+    if "timeout" in result:
+        return f"no answer in {result['timeout']:.0f} s"
+    if result.get("rc", 0) != 0 and "value" not in result and "lower" not in result:
+        lines = result.get("stderr", "").strip().splitlines()
+        return f"exit {result.get('rc')}: {lines[-1] if lines else '?'}"
+    return None
+
+
+def table_row(row: Row, ours: dict, peer: dict) -> str:
+    failed = _failed(ours)
+    if failed:
+        bracket, width, contains = f"({failed})", "—", "—"
+    else:
+        lower, upper = ours["lower"], ours["upper"]
+        rel = (upper - lower) / upper
+        bracket = f"[{lower:.5f}, {upper:.5f}]"
+        width = f"{100 * rel:.3f}% ({'≤' if rel <= row.width_target else '>'} {100 * row.width_target:g}%)"
+        contains = "—"
+        if "value" in peer:
+            contains = "yes" if lower <= peer["value"] <= upper else f"NO ({'below' if peer['value'] < lower else 'above'})"
+    peer_failed = _failed(peer)
+    shown = f"({peer_failed})" if peer_failed else _peer_value(peer)
+    ratios = []
+    for key in ("wall", "cpu", "inner" if "inner" in ours else None):
+        if key and key in ours and ("seconds" if key == "inner" else key) in peer:
+            mine, theirs = ours[key], peer["seconds" if key == "inner" else key]
+            ratios.append(f"{mine / theirs:.2f}×")
+        elif key:
+            ratios.append("—")
+    return (
+        f"| {row.label} | {bracket} | {width} | {_seconds(ours, 'wall')} / {_seconds(ours, 'cpu')} / "
+        f"{_seconds(ours, 'inner')} | {row.peer}: {shown} | {_seconds(peer, 'wall')} / {_seconds(peer, 'cpu')} / "
+        f"{_seconds(peer, 'seconds')} | {' / '.join(ratios)} (≤ {row.ratio_target:g}×) | {contains} |"
+    )
+
+
+def _peer_value(peer: dict) -> str:
+    if "lower" in peer and "upper" in peer and peer["lower"] != peer["upper"]:
+        return f"{peer['value']:.5f} [{peer['lower']:.5f}, {peer['upper']:.5f}]"
+    return f"{peer['value']:.5f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default=",".join(str(i + 1) for i in range(len(ROWS))), help="e.g. 1,2 (1-based)")
+    parser.add_argument("--certify", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--timeout", type=float, default=600.0, help="per process, seconds")
+    parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
+    args = parser.parse_args()
+    lines = []
+    for index in (int(i) for i in args.rows.split(",") if i):
+        row = ROWS[index - 1]
+        ours = run_verifier(row.verifier_args, args.timeout)
+        peer = run_peer(row.peer_script, row.peer_args, args.timeout)
+        lines.append(table_row(row, ours, peer))
+        print(lines[-1], flush=True)
+    certify = None
+    if args.certify:
+        certify = run_verifier(CERTIFY_ARGS, args.timeout)
+        verdict = certify.get("stdout", "").split('"verdict": "')[-1].split('"')[0] if "stdout" in certify else "—"
+        print(f"certify: {verdict}, wall {_seconds(certify, 'wall')} s, cpu {_seconds(certify, 'cpu')} s", flush=True)
+    args.out.write_text(_markdown(lines, certify))
+
+
+def _markdown(lines: list[str], certify: dict | None) -> str:
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    cpus = len(__import__("os").sched_getaffinity(0))
+    machine = f"{platform.machine()} {platform.processor() or ''} Linux {platform.release()}, {cpus} cores, Python {platform.python_version()}"
+    out = [
+        "# Production scale (issue 17): verifier vs dp_accounting, prv_accountant, pld-accounting\n",
+        f"Generated by `benchmarks/production.py` on {now}, {machine.strip()}, one run.",
+        "**The machine was shared with other jobs during the run** (2 cores for several agents): wall",
+        "times include waiting for a core and are noisy; CPU times (user + sys of each process) are not.\n",
+        "Times in seconds: whole process wall / whole process CPU / in-process compute (verifier: the",
+        "`seconds` its bounds report; peer: its call after its imports). Ratio = verifier / peer for each",
+        "of the three. verifier's bracket is rigorous (ε for add-or-remove, the maximum over both",
+        "directions); the peers' numbers are estimates (dp_accounting's pessimistic PLD, prv_accountant's",
+        "estimate [its error interval], pld-accounting's [lower, upper]).\n",
+        "| workload | verifier ε bracket | width (target) | verifier s | peer: ε | peer s | ratio wall / cpu / in-process (target) | peer inside bracket |",
+        "|---|---|---|---|---|---|---|---|",
+        *lines,
+    ]
+    if certify is not None:
+        verdict = certify.get("stdout", "").split('"verdict": "')[-1].split('"')[0] if "stdout" in certify else "—"
+        out += [
+            "",
+            f"`verifier certify` Opacus-style claim (σ=1.1, λ=256/60000, T=2344, ε=2, δ=1e-5): {verdict}, "
+            f"whole process wall {_seconds(certify, 'wall')} s, CPU {_seconds(certify, 'cpu')} s (target < 1 s wall).",
+        ]
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    main()
