@@ -213,8 +213,8 @@ def test_scheme_rejects_empty_and_nested_phase_lists():
 
 
 def test_certify_bounds_and_the_certificate_on_a_sequence_claim(tmp_path, capsys):
-    """The CLI decides a sequence claim (exit status = verdict), ``bounds`` tabulates it, and the
-    certificate validates against the packaged schema."""
+    """The CLI decides a sequence claim (exit status = verdict), writes its HTML report, ``bounds``
+    tabulates it, and the certificate validates against the packaged schema."""
     own = {"name": "sequence", "phases": [dict(p, mechanism={"name": "gaussian", "sigma": 3.0}) for p in SEQUENCE["phases"]]}
     path = tmp_path / "claim.json"
     # five σ = 3 steps: a Gaussian with σ = 3/√5; its ε(1e-5) is 3.12465, so ε = 3.2 holds and ε = 3.0 fails
@@ -222,6 +222,9 @@ def test_certify_bounds_and_the_certificate_on_a_sequence_claim(tmp_path, capsys
         path.write_text(json.dumps(_claim(own, epsilon=epsilon)))
         assert main(["certify", str(path)]) == verdict.exit_status
         assert capsys.readouterr().out.startswith(f"{verdict.value}: sequence(phases=[composed(times=4, mechanism=gaussian(sigma=3")
+    report = tmp_path / "report.html"
+    assert main(["certify", str(path), "--report", str(report)]) == Verdict.VIOLATED.exit_status
+    assert "sequence: gaussian under composed, then gaussian under single" in report.read_text(encoding="utf-8")
     assert main(["bounds", str(path), "--points", "2"]) == 0
     assert "pld add upper" in capsys.readouterr().out
     jsonschema = pytest.importorskip("jsonschema")

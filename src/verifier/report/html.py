@@ -156,6 +156,14 @@ def _headline(outcome: Outcome) -> str:
     return f"<p>At the claimed δ = {_num(outcome.claim.delta)}: " + "; ".join(parts) + "</p>"
 
 
+def _subject(claim) -> str:
+    """``gaussian under poisson``; for a sequence, each phase's mechanism and scheme in order."""
+    phases = claim.scheme.get("phases")
+    if phases is None:
+        return f"{claim.mechanism['name']} under {claim.scheme['name']}"
+    return "sequence: " + ", then ".join(f"{p['mechanism']['name']} under {p['name']}" for p in phases)
+
+
 def render_report(outcome: Outcome, *, calibration: Calibration | None = None, points: int = DEFAULT_POINTS) -> str:
     """The report of ``outcome`` as one HTML document (see the module docstring)."""
     certificate = to_certificate(outcome)
@@ -174,7 +182,7 @@ def render_report(outcome: Outcome, *, calibration: Calibration | None = None, p
 &nbsp; exit status {certificate['exit_status']}</p>
 {_headline(outcome)}
 <h2>Claim</h2>
-<p>{_e(claim.mechanism['name'])} under {_e(claim.scheme['name'])}, {_e(claim.neighboring)} neighbours: claimed <b>{_e(stated)}</b></p>
+<p>{_e(_subject(claim))}, {_e(claim.neighboring)} neighbours: claimed <b>{_e(stated)}</b></p>
 <p class="muted">model: <code>{_e(certificate['model']['scheme'])}</code>; {_e(certificate['model']['neighboring'])}</p>
 <pre>{_e(json.dumps(certificate['claim'], indent=2))}</pre>
 <h2>Why</h2><ul>{reasons}</ul>
