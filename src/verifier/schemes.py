@@ -13,9 +13,10 @@ from typing import Union
 
 from verifier._validation import check_integer, check_unit
 from verifier.errors import InvalidArgument
-from verifier.pairs import DominatingPair
+from verifier.matrix.strategy import Strategy
+from verifier.pairs import DominatingPair, Gaussian
 
-__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "AGGREGATIONS", "base_pair"]
+__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "AGGREGATIONS", "base_pair"]
 
 
 def _check_pair(pair: object) -> DominatingPair:
@@ -162,7 +163,33 @@ class CheckIn:
             raise InvalidArgument("aggregation", self.aggregation, f"must be one of {', '.join(AGGREGATIONS)}")
 
 
-Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn]
+@dataclass(frozen=True)
+class MatrixMechanism:
+    """A matrix-factorisation mechanism (release C·X + Z, Z ~ N(0, σ²)) trained with random
+    allocation: ``epochs`` k passes over ``batches`` b batches, each element in one batch, the same
+    slot every epoch (Schuchardt & Kalinin, Def 2.7 and Lemma 2.8). ``pair`` is the Gaussian step
+    (σ = noise multiplier times the clipping norm Δ = ``pair.sensitivity``); ``strategy`` is C with
+    N = k·b rows. Negative entries of C are accounted through |C| (Lemma 2.8)."""
+
+    pair: DominatingPair
+    strategy: Strategy
+    batches: int
+    epochs: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.pair, Gaussian):
+            raise InvalidArgument("pair", self.pair, "a matrix mechanism adds Gaussian noise: use Gaussian(sigma, sensitivity)")
+        if not isinstance(self.strategy, Strategy):
+            raise InvalidArgument("strategy", self.strategy, "must be a verifier.matrix.Strategy (e.g. verifier.matrix.bsr(N, 4))")
+        b = check_integer("batches", self.batches, minimum=1)
+        k = check_integer("epochs", self.epochs, minimum=1)
+        if self.strategy.size != b * k:
+            raise InvalidArgument("batches", b, f"epochs·batches = {k * b} must equal the strategy's size N = {self.strategy.size}")
+        object.__setattr__(self, "batches", b)
+        object.__setattr__(self, "epochs", k)
+
+
+Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism]
 
 
 def base_pair(scheme: Scheme) -> DominatingPair:

@@ -6,7 +6,8 @@ import pytest
 from verifier.certify.coverage import UNSUPPORTED, handlers, scheme_types
 from verifier.certify.registry import all_methods
 from verifier.pairs import Gaussian, Laplace, RandomizedResponse
-from verifier.schemes import Allocation, CheckIn, Composed, Poisson, Sequence, Shuffle, Single
+from verifier.matrix import bsr
+from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Sequence, Shuffle, Single
 
 PAIRS = [Gaussian(1.0), Laplace(1.0), RandomizedResponse(1.0)]
 SAMPLES = [
@@ -22,11 +23,12 @@ SAMPLES = [
     )
 ]
 SAMPLES += [Sequence((Single(pair), Poisson(pair, 0.01, 10))) for pair in PAIRS]
+SAMPLES += [MatrixMechanism(Gaussian(1.0), bsr(20, 3), 10, 2)]
 SAMPLES += [Sequence((Composed(Single(pair), 2), Allocation(pair, 10, 2, 2))) for pair in PAIRS]
 
 
 def test_scheme_union_lists_every_scheme_class():
-    assert set(scheme_types()) == {Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn}
+    assert set(scheme_types()) == {Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism}
     assert {type(s) for s in SAMPLES} == set(scheme_types())
 
 

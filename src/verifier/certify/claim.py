@@ -59,9 +59,10 @@ from verifier._validation import check_choice, check_integer, check_open_unit, c
 from verifier._validation import check_half_open_unit, check_nonnegative
 from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
-from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, Poisson, Scheme, Sequence, Shuffle, Single
+import verifier.matrix as matrix
+from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
 
-__all__ = ["Claim", "parse_claim", "load_claim", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
+__all__ = ["Claim", "parse_claim", "load_claim", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
 
 NEIGHBORING = ("add_or_remove", "add", "remove", "replace_one")
 
@@ -106,6 +107,81 @@ def _phase_list(name: str, value: Any) -> list:
     return value
 
 
+def _optional(check: _Check) -> _Check:
+    """A field that may be absent (None) or must pass ``check``."""
+    return lambda name, value: None if value is None else check(name, value)
+
+
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidArgument(name, value, "must be a non-empty string")
+    return value
+
+
+def _numbers(name: str, value: Any) -> list[float]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        raise InvalidArgument(name, value, "must be a non-empty list of numbers")
+    return [check_real(f"{name}[{i}]", v) for i, v in enumerate(value)]
+
+
+def _family(name: str, value: Any) -> str:
+    return check_choice(name, value, matrix.FAMILIES)
+
+
+def _matrix_scheme(
+    pair: DominatingPair,
+    batches: int,
+    epochs: int,
+    matrix: str | None = None,
+    matrix_file: str | None = None,
+    bands: int | None = None,
+    coefficients: list[float] | None = None,
+    theta: list[float] | None = None,
+    omega: list[float] | None = None,
+) -> MatrixMechanism:
+    """The matrix scheme of a claim: a named family (with its parameters) or a file, N = epochs·batches."""
+    return MatrixMechanism(pair, strategy_from_fields(batches * epochs, matrix, matrix_file, bands, coefficients, theta, omega), batches, epochs)
+
+
+def strategy_from_fields(
+    size: int,
+    family: str | None,
+    matrix_file: str | None,
+    bands: int | None,
+    coefficients: list[float] | None,
+    theta: list[float] | None,
+    omega: list[float] | None,
+) -> matrix.Strategy:
+    """Build C (N = ``size``) from the claim/CLI fields; the parameters a family needs must be
+    given and the others absent, so a misspelt or misplaced parameter never goes unnoticed."""
+    if (family is None) == (matrix_file is None):
+        raise InvalidArgument("matrix", family, "give exactly one of matrix (a family: " + ", ".join(matrix.FAMILIES) + ") and matrix_file")
+    if matrix_file is not None:
+        wanted: tuple[str, ...] = ()
+    else:
+        family = check_choice("matrix", family, matrix.FAMILIES)
+        wanted = {"identity": (), "bsr": ("bands",), "toeplitz": ("coefficients",), "blt": ("theta", "omega")}[family]
+    given = {"bands": bands, "coefficients": coefficients, "theta": theta, "omega": omega}
+    for key, value in given.items():
+        if key in wanted and value is None:
+            raise InvalidArgument(key, None, f"the field is missing (matrix {family!r} needs {', '.join(wanted)})")
+        if key not in wanted and value is not None:
+            raise InvalidArgument(key, value, f"does not apply to {'matrix_file' if family is None else 'matrix ' + repr(family)}")
+    if matrix_file is not None:
+        strategy = matrix.load(matrix_file)
+    elif family == "identity":
+        strategy = matrix.identity(size)
+    elif family == "bsr":
+        strategy = matrix.bsr(size, bands)  # type: ignore[arg-type]
+    elif family == "toeplitz":
+        strategy = matrix.toeplitz(size, coefficients)  # type: ignore[arg-type]
+    else:
+        strategy = matrix.blt(size, theta, omega)  # type: ignore[arg-type]
+    if strategy.size != size:
+        raise InvalidArgument("matrix_file", matrix_file, f"holds an N×N matrix with N = {strategy.size}, but epochs·batches = {size}")
+    return strategy
+
+
 #: Mechanism kinds: the JSON ``mechanism.name`` values and their fields.
 MECHANISMS: dict[str, _Spec] = {
     "gaussian": _Spec({"sigma": (check_positive, _REQUIRED), "sensitivity": (check_positive, 1.0)}, Gaussian, additive=True),
@@ -132,6 +208,19 @@ SCHEMES: dict[str, _Spec] = {
             "aggregation": (_aggregation, "shuffle"),
         },
         CheckIn,
+    ),
+    "matrix": _Spec(
+        {
+            "batches": (_positive_integer, _REQUIRED),
+            "epochs": (_positive_integer, 1),
+            "matrix": (_optional(_family), None),
+            "matrix_file": (_optional(_text), None),
+            "bands": (_optional(_positive_integer), None),
+            "coefficients": (_optional(_numbers), None),
+            "theta": (_optional(_numbers), None),
+            "omega": (_optional(_numbers), None),
+        },
+        _matrix_scheme,
     ),
 }
 
@@ -291,7 +380,9 @@ def _scheme(
         raise InvalidArgument(where, None, "the field is missing (it is required; a phase without one inherits the claim's mechanism)")
     pair, mech, modelling = _pair(mechanism_path, mechanism, path, name, neighboring)
     model = _build(path, spec.build, pair, **values)
-    return {"name": name, **values}, mech, model, modelling
+    if isinstance(model, MatrixMechanism) and model.strategy.signed:
+        modelling += "; C has negative entries: accounted through |C| (Schuchardt & Kalinin, Lemma 2.8)"
+    return {"name": name, **{k: v for k, v in values.items() if v is not None}}, mech, model, modelling
 
 
 def _sequence(path: str, phases: list, mechanism: Any, neighboring: str) -> tuple[dict, None, Scheme, str]:

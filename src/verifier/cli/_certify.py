@@ -15,7 +15,7 @@ from verifier.certify.certificate import to_certificate
 from verifier.certify.claim import NEIGHBORING, SCHEMES, Claim, load_claim, parse_claim
 from verifier.certify.examples import EXAMPLES, example
 from verifier.certify.verdict import Outcome, certify
-from verifier.cli._options import add_mechanism_options, add_scheme_options
+from verifier.cli._options import add_mechanism_options, add_scheme_options, number_list
 from verifier.cli._report import add_report_option, write_report_if_asked
 from verifier.errors import InvalidArgument
 
@@ -23,7 +23,7 @@ __all__ = ["register", "claim_from_flags", "claim_json_from_flags", "summary_lin
 
 #: Flags that describe a claim; giving one together with a claim file or --example is an error.
 _CLAIM_FLAGS = ("sigma", "scale", "epsilon0", "times", "rate", "steps", "neighboring", "epsilon", "delta")
-_CLAIM_FLAGS += ("delta0", "claim_rho")
+_CLAIM_FLAGS += ("delta0", "claim_rho", "batches", "matrix", "matrix_file", "bands", "coefficients", "theta", "omega")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -78,6 +78,12 @@ def claim_json_from_flags(args: argparse.Namespace) -> dict:
     for name in SCHEMES[args.scheme].fields:
         if getattr(args, name) is not None:
             scheme[name] = getattr(args, name)
+    if args.scheme == "matrix":
+        for name in ("coefficients", "theta", "omega"):
+            if name in scheme:
+                scheme[name] = number_list(name, scheme[name])
+        if "matrix" not in scheme and "matrix_file" not in scheme:
+            scheme["matrix"] = "identity"
     claim: dict = {"mechanism": mechanism, "scheme": scheme}
     for name in ("neighboring", "epsilon", "delta"):
         if getattr(args, name) is not None:
@@ -109,7 +115,7 @@ def summary_lines(outcome: Outcome) -> list[str]:
         f"{outcome.verdict.value}: {' '.join(filter(None, (_describe(claim.mechanism), _describe(claim.scheme))))}, "
         f"{claim.neighboring}: claimed {stated}"
     ]
-    if claim.neighboring == "replace_one":
+    if claim.neighboring == "replace_one" or "|C|" in claim.modelling:
         lines.append(f"  model: {claim.modelling}")
     lines += [f"  {reason}" for reason in outcome.decision.reasons]
     if outcome.epsilon is not None:
@@ -146,6 +152,8 @@ def _value(value) -> str:
         return _describe(value)
     if isinstance(value, list):
         return "[" + ", ".join(_value(v) for v in value) + "]"
+    if isinstance(value, str):
+        return value
     return f"{value:g}"
 
 

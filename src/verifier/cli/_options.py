@@ -9,9 +9,10 @@ import math
 from typing import Sequence
 
 from verifier._types import Bound, Direction, directions_for, json_number
+from verifier._validation import check_integer
 from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
-from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, Poisson, Scheme, Shuffle, Single
+from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Shuffle, Single
 
 __all__ = [
     "add_mechanism_options",
@@ -19,6 +20,8 @@ __all__ = [
     "add_output_options",
     "build_pair",
     "build_scheme",
+    "scheme_notes",
+    "number_list",
     "requested_directions",
     "emit",
 ]
@@ -37,7 +40,7 @@ def add_mechanism_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--k", type=int, default=None, help="rr: number of outcomes (default 2); allocation: steps per element")
 
 
-SCHEMES = ("single", "composed", "poisson", "allocation", "shuffle", "checkin")
+SCHEMES = ("single", "composed", "poisson", "allocation", "shuffle", "checkin", "matrix")
 
 
 def add_scheme_options(parser: argparse.ArgumentParser) -> None:
@@ -46,12 +49,19 @@ def add_scheme_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--times", type=int, help="composed: number of compositions m >= 1")
     group.add_argument("--rate", type=float, help="poisson: sampling probability λ in (0, 1]; checkin: check-in rate γ in (0, 1]")
     group.add_argument("--steps", type=int, help="poisson/allocation: number of steps t >= 1")
-    group.add_argument("--epochs", type=int, default=1, help="allocation: number of epochs (default 1)")
+    group.add_argument("--epochs", type=int, default=1, help="allocation/matrix: number of epochs (default 1)")
     group.add_argument("--users", type=int, help="shuffle/checkin: number of users n >= 1 (one report each)")
     group.add_argument("--rounds", type=int, default=1, help="checkin: number of rounds T (default 1)")
     group.add_argument(
         "--aggregation", choices=AGGREGATIONS, default="shuffle", help="checkin: reports released shuffled (default) or only their sum"
     )
+    group.add_argument("--batches", type=int, help="matrix: batches per epoch b >= 1 (N = epochs·batches steps)")
+    group.add_argument("--matrix", help="matrix: strategy family (identity, bsr, toeplitz, blt)")
+    group.add_argument("--matrix-file", dest="matrix_file", help="matrix: strategy C from a .npy or .csv file (N×N, lower-triangular)")
+    group.add_argument("--bands", type=int, help="matrix bsr: number of bands p >= 1")
+    group.add_argument("--coefficients", help="matrix toeplitz: comma-separated c_0,c_1,…")
+    group.add_argument("--theta", help="matrix blt: comma-separated buffer decays θ_j")
+    group.add_argument("--omega", help="matrix blt: comma-separated buffer weights ω_j")
     group.add_argument(
         "--method",
         action="append",
@@ -73,7 +83,46 @@ def build_scheme(args: argparse.Namespace) -> Scheme:
     if args.scheme == "checkin":
         users = _required(args, "users", "checkin", "--scheme")
         return CheckIn(pair, users, _required(args, "rate", "checkin", "--scheme"), args.rounds, args.aggregation)
+    if args.scheme == "matrix":
+        return _matrix_scheme(args, pair)
     return Allocation(pair, _required(args, "steps", "allocation", "--scheme"), 1 if args.k is None else args.k, args.epochs)
+
+
+def scheme_notes(scheme: Scheme) -> list[str]:
+    """What the user should know about how the scheme was modelled (e.g. |C| for a signed C)."""
+    if isinstance(scheme, MatrixMechanism):
+        notes = [f"strategy {scheme.strategy.label}, N = {scheme.strategy.size}, bandwidth {scheme.strategy.width}"]
+        if scheme.strategy.signed:
+            notes.append("C has negative entries: accounted through |C| (Schuchardt & Kalinin, Lemma 2.8)")
+        return notes
+    return []
+
+
+def number_list(name: str, text: str | None) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        return [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise InvalidArgument(name, text, "must be comma-separated numbers", "e.g. --coefficients 1,0.5,0.375") from None
+
+
+def _matrix_scheme(args: argparse.Namespace, pair: DominatingPair) -> MatrixMechanism:
+    from verifier.certify.claim import strategy_from_fields
+
+    batches = check_integer("batches", _required(args, "batches", "matrix", "--scheme"), minimum=1)
+    epochs = check_integer("epochs", args.epochs, minimum=1)
+    family = None if args.matrix_file is not None and args.matrix is None else (args.matrix or "identity")
+    strategy = strategy_from_fields(
+        batches * epochs,
+        family,
+        args.matrix_file,
+        args.bands,
+        number_list("coefficients", args.coefficients),
+        number_list("theta", args.theta),
+        number_list("omega", args.omega),
+    )
+    return MatrixMechanism(pair, strategy, batches, epochs)
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

@@ -13,7 +13,14 @@ import json
 
 import numpy as np
 
-from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, requested_directions
+from verifier.cli._options import (
+    add_mechanism_options,
+    add_output_options,
+    add_scheme_options,
+    build_scheme,
+    requested_directions,
+    scheme_notes,
+)
 from verifier.errors import InvalidArgument
 from verifier.rdp import DEFAULT_ORDERS, check_orders, curve_for
 
@@ -62,6 +69,7 @@ def _run(args: argparse.Namespace) -> int:
             "direction": args.direction,
             "citation": "; ".join(citations),
             "side": side,
+            "notes": scheme_notes(scheme),
         }
         print(json.dumps(payload))
         return 0
@@ -70,4 +78,6 @@ def _run(args: argparse.Namespace) -> int:
     for a, v, e in zip(orders, values, exact):
         print(f"{a:>10g} {v:>24.17g} {'yes' if e else 'no':>6}")
     print("; ".join(citations))
+    for note in scheme_notes(scheme):
+        print(note)
     return 0

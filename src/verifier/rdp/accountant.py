@@ -6,7 +6,8 @@ shuffle model of Liew et al. Thm 3), never an if/elif chain: Single → the pair
 2022, Def 32 and the pair's closed form), Composed → m-fold addition (Lemma 31), Poisson → Thm 34/35
 composed over the steps, Allocation → Thm 4.8 (remove) / the Jensen bound (add), composed over k·E
 rounds, Sequence → the sum of its phases' curves at the same orders (Lemma 31: heterogeneous
-composition adds Rényi divergences order by order).
+composition adds Rényi divergences order by order), MatrixMechanism → Schuchardt & Kalinin's
+Algorithms 1–2 (:mod:`verifier.rdp.matrix`).
 
 :func:`epsilon_upper_for` / :func:`delta_upper_for` convert with the default integer orders 2…256,
 then refine around the best order by a golden-section search over fractional orders (exact by
@@ -26,10 +27,11 @@ from verifier.errors import InvalidArgument
 from verifier.rdp.allocation import allocation_curve
 from verifier.rdp.conversion import Conversion, Converted, delta_upper, epsilon_upper
 from verifier.rdp.curve import DEFAULT_ORDERS, RdpCurve, check_orders
+from verifier.rdp.matrix import matrix_curve
 from verifier.rdp.moments import renyi_upper
 from verifier.rdp.poisson import poisson_curve
 from verifier.rdp.shuffle import shuffle_curve
-from verifier.schemes import Allocation, Composed, Poisson, Scheme, Sequence, Shuffle, Single
+from verifier.schemes import Allocation, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
 
 __all__ = ["CURVES", "LOWER_CURVES", "curve_for", "pair_curve", "epsilon_upper_for", "delta_upper_for"]
 
@@ -67,6 +69,10 @@ def _sequence(scheme: Sequence, orders, direction: Direction) -> RdpCurve:
     return total
 
 
+def _matrix(scheme: MatrixMechanism, orders, direction: Direction) -> RdpCurve:
+    return matrix_curve(scheme, orders, direction)
+
+
 #: Scheme type → curve builder (orders, direction) → RdpCurve.
 CURVES: dict[type, Callable[..., RdpCurve]] = {
     Single: _single,
@@ -74,6 +80,7 @@ CURVES: dict[type, Callable[..., RdpCurve]] = {
     Poisson: _poisson,
     Allocation: _allocation,
     Sequence: _sequence,
+    MatrixMechanism: _matrix,
 }
 
 
