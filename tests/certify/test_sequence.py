@@ -145,6 +145,9 @@ def _claim(scheme, **top):
     return {"scheme": scheme, "epsilon": 3.0, "delta": DELTA, **top}
 
 
+GOOD = {"name": "gaussian", "sigma": 1.0}
+
+
 SEQUENCE = {
     "name": "sequence",
     "phases": [
@@ -173,8 +176,6 @@ def test_replace_one_is_modelled_phase_by_phase():
         parse_claim(_claim(bad, mechanism={"name": "gaussian", "sigma": 1.0}, neighboring="replace_one"))
     assert info.value.name == "neighboring"
 
-
-GOOD = {"name": "gaussian", "sigma": 1.0}
 
 
 @pytest.mark.parametrize(
@@ -239,6 +240,25 @@ def test_cli_empty_phase_list_exits_2_with_one_line(tmp_path, capsys):
     assert main(["certify", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "scheme.phases=[]" in err
+
+
+def test_a_phase_no_method_bounds_makes_the_sequence_inconclusive_with_its_reason():
+    """A check-in phase (no (ε, δ) method yet): every method, Monte Carlo included, declines the
+    whole sequence, and the verdict names the phase and its reason instead of crashing."""
+    from verifier.certify.methods.montecarlo import MonteCarlo
+
+    claim = parse_claim(
+        _claim(
+            {"name": "sequence", "phases": [{"name": "single"}, {"name": "checkin", "users": 10, "rate": 0.5}]},
+            mechanism=GOOD,
+            neighboring="replace_one",
+        )
+    )
+    assert not MonteCarlo().supports(claim.model) and MonteCarlo().supports(GAUSSIANS)
+    outcome = certify(claim)
+    assert outcome.verdict is Verdict.INCONCLUSIVE
+    (reason,) = outcome.decision.reasons
+    assert "phases[1]: no (epsilon, delta) method for shuffled check-in" in reason
 
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import typing
 
 from verifier.certify.registry import all_methods
-from verifier.schemes import CheckIn, Scheme, Shuffle
+from verifier.schemes import CheckIn, Scheme, Sequence, Shuffle
 
 __all__ = ["UNSUPPORTED", "scheme_types", "handlers", "unsupported_reason"]
 
@@ -35,8 +35,17 @@ def handlers(scheme_type: type) -> list[str]:
 
 def unsupported_reason(scheme: Scheme) -> str:
     """Why no registered method supports ``scheme``: the :data:`UNSUPPORTED` entry of its class, or
-    the names of the methods that handle its class but not these parameters/this pair."""
+    the names of the methods that handle its class but not these parameters/this pair; for a
+    Sequence, the reason of each phase that no method supports on its own."""
     names = handlers(type(scheme))
+    if isinstance(scheme, Sequence):
+        lost = [
+            f"phases[{i}]: {unsupported_reason(phase)}"
+            for i, phase in enumerate(scheme.phases)
+            if not any(m.sides() and m.supports(phase) for m in all_methods())
+        ]
+        if lost:
+            return "a sequence is bounded only when each phase is; " + "; ".join(lost)
     if names:
         return f"the methods for {type(scheme).__name__} ({', '.join(names)}) do not support this pair or these parameters"
     return UNSUPPORTED.get(type(scheme), f"no registered method handles {type(scheme).__name__}")

@@ -71,6 +71,8 @@ class MonteCarlo(Method):
     scheme_types = (Single, Composed, Poisson, Allocation, SchemeSequence)
 
     def supports(self, scheme: Scheme) -> bool:
+        if isinstance(scheme, SchemeSequence):
+            return all(self.supports(phase) for phase in scheme.phases)
         return isinstance(scheme, self.scheme_types)
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
