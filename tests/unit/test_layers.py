@@ -11,7 +11,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "verifier"
 
-LEAF = {"_types", "errors", "_validation", "_directed", "_fast"}
+LEAF = {"_types", "errors", "_validation", "_directed", "_fast", "_files", "_budget"}
 MATH = {"pairs", "pld", "rdp", "analytic", "montecarlo", "reference", "hockey", "schemes", "matrix", "properties"}
 CERTIFY = {"certify"}
 TOP = {"cli", "report", "__main__", "__init__"}

@@ -1,15 +1,28 @@
 """The ``verifier`` command. Each sub-command lives in its own module and registers itself in
-:data:`COMMANDS`; this module only builds the parser and maps errors to exit statuses.
+:data:`COMMANDS`; this module builds the parser and maps every way a run can end to an exit status.
 
-Exit statuses: 0 success, 2 invalid input (one line naming the parameter, its value and the allowed
-range), 4 an internal inconsistency (a rigorous upper bound below a rigorous lower bound). Commands
-that decide claims add 1 (VIOLATED) and 3 (INCONCLUSIVE).
+Exit statuses (the command's API: ``verifier certify … && deploy`` must never deploy on a crash):
+
+- 0 success (a CERTIFIED verdict, or a command that computed what it was asked);
+- 1 VIOLATED and 3 INCONCLUSIVE, only from commands that decide claims, only with a verdict;
+- 2 invalid input: one line naming the parameter, its value and the allowed range;
+- 4 a defect in verifier: an internal inconsistency (a rigorous upper bound below a rigorous lower
+  bound) or any unexpected exception; one line on stderr naming it and how to report it, the
+  traceback only with ``--debug``;
+- 130 interrupted (SIGINT), 143 terminated (SIGTERM), 141 output pipe closed (SIGPIPE, e.g.
+  ``verifier … | head``), each with one line on stderr.
+
+An unexpected exception never exits 1 (Python's own status for a traceback), so it can never be
+read as VIOLATED.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import traceback
 from typing import NoReturn, Sequence
 
 from verifier import __version__
@@ -18,16 +31,37 @@ from verifier.cli import _zcdp
 from verifier.cli import _calibrate
 from verifier.errors import InconsistentBounds, InvalidArgument, VerifierError
 
-__all__ = ["main", "build_parser", "COMMANDS", "EXIT_OK", "EXIT_INVALID", "EXIT_INCONSISTENT"]
+__all__ = [
+    "main",
+    "build_parser",
+    "COMMANDS",
+    "EXIT_OK",
+    "EXIT_INVALID",
+    "EXIT_INCONSISTENT",
+    "EXIT_DEFECT",
+    "EXIT_SIGINT",
+    "EXIT_SIGPIPE",
+    "EXIT_SIGTERM",
+]
 
 EXIT_OK = 0
 EXIT_INVALID = 2
 EXIT_INCONSISTENT = 4
+#: Any unexpected exception: a defect in verifier (same status as an internal inconsistency).
+EXIT_DEFECT = 4
+#: 128 + signal number, the shell's convention for a process ended by a signal.
+EXIT_SIGINT = 128 + 2
+EXIT_SIGPIPE = 128 + 13
+EXIT_SIGTERM = 128 + 15
+
+REPORT_TO = "rerun with --debug for the traceback and report it with the command line to the verifier maintainers"
 
 #: Sub-command modules; each exposes ``register(subparsers)`` which sets ``handler`` on its parser.
 COMMANDS = [_profile, _certify, _bounds, _demo, _mc, _rdp, _compare]
 COMMANDS += [_zcdp]
 COMMANDS += [_calibrate]
+
+_DEBUG_HELP = "on a defect (exit 4), print the Python traceback"
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -37,6 +71,11 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_INVALID, f"{self.prog}: error: {message}\n")
 
 
+class _Terminated(BaseException):
+    """Raised in the main thread when SIGTERM arrives (a BaseException: no ``except Exception``
+    in a method swallows it)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(
         prog="verifier",
@@ -44,31 +83,90 @@ def build_parser() -> argparse.ArgumentParser:
         "δ(ε) and ε(δ), Monte Carlo estimates, and verdicts on (ε, δ) claims.",
     )
     parser.add_argument("--version", action="version", version=f"verifier {__version__}")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_OneLineParser)
     subparsers.required = True
     for module in COMMANDS:
         module.register(subparsers)
+    for sub in set(subparsers.choices.values()):  # accepted after the command name as well
+        sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def _raise_terminated(signum, frame) -> NoReturn:
+    raise _Terminated()
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush is quiet."""
     try:
-        return int(args.handler(args) or EXIT_OK)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout replaced by an object without a file
+        pass
+
+
+def _say(line: str) -> None:
+    try:
+        print(line, file=sys.stderr)
+    except (OSError, ValueError):  # stderr itself is gone: the exit status still speaks
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status (see the module docstring)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    in_main_thread = hasattr(signal, "SIGTERM") and _is_main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
+    try:
+        args = build_parser().parse_args(argv)
+        status = int(args.handler(args) or EXIT_OK)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at exit
+        return status
     except InvalidArgument as exc:
-        print(f"verifier: error: {exc}", file=sys.stderr)
+        _say(f"verifier: error: {exc}")
         return EXIT_INVALID
     except InconsistentBounds as exc:
-        print(f"verifier: INTERNAL INCONSISTENCY (a defect in verifier, please report): {exc}", file=sys.stderr)
-        return EXIT_INCONSISTENT
-    except VerifierError as exc:
-        print(f"verifier: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _say(f"verifier: INTERNAL INCONSISTENCY (a defect in verifier, please report): {exc}")
+        _maybe_traceback(debug)
         return EXIT_INCONSISTENT
     except KeyboardInterrupt:
-        print("verifier: interrupted", file=sys.stderr)
-        return 130
+        _say("verifier: interrupted (SIGINT); nothing partial was written")
+        return EXIT_SIGINT
+    except _Terminated:
+        _say("verifier: terminated (SIGTERM); nothing partial was written")
+        return EXIT_SIGTERM
+    except BrokenPipeError:
+        _silence_stdout()
+        _say("verifier: output pipe closed before the result was written (SIGPIPE)")
+        return EXIT_SIGPIPE
+    except SystemExit:
+        raise  # argparse's --help/--version (0) and usage errors (2)
+    except MemoryError:
+        _say(f"verifier: DEFECT: out of memory (a method should have declined by its cost estimate); {REPORT_TO}")
+        _maybe_traceback(debug)
+        return EXIT_DEFECT
+    except Exception as exc:  # noqa: BLE001 - the point: no exception may exit 1 (= VIOLATED)
+        kind = "error" if isinstance(exc, VerifierError) else "DEFECT"
+        message = " ".join(str(exc).split())[:300]
+        _say(f"verifier: {kind}: {type(exc).__name__}: {message} (a defect in verifier; {REPORT_TO})")
+        _maybe_traceback(debug)
+        return EXIT_DEFECT
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _is_main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _maybe_traceback(debug: bool) -> None:
+    if debug:
+        traceback.print_exc(file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

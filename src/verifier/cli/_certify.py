@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from verifier._files import write_text_atomically
 from verifier._validation import check_nonnegative
 from verifier.certify.certificate import to_certificate
 from verifier.certify.claim import NEIGHBORING, SCHEMES, Claim, load_claim, parse_claim
@@ -47,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
-    """--time-budget and --json."""
+    """--time-budget, --json and --output."""
     parser.add_argument(
         "--time-budget",
         type=float,
@@ -56,6 +57,11 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the JSON certificate")
     add_report_option(parser)
+    parser.add_argument(
+        "--output",
+        metavar="FILE",
+        help="also write the JSON certificate to FILE, whole or not at all (temporary file + rename)",
+    )
 
 
 def claim_from_flags(args: argparse.Namespace) -> Claim:
@@ -161,8 +167,11 @@ def _run(args: argparse.Namespace) -> int:
     claim = _claim(args)
     budget = None if args.time_budget is None else check_nonnegative("time_budget", args.time_budget)
     outcome = certify(claim, only=args.method, time_budget=budget)
+    certificate = to_certificate(outcome) if (args.json or args.output) else None
+    if args.output:
+        write_text_atomically(args.output, json.dumps(certificate, indent=1) + "\n", "output")
     if args.json:
-        print(json.dumps(to_certificate(outcome)))
+        print(json.dumps(certificate))
     else:
         print("\n".join(summary_lines(outcome)))
     write_report_if_asked(args, outcome)

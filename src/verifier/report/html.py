@@ -20,6 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
+from verifier._files import write_text_atomically
 from verifier.certify.calibrate import Calibration
 from verifier.certify.certificate import to_certificate
 from verifier.certify.verdict import Outcome
@@ -202,8 +203,5 @@ def write_report(path: str | Path, outcome: Outcome, *, calibration: Calibration
     ``report`` option (exit status 2 on the command line)."""
     target = Path(path)
     text = render_report(outcome, calibration=calibration, points=points)
-    try:
-        target.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InvalidArgument("report", str(path), f"cannot be written ({exc.strerror})") from None
+    write_text_atomically(target, text, "report")  # an interrupted run leaves no partial report
     return target

@@ -12,6 +12,7 @@ from typing import BinaryIO, Sequence
 
 import numpy as np
 
+from verifier._files import atomic_output
 from verifier._types import Direction, Side
 from verifier.errors import InvalidArgument
 
@@ -47,8 +48,10 @@ def pyplot():
 def save_figure(fig, target, option: str) -> None:
     """Write ``fig`` to ``target`` and close it; a path that cannot be written is an invalid
     ``option`` (exit status 2 on the command line), not a traceback."""
+    fmt = Path(target).suffix.lstrip(".") or None
     try:
-        fig.savefig(target)
+        with atomic_output(target, option, mode="wb") as handle:  # an interrupted run leaves no partial image
+            fig.savefig(handle, format=fmt)
     except (OSError, ValueError) as exc:
         raise InvalidArgument(option, str(target), f"cannot be written ({exc})") from None
     finally:
