@@ -6,6 +6,7 @@ backend (no display needed).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Sequence
@@ -48,10 +49,13 @@ def pyplot():
 def save_figure(fig, target, option: str) -> None:
     """Write ``fig`` to ``target`` and close it; a path that cannot be written is an invalid
     ``option`` (exit status 2 on the command line), not a traceback."""
-    fmt = Path(target).suffix.lstrip(".") or None
     try:
-        with atomic_output(target, option, mode="wb") as handle:  # an interrupted run leaves no partial image
-            fig.savefig(handle, format=fmt)
+        if isinstance(target, (str, os.PathLike)):
+            fmt = Path(target).suffix.lstrip(".") or None
+            with atomic_output(target, option, mode="wb") as handle:  # an interrupted run leaves no partial image
+                fig.savefig(handle, format=fmt)
+        else:  # a file object the caller owns (an in-memory buffer)
+            fig.savefig(target)
     except (OSError, ValueError) as exc:
         raise InvalidArgument(option, str(target), f"cannot be written ({exc})") from None
     finally:
