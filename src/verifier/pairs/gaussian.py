@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,18 +14,7 @@ from verifier._types import Measure
 from verifier._validation import check_positive
 from verifier.pairs.base import DominatingPair
 
-if TYPE_CHECKING:  # scipy is imported where it is used (start-up time: issue 17)
-    from scipy import stats
-
 __all__ = ["Gaussian"]
-
-@functools.lru_cache(maxsize=64)
-def _normal(loc: float, scale: float) -> stats.rv_continuous:
-    """A frozen normal law (building one costs milliseconds in scipy; loss-law queries reuse it)."""
-    from scipy import stats
-
-    return stats.norm(loc=loc, scale=scale)
-
 
 @functools.lru_cache(maxsize=8)
 def _sqrt2(bits: int) -> arb:
@@ -95,17 +83,14 @@ class Gaussian(DominatingPair):
         """Φ(−(x ∓ ρ)/√(2ρ)), without cancellation in the upper tail."""
         return _phi(-self._standardised(x, under))
 
-    def _loss_law(self, under: Measure) -> stats.rv_continuous:
-        rho = self.rho
-        return _normal(rho if under is Measure.P else -rho, float(np.sqrt(2.0 * rho)))
-
     def _standardised_float(self, x: npt.NDArray[np.float64], under: Measure) -> npt.NDArray[np.float64]:
         rho = self.rho
         return (np.asarray(x, dtype=float) - (rho if under is Measure.P else -rho)) / np.sqrt(2.0 * rho)
 
     def _loss_cdf(self, x: npt.NDArray[np.float64], under: Measure, inclusive: bool) -> npt.NDArray[np.float64]:
-        # scipy.special directly: the frozen law's cdf costs ~70 µs of overhead per call, and the
-        # PLD grid placement calls this in bisection loops.
+        # scipy.special directly (imported here: start-up time, issue 17): a frozen scipy.stats law
+        # costs ~70 µs of overhead per call and ~1 s to import, and the PLD grid placement calls this
+        # in bisection loops.
         from scipy import special
 
         return special.ndtr(self._standardised_float(x, under))
@@ -116,7 +101,11 @@ class Gaussian(DominatingPair):
         return special.ndtr(-self._standardised_float(x, under))
 
     def _loss_quantile(self, q: npt.NDArray[np.float64], under: Measure) -> npt.NDArray[np.float64]:
-        return self._loss_law(under).ppf(q)
+        # the loss is N(±ρ, 2ρ): loc + scale·Φ^{-1}(q), as scipy.stats.norm.ppf computes it
+        from scipy import special
+
+        rho = self.rho
+        return (rho if under is Measure.P else -rho) + np.sqrt(2.0 * rho) * special.ndtri(q)
 
     def _sample_loss(self, size: int, rng: np.random.Generator, under: Measure) -> npt.NDArray[np.float64]:
         rho = self.rho
