@@ -261,6 +261,20 @@ def test_a_phase_no_method_bounds_makes_the_sequence_inconclusive_with_its_reaso
     assert "phases[1]: no (epsilon, delta) method for shuffled check-in" in reason
 
 
+@pytest.mark.parametrize("factor, verdict", [(1.0, Verdict.CERTIFIED), (0.9, Verdict.VIOLATED)])
+def test_zcdp_claim_about_gaussian_phases(factor, verdict):
+    """ρ of the phases of GAUSSIANS is Σ m_i Δ_i²/(2σ_i²) = (1/4 + 4/9 + 1/9)/2 (Lemma 12, Thm 13);
+    a claim of 0.9 of it is refuted by a lower bound on some D_α, the exact value is certified."""
+    rho = (1 / 4 + 4 / 9 + 1 / 9) / 2
+    phases = [
+        {"name": "single", "mechanism": {"name": "gaussian", "sigma": 2.0}},
+        {"name": "composed", "times": 4, "mechanism": {"name": "gaussian", "sigma": 3.0}},
+        {"name": "single", "mechanism": {"name": "gaussian", "sigma": 1.5, "sensitivity": 0.5}},
+    ]
+    claim = parse_claim({"scheme": {"name": "sequence", "phases": phases}, "rho": factor * rho * (1 + 1e-12)})
+    assert claim.model == GAUSSIANS
+    assert certify(claim).verdict is verdict
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "two-phase-run.json"
 
