@@ -33,7 +33,6 @@ import numpy.typing as npt
 from flint import arb
 
 from verifier._directed import arb_bound, with_precision
-from verifier._fast.matrix_dp import matrix_log_sums
 from verifier._types import Side
 from verifier._validation import check_integer
 from verifier.errors import InvalidArgument, NumericalFailure
@@ -90,6 +89,9 @@ def dp_log_sums(h: npt.NDArray[np.float64], bands: int, amax: int) -> tuple[npt.
     The allowance: every log-sum-exp and addition is 1-Lipschitz in the sup norm and adds at most
     a few units of roundoff times (|value| + 1); the longest chain of dependent operations is
     b·(amax + 3) transitions plus the final sums over the states and prefixes."""
+    # imported here so that `import verifier` works in a checkout whose kernels predate this one
+    from verifier._fast.matrix_dp import matrix_log_sums
+
     h = _check_gamma(h)
     b = h.shape[0]
     p = check_integer("bands", bands, minimum=1, maximum=min(b, 64))

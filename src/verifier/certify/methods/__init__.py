@@ -13,4 +13,5 @@ ADAPTERS = [
     "verifier.certify.methods.allocation_pld",
     "verifier.certify.methods.composition",
     "verifier.certify.methods.zcdp",
+    "verifier.certify.methods.matrix_evidence",
 ]
