@@ -82,6 +82,28 @@ def test_rdp_curve_is_the_sum_of_the_peer_phase_curves():
     assert curve.exact.all()
 
 
+def test_composition_theorems_sum_over_heterogeneous_approx_dp_phases():
+    """Steinke 2022, Thm 22 with ε_j, δ_j differing between phases (50 steps of (0.1, 1e-8)-DP, then
+    50 of (0.2, 2e-8)-DP), against the formula evaluated at 50 digits; both theorems lie above the PLD
+    bracket of the same run (the optimal composition). Catches: only one phase summed, Tε² in place
+    of Σε_j², Σδ_j not subtracted."""
+    from verifier.certify.methods.composition import AdvancedComposition, BasicComposition
+    from verifier.pairs import ApproxDP
+
+    mpmath = pytest.importorskip("mpmath")
+    run = Sequence((Composed(Single(ApproxDP(0.1, 1e-8)), 50), Composed(Single(ApproxDP(0.2, 2e-8)), 50)))
+    with mpmath.workdps(50):
+        s = 50 * mpmath.mpf("0.1") ** 2 + 50 * mpmath.mpf("0.2") ** 2
+        rest = mpmath.mpf(DELTA) - 50 * mpmath.mpf("1e-8") - 50 * mpmath.mpf("2e-8")
+        reference = s / 2 + mpmath.sqrt(2 * s * mpmath.log(1 / rest))
+    assert AdvancedComposition().supports(run) and not AdvancedComposition().supports(GAUSSIANS)
+    (advanced,) = AdvancedComposition().epsilon_bounds(run, DELTA, Direction.REMOVE)
+    assert reference <= advanced.value <= reference * (1 + 1e-12)
+    (basic,) = BasicComposition().epsilon_bounds(run, DELTA, Direction.REMOVE)
+    assert basic.value == pytest.approx(15.0, rel=1e-12) and basic.value >= 15.0
+    lower, upper = _bracket(PLDMethod().epsilon_bounds(run, DELTA, Direction.REMOVE))
+    assert upper < advanced.value < basic.value
+
 GAUSSIANS = Sequence((Single(Gaussian(2.0)), Composed(Single(Gaussian(3.0)), 4), Single(Gaussian(1.5, 0.5))))
 #: 1/σ_eff² = Σ Δ_i²/σ_i² of the phases above.
 GAUSSIANS_SIGMA = 1.0 / math.sqrt(1 / 4 + 4 / 9 + 0.25 / 2.25)
