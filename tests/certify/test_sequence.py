@@ -104,6 +104,23 @@ def test_composition_theorems_sum_over_heterogeneous_approx_dp_phases():
     lower, upper = _bracket(PLDMethod().epsilon_bounds(run, DELTA, Direction.REMOVE))
     assert upper < advanced.value < basic.value
 
+def test_phase_order_does_not_matter_and_equal_phases_match_composed():
+    """Composition commutes (Steinke 2022, Thm 9: the PLD of a product is a convolution), so the
+    brackets of (A, B) and (B, A) must intersect, and two equal phases must agree with Composed(·, 2).
+    Catches a builder that keeps only the first or last phase, or one side composed in the wrong order
+    with the other side (directed rounding makes the brackets differ slightly, never disjoint)."""
+    a, b = Composed(Single(Laplace(1.0)), 3), Poisson(Gaussian(1.0), 0.2, 5)
+    method = PLDMethod()
+    for direction in (Direction.ADD, Direction.REMOVE):
+        ab = _bracket(method.delta_bounds(Sequence((a, b)), 1.0, direction))
+        ba = _bracket(method.delta_bounds(Sequence((b, a)), 1.0, direction))
+        assert max(ab[0], ba[0]) <= min(ab[1], ba[1]), (direction, ab, ba)
+        twice = _bracket(method.delta_bounds(Sequence((b, b)), 1.0, direction))
+        composed = _bracket(method.delta_bounds(Poisson(Gaussian(1.0), 0.2, 10), 1.0, direction))
+        assert max(twice[0], composed[0]) <= min(twice[1], composed[1]), (direction, twice, composed)
+        alone = _bracket(method.delta_bounds(a, 1.0, direction))
+        assert ab[0] > alone[1]  # the second phase adds privacy loss
+
 GAUSSIANS = Sequence((Single(Gaussian(2.0)), Composed(Single(Gaussian(3.0)), 4), Single(Gaussian(1.5, 0.5))))
 #: 1/σ_eff² = Σ Δ_i²/σ_i² of the phases above.
 GAUSSIANS_SIGMA = 1.0 / math.sqrt(1 / 4 + 4 / 9 + 0.25 / 2.25)
