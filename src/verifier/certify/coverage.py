@@ -10,7 +10,7 @@ from __future__ import annotations
 import typing
 
 from verifier.certify.registry import all_methods
-from verifier.schemes import CheckIn, Scheme, Sequence, Shuffle
+from verifier.schemes import Scheme, Sequence, Shuffle
 
 __all__ = ["UNSUPPORTED", "scheme_types", "handlers", "unsupported_reason"]
 
@@ -18,7 +18,6 @@ __all__ = ["UNSUPPORTED", "scheme_types", "handlers", "unsupported_reason"]
 #: claim about it). A new scheme class lands here until its first method is registered.
 UNSUPPORTED: dict[type, str] = {
     Shuffle: "no (epsilon, delta) method for the shuffle model is registered yet (verifier rdp gives its Eq. (8) lower bound)",
-    CheckIn: "no (epsilon, delta) method for shuffled check-in is registered yet",
 }
 
 

@@ -158,7 +158,7 @@ def _value(value) -> str:
         return _describe(value)
     if isinstance(value, list):
         return "[" + ", ".join(_value(v) for v in value) + "]"
-    if isinstance(value, str):
+    if isinstance(value, str):  # a choice, e.g. a check-in's aggregation
         return value
     return f"{value:g}"
 

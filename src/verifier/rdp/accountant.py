@@ -7,7 +7,8 @@ shuffle model of Liew et al. Thm 3), never an if/elif chain: Single → the pair
 composed over the steps, Allocation → Thm 4.8 (remove) / the Jensen bound (add), composed over k·E
 rounds, Sequence → the sum of its phases' curves at the same orders (Lemma 31: heterogeneous
 composition adds Rényi divergences order by order), MatrixMechanism → Schuchardt & Kalinin's
-Algorithms 1–2 (:mod:`verifier.rdp.matrix`).
+Algorithms 1–2 (:mod:`verifier.rdp.matrix`), CheckIn → Liew et al. Eq. (5) with per-k
+Wang–Balle–Kasiviswanathan bounds (:mod:`verifier.rdp.checkin`) composed over the rounds.
 
 :func:`epsilon_upper_for` / :func:`delta_upper_for` convert with the default integer orders 2…256,
 then refine around the best order by a golden-section search over fractional orders (exact by
@@ -22,7 +23,7 @@ from typing import Callable
 import numpy as np
 import numpy.typing as npt
 
-from verifier._types import Direction
+from verifier._types import Direction, Side
 from verifier.errors import InvalidArgument
 from verifier.rdp.allocation import allocation_curve
 from verifier.rdp.conversion import Conversion, Converted, delta_upper, epsilon_upper
@@ -30,8 +31,9 @@ from verifier.rdp.curve import DEFAULT_ORDERS, RdpCurve, check_orders
 from verifier.rdp.matrix import matrix_curve
 from verifier.rdp.moments import renyi_upper
 from verifier.rdp.poisson import poisson_curve
+from verifier.rdp.checkin import checkin_curve
 from verifier.rdp.shuffle import shuffle_curve
-from verifier.schemes import Allocation, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
+from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
 
 __all__ = ["CURVES", "LOWER_CURVES", "curve_for", "pair_curve", "epsilon_upper_for", "delta_upper_for"]
 
@@ -73,8 +75,13 @@ def _matrix(scheme: MatrixMechanism, orders, direction: Direction) -> RdpCurve:
     return matrix_curve(scheme, orders, direction)
 
 
+def _checkin(scheme: CheckIn, orders, direction: Direction) -> RdpCurve:
+    return checkin_curve(scheme.pair, scheme.users, scheme.rate, scheme.rounds, scheme.aggregation, orders, direction, Side.UPPER)
+
+
 #: Scheme type → curve builder (orders, direction) → RdpCurve.
 CURVES: dict[type, Callable[..., RdpCurve]] = {
+    CheckIn: _checkin,
     Single: _single,
     Composed: _composed,
     Poisson: _poisson,

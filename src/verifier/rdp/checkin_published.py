@@ -1,0 +1,140 @@
+"""Formulas of Liew, Hasegawa & Takahashi ("Privacy amplification via shuffled check-ins") as they
+are printed, for reproducing the paper: none of them is a proven bound, so each returns a
+:class:`PublishedValue` (never a :class:`~verifier._types.Bound`) and none enters a verdict.
+
+- Lemma 1 / Eq. (2), the "DP → RDP conversion": as printed it is the smallest order-λ Rényi
+  divergence of a binary pair on the (ε, δ) boundary, the form of an RDP → DP threshold, not a
+  DP → RDP upper bound (notes §2, errata 1). With δ = 0 it gives 0 at every order, while randomized
+  response with ε0 = 1, an ε0-DP mechanism, has D_2 = 0.7353: it is NOT an upper bound. Every
+  upper-bound curve of the paper (baseline, Approaches 1 and 2, Table 2) goes through it.
+- Thm 4 as printed: the sum over k starts at 1 (the k = 0 term (1 − γ)^n is missing, errata 10),
+  which makes it smaller than Eq. (5), and negative (below every RDP) when (1 − γ)^n is large; the
+  restored form is the rigorous :func:`verifier.rdp.checkin.theorem4_upper`.
+- Thm 5 (subsampled shuffle Gaussian): WBK's upper-bound device fed with Thm 3's specific-pair
+  divergence, a LOWER bound; the combination is neither an upper nor a lower bound, labelled
+  "optimistic" (notes §3.6, errata 11).
+- FMT (Feldman, McMillan & Talwar 2021, Thm 3.1/3.8) as printed in the paper's Eqs. (10)–(11),
+  with its regime condition ε0 <= ln(n / (16 ln(2/δ1))) reported beside the value: outside it the
+  value is only a formula.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive
+from verifier.pairs import Gaussian
+from verifier.rdp.checkin import wbk_mixture_upper
+from verifier.rdp.shuffle import shuffle_lower
+
+__all__ = ["PublishedValue", "lemma1_printed", "theorem4_printed", "theorem5_optimistic", "fmt_shuffle_printed"]
+
+PUBLISHED = "published_formula"
+OPTIMISTIC = "optimistic"
+
+
+@dataclass(frozen=True)
+class PublishedValue:
+    """A number computed from a formula as published; ``label`` is "published_formula" (not a proven
+    bound) or "optimistic" (mixes a lower bound into an upper-bound device). ``in_regime`` is True
+    or False where the source states a validity condition, None where it states none."""
+
+    value: float
+    label: str
+    citation: str
+    note: str = ""
+    in_regime: bool | None = None
+
+    def to_dict(self) -> dict:
+        return {"value": self.value, "label": self.label, "citation": self.citation, "note": self.note, "in_regime": self.in_regime}
+
+
+def lemma1_printed(order: float, epsilon: float, delta: float) -> PublishedValue:
+    """Lemma 1 / Eq. (2) as printed: ε + ln min_{r∈(δ,1)} [r^λ (r−δ)^{1−λ} + (1−r)^λ (e^ε − r + δ)^{1−λ}] / (λ−1).
+    The infimum is taken on r = δ + (1 − δ)·sigmoid(t), t ∈ [−745, 40] (grid, then golden refinement)."""
+    lam = check_positive("order", order)
+    eps = check_nonnegative("epsilon", epsilon)
+    d = check_nonnegative("delta", delta)
+
+    def log_m(t: float) -> float:
+        s = 1.0 / (1.0 + math.exp(-t)) if t > -700 else math.exp(t)
+        r = d + (1 - d) * s
+        if r >= 1.0:
+            return math.inf
+        a = lam * math.log(r) + (1 - lam) * math.log((1 - d) * s) if s > 0 else math.inf
+        b = lam * math.log1p(-r) + (1 - lam) * math.log(math.exp(eps) - r + d)
+        return max(a, b) + math.log1p(math.exp(-abs(a - b)))
+
+    ts = np.linspace(-745.0, 40.0, 4001)
+    values = [log_m(float(t)) for t in ts]
+    i = int(np.argmin(values))
+    lo, hi = float(ts[max(i - 1, 0)]), float(ts[min(i + 1, len(ts) - 1)])
+    best = values[i]
+    for _ in range(80):
+        m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
+        f1, f2 = log_m(m1), log_m(m2)
+        best = min(best, f1, f2)
+        lo, hi = (lo, m2) if f1 <= f2 else (m1, hi)
+    value = eps + best / (lam - 1)
+    return PublishedValue(
+        max(value, 0.0),
+        PUBLISHED,
+        "Liew et al. Lemma 1 / Eq. (2) as printed (cited to Asoodeh et al. 2021)",
+        "not a DP->RDP upper bound: gives 0 for delta = 0 while an eps0-DP randomized response has D_2 > 0 (notes 2, errata 1)",
+    )
+
+
+def theorem4_printed(sigma: float, users: int, rate: float, orders: npt.ArrayLike) -> list[PublishedValue]:
+    """Thm 4 exactly as printed (sum from k = 1, WBK per k with ε(j) = 2j/(kσ²)): per-round RDP at
+    integer orders. Can be negative (when the k = 0 weight (1 − γ)^n is not negligible)."""
+    logs = wbk_mixture_upper(Gaussian(sigma, 2.0), users, rate, "sum", orders, cap=False, with_k0=False)
+    return [
+        PublishedValue(float(v), PUBLISHED, "Liew et al. Thm 4 as printed (sum over k from 1)", "k = 0 term missing (errata 10)")
+        for v in logs
+    ]
+
+
+def theorem5_optimistic(sigma: float, users: int, batch: int, orders: npt.ArrayLike) -> list[PublishedValue]:
+    """Thm 5: WBK Thm 9 at rate γ = m/n fed with the shuffle-Gaussian divergence ε^SG_m(j) of Eq. (8)
+    (a specific-pair LOWER bound) for j = 2 … λ: an "optimistic" value, never a bound."""
+    from scipy.special import gammaln
+
+    n = check_integer("users", users, minimum=1)
+    m = check_integer("batch", batch, minimum=1, maximum=n)
+    ints = np.asarray(orders, dtype=np.int64)
+    lam_max = int(ints.max())
+    sg = shuffle_lower(Gaussian(sigma), m, np.arange(2, lam_max + 1))  # sg[j − 2] = ε^SG_m(j)
+    log_g = math.log(m / n)
+    out = []
+    for lam in ints:
+        lam = int(lam)
+        log_c = lambda j: gammaln(lam + 1) - gammaln(j + 1) - gammaln(lam - j + 1)  # noqa: E731
+        e2 = float(sg[0])
+        terms = [0.0, 2 * log_g + log_c(2) + min(math.log(4 * math.expm1(e2)), math.log(2) + e2)]
+        terms += [math.log(2) + j * log_g + log_c(j) + (j - 1) * float(sg[j - 2]) for j in range(3, lam + 1)]
+        top = max(terms)
+        value = (top + math.log(sum(math.exp(t - top) for t in terms))) / (lam - 1)
+        out.append(
+            PublishedValue(value, OPTIMISTIC, "Liew et al. Thm 5 (WBK 2019 Thm 9 + Eq. (8))", "Eq. (8) is a lower bound fed to an upper-bound device (errata 11)")
+        )
+    return out
+
+
+def fmt_shuffle_printed(epsilon0: float, delta0: float, reports: int, delta1: float) -> tuple[PublishedValue, PublishedValue]:
+    """(ε, δ) of shuffling ``reports`` (ε0, δ0)-LDP reports, Eqs. (10)–(11) as printed (e^{ε0} in
+    the δ term), with the regime condition ε0 <= ln(n / (16 ln(2/δ1))) in ``in_regime``."""
+    e0 = check_nonnegative("epsilon0", epsilon0)
+    d0 = check_nonnegative("delta0", delta0)
+    n = check_integer("reports", reports, minimum=1)
+    d1 = check_open_unit("delta1", delta1)
+    factor = math.expm1(e0) / (math.exp(e0) + 1)
+    eps = math.log1p(factor * (8 * math.sqrt(math.exp(e0) * math.log(4 / d1)) / math.sqrt(n) + 8 * math.exp(e0) / n))
+    delta = d1 + (math.exp(e0) + 1) * (1 + math.exp(-e0) / 2) * n * d0
+    regime = 16 * math.log(2 / d1) <= n and e0 <= math.log(n / (16 * math.log(2 / d1)))
+    cite = "Liew et al. Eqs. (10)-(11) (Feldman, McMillan & Talwar 2021)"
+    note = "" if regime else "outside the stated regime eps0 <= ln(n / (16 ln(2/delta1))): a formula only"
+    return PublishedValue(eps, PUBLISHED, cite, note, regime), PublishedValue(delta, PUBLISHED, cite, note, regime)
