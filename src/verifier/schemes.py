@@ -96,7 +96,7 @@ class Sequence:
     zCDP). A list of phases is stored as a tuple; a phase may not itself be a Sequence (list its
     phases instead)."""
 
-    phases: tuple
+    phases: tuple["Scheme", ...]
 
     def __post_init__(self) -> None:
         phases = self.phases
