@@ -6,7 +6,6 @@ compositions of an (ε₀, δ₀)-DP step, the Kairouz–Oh–Viswanath optimal 
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 from flint import arb
@@ -27,8 +26,9 @@ KOV_MAX_TIMES = 4096
 
 def _reduce(scheme: Scheme):
     """The single pair equivalent to the scheme, or None: Single(pair) is the pair; an m-fold
-    composition of a Gaussian is the Gaussian with σ/√m (Steinke 2022, Cor 10); of an ApproxDP step,
-    the grouped product pair whose δ(ε) is the KOV closed form (pairs.ApproxDPComposition)."""
+    composition of an ApproxDP step, the grouped product pair whose δ(ε) is the KOV closed form
+    (pairs.ApproxDPComposition). (Compositions of a Gaussian are :func:`_gaussian_run`'s: their σ/√m
+    is not a float and is rounded both ways.)"""
     times = 1
     while isinstance(scheme, Composed):
         times *= scheme.times
@@ -37,31 +37,50 @@ def _reduce(scheme: Scheme):
         return None
     if times == 1:
         return scheme.pair
-    if isinstance(scheme.pair, Gaussian):
-        return Gaussian(scheme.pair.sigma / math.sqrt(times), scheme.pair.sensitivity)
     if isinstance(scheme.pair, ApproxDP) and times <= KOV_MAX_TIMES:
         return scheme.pair.composed(times)  # Kairouz-Oh-Viswanath optimal composition (Steinke 2022, §7)
     return None
 
 
-def _gaussian_sequence(scheme: Scheme) -> tuple[Gaussian, Gaussian] | None:
-    """For a Sequence whose phases all reduce to Gaussians: the product of shifted Gaussians is the
-    Gaussian with (Δ/σ)² = Σ (Δ_i/σ_i)² (Steinke 2022, Cor 10 for the sum of shifts). Its σ (at Δ = 1)
-    is evaluated in ball arithmetic and returned rounded up (the weaker pair, for LOWER bounds) and
-    down (the stronger pair, for UPPER bounds); None if some phase is not a Gaussian run."""
-    if not isinstance(scheme, SchemeSequence):
-        return None
-    phases = [_reduce(phase) for phase in scheme.phases]
-    if not all(isinstance(pair, Gaussian) for pair in phases):
-        return None
+def _gaussian_run(scheme: Scheme) -> tuple[Gaussian, int] | None:
+    """(step pair, m) for an m-fold composition of one Gaussian step (m = 1 for Single), or None."""
+    times = 1
+    while isinstance(scheme, Composed):
+        times *= scheme.times
+        scheme = scheme.scheme
+    if isinstance(scheme, Single) and isinstance(scheme.pair, Gaussian):
+        return scheme.pair, times
+    return None
+
+
+def _directed_gaussian(runs: Sequence[tuple[Gaussian, int]]) -> tuple[Gaussian, Gaussian]:
+    """The product of m_i shifted Gaussians of each run is the Gaussian with (Δ/σ)² = Σ m_i (Δ_i/σ_i)²
+    (Steinke 2022, Cor 10 for the sum of shifts). Its σ (at Δ = 1) is evaluated in ball arithmetic
+    and returned rounded up (the weaker pair, for LOWER bounds) and down (the stronger pair, for
+    UPPER bounds): a σ/√m rounded to nearest could land on the weak side and put an "upper" bound
+    below the true value."""
     with with_precision():
-        mu2 = sum(((arb(p.sensitivity) / arb(p.sigma)) ** 2 for p in phases), arb(0))
+        mu2 = sum((times * (arb(p.sensitivity) / arb(p.sigma)) ** 2 for p, times in runs), arb(0))
         sigma = 1 / mu2.sqrt()
         return Gaussian(arb_bound(sigma, Side.UPPER)), Gaussian(arb_bound(sigma, Side.LOWER))
 
 
+def _gaussian_sequence(scheme: Scheme) -> tuple[Gaussian, Gaussian] | None:
+    """For a Sequence whose phases are all (compositions of) Gaussian steps: the directed pair of
+    :func:`_directed_gaussian`; None if some phase is not a Gaussian run."""
+    if not isinstance(scheme, SchemeSequence):
+        return None
+    runs = [_gaussian_run(phase) for phase in scheme.phases]
+    if any(run is None for run in runs):
+        return None
+    return _directed_gaussian(runs)
+
+
 def _pairs(scheme: Scheme):
     """(pair whose LOWER ends are bounds, pair whose UPPER ends are bounds) for the scheme, or None."""
+    run = _gaussian_run(scheme)
+    if run is not None and run[1] > 1:
+        return _directed_gaussian([run])
     pair = _reduce(scheme)
     return (pair, pair) if pair is not None else _gaussian_sequence(scheme)
 
