@@ -29,6 +29,7 @@ from verifier import __version__
 from verifier.cli import _bounds, _certify, _demo, _mc, _profile, _rdp, _compare
 from verifier.cli import _zcdp
 from verifier.cli import _calibrate
+from verifier.cli import _sweep
 from verifier.errors import InconsistentBounds, InvalidArgument, VerifierError
 
 __all__ = [
@@ -60,6 +61,7 @@ REPORT_TO = "rerun with --debug for the traceback and report it with the command
 COMMANDS = [_profile, _certify, _bounds, _demo, _mc, _rdp, _compare]
 COMMANDS += [_zcdp]
 COMMANDS += [_calibrate]
+COMMANDS += [_sweep]
 
 _DEBUG_HELP = "on a defect (exit 4), print the Python traceback"
 

@@ -24,11 +24,10 @@ from verifier._files import write_text_atomically
 from verifier.certify.calibrate import Calibration
 from verifier.certify.certificate import to_certificate
 from verifier.certify.verdict import Outcome
-from verifier.errors import InvalidArgument
 from verifier.report.curves import delta_curves
 from verifier.report.plots import plot_delta_curves
 
-__all__ = ["render_report", "write_report", "DEFAULT_POINTS"]
+__all__ = ["render_report", "write_report", "write_html", "page", "table", "text", "DEFAULT_POINTS"]
 
 #: ε grid points of the report's plot (each costs one run of every plotted method per direction).
 DEFAULT_POINTS = 9
@@ -51,8 +50,9 @@ img.plot { max-width: 100%; border: 1px solid #d0d7de; border-radius: 6px; }
 """
 
 
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+def text(value: object) -> str:
+    """``value`` as HTML text (escaped)."""
+    return html.escape(str(value), quote=True)
 
 
 def _num(value: object) -> str:
@@ -60,10 +60,10 @@ def _num(value: object) -> str:
         return "∞" if value == math.inf else ("−∞" if value == -math.inf else f"{value:.10g}")
     if value in ("inf", "-inf"):
         return "∞" if value == "inf" else "−∞"
-    return _e(value)
+    return text(value)
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[int] = ()) -> str:
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[int] = ()) -> str:
     """An HTML table; cells are already escaped; columns in ``numeric`` are right-aligned monospace."""
     head = "".join(f"<th>{h}</th>" for h in header)
     body = "".join(
@@ -80,37 +80,37 @@ def _brackets(certificate: dict) -> str:
             if key not in entry:
                 continue
             b = entry[key]
-            rows.append([_e(direction), label, _num(b["lower"]), _e(b["lower_method"] or "—"), _num(b["upper"]), _e(b["upper_method"] or "—")])
-    return _table(["direction", "quantity", "lower bound", "from", "upper bound", "from"], rows, numeric=(2, 4))
+            rows.append([text(direction), label, _num(b["lower"]), text(b["lower_method"] or "—"), _num(b["upper"]), text(b["upper_method"] or "—")])
+    return table(["direction", "quantity", "lower bound", "from", "upper bound", "from"], rows, numeric=(2, 4))
 
 
 def _bounds(certificate: dict) -> str:
     rows = [
         [
-            _e(b["quantity"]),
+            text(b["quantity"]),
             _num(b["at"]),
-            _e(b["direction"]),
-            _e(b["side"]),
+            text(b["direction"]),
+            text(b["side"]),
             _num(b["value"]),
-            _e(b["method"]),
+            text(b["method"]),
             "yes" if b["rigorous"] else "no (not used in the verdict)",
             _num(b["seconds"]) if b.get("seconds") is not None else "—",
-            _e(b["citation"]),
+            text(b["citation"]),
         ]
         for b in certificate["bounds"]
     ]
-    return _table(["quantity", "at", "direction", "side", "value", "method", "rigorous", "seconds", "citation"], rows, numeric=(1, 4, 7))
+    return table(["quantity", "at", "direction", "side", "value", "method", "rigorous", "seconds", "citation"], rows, numeric=(1, 4, 7))
 
 
 def _estimates(certificate: dict) -> str:
     if not certificate["estimates"]:
         return '<p class="muted">No Monte Carlo method ran for this claim.</p>'
     rows = [
-        [_e(e["direction"]), _num(e["at"]), _num(e["estimate"]), f"[{_num(e['lower'])}, {_num(e['upper'])}]", f"{e['confidence']:.0%}", _e(e["samples"]), _e(e["method"])]
+        [text(e["direction"]), _num(e["at"]), _num(e["estimate"]), f"[{_num(e['lower'])}, {_num(e['upper'])}]", f"{e['confidence']:.0%}", text(e["samples"]), text(e["method"])]
         for e in certificate["estimates"]
     ]
     note = '<p class="muted">Estimates with confidence intervals: evidence beside the verdict, never part of it.</p>'
-    return note + _table(["direction", "ε", "δ estimate", "interval", "confidence", "samples", "method"], rows, numeric=(1, 2, 3))
+    return note + table(["direction", "ε", "δ estimate", "interval", "confidence", "samples", "method"], rows, numeric=(1, 2, 3))
 
 
 def _plot(outcome: Outcome, points: int) -> str:
@@ -129,7 +129,7 @@ def _plot(outcome: Outcome, points: int) -> str:
     plot_delta_curves(epsilons, curves, buffer, claim=(claim.epsilon, claim.delta), title=f"δ(ε) bounds, {claim.neighboring}")
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
     alt = f"δ(ε) upper and lower bounds of {', '.join(ran)} with the claim (ε={claim.epsilon:g}, δ={claim.delta:g}) marked"
-    return f'<img class="plot" alt="{_e(alt)}" src="data:image/png;base64,{data}">'
+    return f'<img class="plot" alt="{text(alt)}" src="data:image/png;base64,{data}">'
 
 
 def _calibration(calibration: Calibration | None) -> str:
@@ -137,12 +137,22 @@ def _calibration(calibration: Calibration | None) -> str:
         return ""
     c = calibration.to_dict()
     low_high = "not bracketed (no value proven unsafe)" if c["unsafe"] is None else f"[{_num(min(c['safe'], c['unsafe']))}, {_num(max(c['safe'], c['unsafe']))}], gap {c['gap']:.3%}"
-    rows = [[_num(p["value"]), _e(p["verdict"]), _num(p["seconds"])] for p in c["probes"]]
+    rows = [[_num(p["value"]), text(p["verdict"]), _num(p["seconds"])] for p in c["probes"]]
     return (
-        f"<h2>Calibration of {_e(c['parameter'])}</h2>"
-        f"<p>{_e(c['parameter'])} = <code>{_num(c['safe'])}</code> is certified; the best possible value lies in {low_high} "
-        f"(found in {len(rows)} certifier runs, {c['seconds']:.3g} s).</p>" + _table(["value", "verdict", "seconds"], rows, numeric=(0, 2))
+        f"<h2>Calibration of {text(c['parameter'])}</h2>"
+        f"<p>{text(c['parameter'])} = <code>{_num(c['safe'])}</code> is certified; the best possible value lies in {low_high} "
+        f"(found in {len(rows)} certifier runs, {c['seconds']:.3g} s).</p>" + table(["value", "verdict", "seconds"], rows, numeric=(0, 2))
     )
+
+
+def page(title: str, body: str) -> str:
+    """A complete HTML document: ``title`` (plain text) and ``body`` (HTML), the house styles inline."""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{text(title)}</title>
+<style>{_CSS}</style></head><body>
+{body}
+</body></html>
+"""
 
 
 def _headline(outcome: Outcome) -> str:
@@ -153,7 +163,7 @@ def _headline(outcome: Outcome) -> str:
     for direction, b in outcome.epsilon.brackets.items():
         width = (b.upper - b.lower) / abs(b.upper) if math.isfinite(b.upper) and b.upper != 0 else math.inf
         shown = f"{width:.3%}" if math.isfinite(width) else "unbounded"
-        parts.append(f"{_e(direction.value)}: ε ∈ [{_num(b.lower)}, {_num(b.upper)}] (width {shown})")
+        parts.append(f"{text(direction.value)}: ε ∈ [{_num(b.lower)}, {_num(b.upper)}] (width {shown})")
     return f"<p>At the claimed δ = {_num(outcome.claim.delta)}: " + "; ".join(parts) + "</p>"
 
 
@@ -171,21 +181,18 @@ def render_report(outcome: Outcome, *, calibration: Calibration | None = None, p
     verdict = certificate["verdict"]
     claim = outcome.claim
     stated = f"ρ = {claim.rho!r} (zCDP)" if claim.rho is not None else f"(ε = {claim.epsilon!r}, δ = {claim.delta!r})"
-    reasons = "".join(f"<li>{_e(r)}</li>" for r in certificate["reasons"])
-    skipped = "".join(f"<li>{_e(s)}</li>" for s in certificate["skipped"]) or "<li>none</li>"
-    versions = _table(["package", "version"], [[_e(k), _e(v)] for k, v in certificate["versions"].items()])
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>verifier: {_e(verdict)} {_e(stated)}</title>
-<style>{_CSS}</style></head><body>
-<h1>verifier report</h1>
-<p class="muted">{_e(certificate['format'])}, created {_e(certificate['created'])}, {certificate['seconds']:.3g} s</p>
-<p><span class="verdict" id="verdict" style="background:{_COLOURS[verdict]}">{_e(verdict)}</span>
+    reasons = "".join(f"<li>{text(r)}</li>" for r in certificate["reasons"])
+    skipped = "".join(f"<li>{text(s)}</li>" for s in certificate["skipped"]) or "<li>none</li>"
+    versions = table(["package", "version"], [[text(k), text(v)] for k, v in certificate["versions"].items()])
+    body = f"""<h1>verifier report</h1>
+<p class="muted">{text(certificate['format'])}, created {text(certificate['created'])}, {certificate['seconds']:.3g} s</p>
+<p><span class="verdict" id="verdict" style="background:{_COLOURS[verdict]}">{text(verdict)}</span>
 &nbsp; exit status {certificate['exit_status']}</p>
 {_headline(outcome)}
 <h2>Claim</h2>
-<p>{_e(_subject(claim))}, {_e(claim.neighboring)} neighbours: claimed <b>{_e(stated)}</b></p>
-<p class="muted">model: <code>{_e(certificate['model']['scheme'])}</code>; {_e(certificate['model']['neighboring'])}</p>
-<pre>{_e(json.dumps(certificate['claim'], indent=2))}</pre>
+<p>{text(_subject(claim))}, {text(claim.neighboring)} neighbours: claimed <b>{text(stated)}</b></p>
+<p class="muted">model: <code>{text(certificate['model']['scheme'])}</code>; {text(certificate['model']['neighboring'])}</p>
+<pre>{text(json.dumps(certificate['claim'], indent=2))}</pre>
 <h2>Why</h2><ul>{reasons}</ul>
 <h2>Brackets per direction (best rigorous bounds)</h2>{_brackets(certificate)}
 <h2>δ(ε) curves</h2>{_plot(outcome, points)}
@@ -194,14 +201,18 @@ def render_report(outcome: Outcome, *, calibration: Calibration | None = None, p
 <h2>Methods not run</h2><ul>{skipped}</ul>
 {_calibration(calibration)}
 <h2>Versions</h2>{versions}
-</body></html>
 """
+    return page(f"verifier: {verdict} {stated}", body)
 
 
 def write_report(path: str | Path, outcome: Outcome, *, calibration: Calibration | None = None, points: int = DEFAULT_POINTS) -> Path:
-    """Write :func:`render_report` to ``path``; a path that cannot be written is an invalid
-    ``report`` option (exit status 2 on the command line)."""
+    """Write :func:`render_report` to ``path`` (see :func:`write_html`)."""
+    return write_html(path, render_report(outcome, calibration=calibration, points=points))
+
+
+def write_html(path: str | Path, document: str) -> Path:
+    """Write ``document`` to ``path``; a path that cannot be written is an invalid ``report``
+    option (exit status 2 on the command line)."""
     target = Path(path)
-    text = render_report(outcome, calibration=calibration, points=points)
-    write_text_atomically(target, text, "report")  # an interrupted run leaves no partial report
+    write_text_atomically(target, document, "report")  # an interrupted run leaves no partial report
     return target
