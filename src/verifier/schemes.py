@@ -16,7 +16,7 @@ from verifier.errors import InvalidArgument
 from verifier.matrix.strategy import Strategy
 from verifier.pairs import DominatingPair, Gaussian
 
-__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "AGGREGATIONS", "base_pair"]
+__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "AGGREGATIONS", "base_pair"]
 
 
 def _check_pair(pair: object) -> DominatingPair:
@@ -189,7 +189,37 @@ class MatrixMechanism:
         object.__setattr__(self, "epochs", k)
 
 
-Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism]
+@dataclass(frozen=True)
+class WithoutReplacement:
+    """``steps`` steps, each on a batch of ``batch_size`` = B elements drawn uniformly without
+    replacement from the ``dataset_size`` = n elements (fixed-size batches, drawn afresh each step),
+    under replace-one neighbours: fixed-size sampling needs the replacement relation (Steinke 2022,
+    §6.1 after Thm 29 and §6.2; the chapter defines no add/remove version). ``pair`` is the
+    replace-one dominating pair of one step on its batch, e.g. Gaussian(σ, 2C) for a sum of
+    gradients clipped at norm C (a replacement moves the sum by at most 2C)."""
+
+    pair: DominatingPair
+    dataset_size: int
+    batch_size: int
+    steps: int = 1
+
+    def __post_init__(self) -> None:
+        _check_pair(self.pair)
+        n = check_integer("dataset_size", self.dataset_size, minimum=1)
+        batch = check_integer("batch_size", self.batch_size, minimum=1)
+        if batch > n:
+            raise InvalidArgument("batch_size", batch, f"must be <= dataset_size (n={n}): a batch drawn without replacement cannot exceed the data")
+        object.__setattr__(self, "dataset_size", n)
+        object.__setattr__(self, "batch_size", batch)
+        object.__setattr__(self, "steps", check_integer("steps", self.steps, minimum=1))
+
+    @property
+    def rate(self) -> float:
+        """The probability B/n that a given element is in a step's batch."""
+        return self.batch_size / self.dataset_size
+
+
+Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement]
 
 
 def base_pair(scheme: Scheme) -> DominatingPair:

@@ -7,7 +7,7 @@ from verifier.certify.coverage import UNSUPPORTED, handlers, scheme_types
 from verifier.certify.registry import all_methods
 from verifier.pairs import Gaussian, Laplace, RandomizedResponse
 from verifier.matrix import bsr
-from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Sequence, Shuffle, Single
+from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Sequence, Shuffle, Single, WithoutReplacement
 
 PAIRS = [Gaussian(1.0), Laplace(1.0), RandomizedResponse(1.0)]
 SAMPLES = [
@@ -20,6 +20,7 @@ SAMPLES = [
         Allocation(pair, 10, 2, 2),
         Shuffle(pair, 10),
         CheckIn(pair, 20, 0.1, 3),
+        WithoutReplacement(pair, 100, 10, 3),
     )
 ]
 SAMPLES += [Sequence((Single(pair), Poisson(pair, 0.01, 10))) for pair in PAIRS]
@@ -28,7 +29,7 @@ SAMPLES += [Sequence((Composed(Single(pair), 2), Allocation(pair, 10, 2, 2))) fo
 
 
 def test_scheme_union_lists_every_scheme_class():
-    assert set(scheme_types()) == {Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism}
+    assert set(scheme_types()) == {Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement}
     assert {type(s) for s in SAMPLES} == set(scheme_types())
 
 

@@ -36,6 +36,11 @@ Neighbouring relations (Steinke 2022, §6.2):
   record and its replacement are sampled as one element, the pair becomes a mixture
   ((1−λ)Q + λP, (1−λ)Q + λP') that is not the doubled-sensitivity add/remove pair), nor for
   randomized response (not additive noise); those claims are rejected.
+- fixed-size batches (``without_replacement``: ``dataset_size`` n, ``batch_size`` B, ``steps``) are
+  defined for ``replace_one`` neighbours only (Steinke 2022, §6.2: fixed-size sampling needs the
+  replacement relation; the chapter gives no add/remove version) and additive-noise mechanisms:
+  the batch step's pair has sensitivity 2Δ, and the scheme's bounds use the substitution mixture
+  pair (see :class:`verifier.pairs.SubstitutionSubsampled`); other claims are rejected.
 
 The shuffle model and shuffled check-in (Liew, Hasegawa & Takahashi; schemes ``shuffle`` and
 ``checkin``) are defined for replace-one neighbours only (the paper's footnote 2), and their claims
@@ -61,6 +66,7 @@ from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
 import verifier.matrix as matrix
 from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
+from verifier.schemes import WithoutReplacement
 
 __all__ = ["Claim", "parse_claim", "load_claim", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
 
@@ -198,6 +204,14 @@ SCHEMES: dict[str, _Spec] = {
     "allocation": _Spec(
         {"steps": (_positive_integer, _REQUIRED), "k": (_positive_integer, 1), "epochs": (_positive_integer, 1)}, Allocation
     ),
+    "without_replacement": _Spec(
+        {
+            "dataset_size": (_positive_integer, _REQUIRED),
+            "batch_size": (_positive_integer, _REQUIRED),
+            "steps": (_positive_integer, _REQUIRED),
+        },
+        WithoutReplacement,
+    ),
     "sequence": _Spec({"phases": (_phase_list, _REQUIRED)}, Sequence, phased=True),
     "shuffle": _Spec({"users": (_positive_integer, _REQUIRED)}, Shuffle),
     "checkin": _Spec(
@@ -228,6 +242,8 @@ SCHEMES: dict[str, _Spec] = {
 _REPLACE_ONE_SCHEMES = ("single", "composed")
 #: Schemes defined for replace-one neighbours only (see module doc).
 _NATIVE_REPLACE_ONE = ("shuffle", "checkin")
+#: Fixed-size batches: replace-one neighbours and additive-noise steps only (see module doc).
+_FIXED_BATCHES = ("without_replacement",)
 
 _TOP_FIELDS = ("mechanism", "scheme", "neighboring", "epsilon", "delta", "source", "rho")
 
@@ -323,7 +339,26 @@ def _pair(path: str, mechanism: Any, scheme_path: str, scheme_name: str, neighbo
     ``neighboring``: (pair, normalised mechanism object, modelling in words); see the module doc."""
     mech_name, mech_spec, mech_values = _read(path, mechanism, MECHANISMS)
     pair_values = dict(mech_values)
-    if scheme_name in _NATIVE_REPLACE_ONE:
+    if scheme_name in _FIXED_BATCHES:
+        if neighboring != "replace_one":
+            raise InvalidArgument(
+                "neighboring",
+                neighboring,
+                f"is not defined for {scheme_path} {scheme_name!r}: fixed-size batches need replace-one neighbours (Steinke 2022, §6.2)",
+                fix='state "neighboring": "replace_one"',
+            )
+        if not mech_spec.additive:
+            raise InvalidArgument(
+                f"{path}.name", mech_name, f"fixed-size batches are modelled for additive-noise mechanisms only (gaussian, laplace)"
+            )
+        pair_values["sensitivity"] = 2.0 * mech_values["sensitivity"]
+        modelling = (
+            f"replace-one neighbours: the batch step's pair has sensitivity 2×{mech_values['sensitivity']:g} = "
+            f"{pair_values['sensitivity']:g}; fixed-size batches at rate B/n bounded above by the substitution pair "
+            "(both orientations of the mixture: Balle et al. 2018 Thm 10, Dong, Roth & Su Thm 4.2) and below by "
+            "one fixed orientation (an attained pair of neighbours)"
+        )
+    elif scheme_name in _NATIVE_REPLACE_ONE:
         if neighboring != "replace_one":
             raise InvalidArgument(
                 "neighboring",

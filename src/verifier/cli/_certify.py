@@ -24,6 +24,7 @@ __all__ = ["register", "claim_from_flags", "claim_json_from_flags", "summary_lin
 
 #: Flags that describe a claim; giving one together with a claim file or --example is an error.
 _CLAIM_FLAGS = ("sigma", "scale", "epsilon0", "times", "rate", "steps", "neighboring", "epsilon", "delta")
+_CLAIM_FLAGS += ("dataset_size", "batch_size")
 _CLAIM_FLAGS += ("delta0", "claim_rho", "batches", "matrix", "matrix_file", "bands", "coefficients", "theta", "omega")
 
 

@@ -13,6 +13,7 @@ from verifier._validation import check_integer
 from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
 from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Shuffle, Single
+from verifier.schemes import WithoutReplacement
 
 __all__ = [
     "add_mechanism_options",
@@ -40,7 +41,7 @@ def add_mechanism_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--k", type=int, default=None, help="rr: number of outcomes (default 2); allocation: steps per element")
 
 
-SCHEMES = ("single", "composed", "poisson", "allocation", "shuffle", "checkin", "matrix")
+SCHEMES = ("single", "composed", "poisson", "allocation", "shuffle", "checkin", "matrix", "without_replacement")
 
 
 def add_scheme_options(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +49,12 @@ def add_scheme_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--scheme", choices=SCHEMES, default="single", help="sampling/composition scheme (default: single)")
     group.add_argument("--times", type=int, help="composed: number of compositions m >= 1")
     group.add_argument("--rate", type=float, help="poisson: sampling probability λ in (0, 1]; checkin: check-in rate γ in (0, 1]")
-    group.add_argument("--steps", type=int, help="poisson/allocation: number of steps t >= 1")
+    group.add_argument("--steps", type=int, help="poisson/allocation/without_replacement: number of steps t >= 1")
+    group.add_argument("--dataset-size", dest="dataset_size", type=int, help="without_replacement: number of elements n >= 1")
+    group.add_argument(
+        "--batch-size", dest="batch_size", type=int,
+        help="without_replacement: fixed batch size B in [1, n] (replace-one neighbours; the step's pair gets sensitivity 2Δ)",
+    )
     group.add_argument("--epochs", type=int, default=1, help="allocation/matrix: number of epochs (default 1)")
     group.add_argument("--users", type=int, help="shuffle/checkin: number of users n >= 1 (one report each)")
     group.add_argument("--rounds", type=int, default=1, help="checkin: number of rounds T (default 1)")
@@ -85,6 +91,8 @@ def build_scheme(args: argparse.Namespace) -> Scheme:
         return CheckIn(pair, users, _required(args, "rate", "checkin", "--scheme"), args.rounds, args.aggregation)
     if args.scheme == "matrix":
         return _matrix_scheme(args, pair)
+    if args.scheme == "without_replacement":
+        return _fixed_batches(args, pair)
     return Allocation(pair, _required(args, "steps", "allocation", "--scheme"), 1 if args.k is None else args.k, args.epochs)
 
 
@@ -123,6 +131,20 @@ def _matrix_scheme(args: argparse.Namespace, pair: DominatingPair) -> MatrixMech
         number_list("omega", args.omega),
     )
     return MatrixMechanism(pair, strategy, batches, epochs)
+
+
+def _fixed_batches(args: argparse.Namespace, pair: DominatingPair) -> WithoutReplacement:
+    """Fixed-size batches under replace-one neighbours: records of norm <= Δ, so the batch step's
+    pair has sensitivity 2Δ (as for a ``without_replacement`` claim)."""
+    if not isinstance(pair, (Gaussian, Laplace)):
+        raise InvalidArgument("mechanism", args.mechanism, "fixed-size batches are modelled for additive-noise mechanisms only (gaussian, laplace)")
+    doubled = Gaussian(pair.sigma, 2.0 * pair.sensitivity) if isinstance(pair, Gaussian) else Laplace(pair.scale, 2.0 * pair.sensitivity)
+    return WithoutReplacement(
+        doubled,
+        _required(args, "dataset_size", "without_replacement", "--scheme"),
+        _required(args, "batch_size", "without_replacement", "--scheme"),
+        _required(args, "steps", "without_replacement", "--scheme"),
+    )
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

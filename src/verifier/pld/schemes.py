@@ -1,7 +1,7 @@
 """PLD brackets of schemes, dispatched through a registry of builders.
 
 A builder takes (scheme, direction, step, tail_mass) and returns a :class:`PLDBracket`. Single,
-Composed, Poisson and Sequence (heterogeneous composition of the phases' PLDs) are registered here; another module adds a scheme by calling
+Composed, Poisson, WithoutReplacement and Sequence (heterogeneous composition of the phases' PLDs) are registered here; another module adds a scheme by calling
 :func:`register_builder` (e.g. random allocation). :func:`scheme_pld` refines the grid (halving the
 step) until a requested accuracy is met or the grid limit is reached.
 """
@@ -11,14 +11,16 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from verifier._types import Direction
+from verifier._types import Direction, Dominance
 from verifier._validation import check_integer, check_open_unit, check_positive, check_real
 from verifier.errors import AccuracyNotReachable, InvalidArgument, NotApplicable
+from verifier.pairs import Gaussian, Laplace
 from verifier.pairs.subsampled import PoissonSubsampled
+from verifier.pairs.substitution import SubstitutionSubsampled
 from verifier.pld.bracket import PLDBracket
 from verifier.pld.construction import MAX_GRID, pld_sides_from_pair
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, check_step
-from verifier.schemes import Composed, Poisson, Sequence, Single
+from verifier.schemes import Composed, Poisson, Sequence, Single, WithoutReplacement
 
 __all__ = ["Builder", "DEFAULT_STEP", "register_builder", "builder_for", "scheme_pld", "pair_bracket"]
 
@@ -85,16 +87,21 @@ def _composed(
     return inner.self_compose(scheme.times, tail_mass=tail_mass)
 
 
+def _coarsening(steps: int, step: float, tail_mass: float, target_delta: float | None) -> float | None:
+    """The tail-coarsening threshold of a ``steps``-fold subsampled composition (COARSEN_SCALE)."""
+    if target_delta is None:
+        return None
+    tail = COARSEN_SCALE * target_delta / (steps * step * step)
+    return min(tail, COARSEN_MAX_TAIL) if tail > tail_mass else None
+
+
 def _poisson(
     scheme: Poisson, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None
 ) -> PLDBracket:
     """PLD of the Poisson-subsampled pair (λP + (1 − λ)Q, Q) in ``direction`` (Steinke 2022, §6.2
     mixture representation), self-composed ``steps`` times; with ``target_delta`` the far tails of
     the one-step profile are evaluated sparsely (see COARSEN_SCALE)."""
-    coarsen = None
-    if target_delta is not None:
-        tail = COARSEN_SCALE * target_delta / (scheme.steps * step * step)
-        coarsen = min(tail, COARSEN_MAX_TAIL) if tail > tail_mass else None
+    coarsen = _coarsening(scheme.steps, step, tail_mass, target_delta)
     one = pair_bracket(PoissonSubsampled(scheme.pair, scheme.rate), direction, step, tail_mass, coarsen)
     return one.self_compose(scheme.steps, tail_mass=tail_mass)
 
@@ -114,10 +121,46 @@ def _sequence(
     return out
 
 
+def _without_replacement(
+    scheme: WithoutReplacement, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None
+) -> PLDBracket:
+    """Fixed-size batches under replace-one neighbours, λ = B/n, (P, Q) the step's replace-one pair.
+
+    DOMINATING side: :class:`SubstitutionSubsampled` (profile max(δ₁, δ₂) of the two orientations
+    of the mixture pair; Balle, Barthe & Gaboardi 2018, Thm 2 and Thm 10; Dong, Roth & Su 2022,
+    Thm 4.2), the same in both directions, composed ``steps`` times: an UPPER bound whatever
+    orientation an adaptive adversary picks at each step.
+
+    DOMINATED side: the mixture pair in one fixed orientation, composed ``steps`` times: REMOVE
+    H(M^T‖Q^T) and ADD H(Q^T‖M^T) with M = λP + (1 − λ)Q. These are attained by an actual pair of
+    neighbours for an additive-noise step P = N(Δ_r, ·), Q = N(0, ·) (Δ_r = 2C the replace-one
+    shift): every other element contributes v and the target v on one dataset and v − Δ_r on the
+    other (‖v‖, ‖v − Δ_r‖ <= C with v = Δ_r/2). On the first dataset every batch sums to Bv
+    whatever is drawn; on the second the sum moves by −Δ_r exactly when the target is drawn
+    (probability λ, independently each step), so the two output laws are exactly Q and M per
+    step, hence Q^T and M^T: a LOWER bound, rigorous for Gaussian and Laplace steps.
+    """
+    if not isinstance(scheme.pair, (Gaussian, Laplace)):
+        raise NotApplicable(
+            f"fixed-size batches: the LOWER construction is proven for additive-noise steps (Gaussian, Laplace), not {type(scheme.pair).__name__}"
+        )
+    coarsen = _coarsening(scheme.steps, step, tail_mass, target_delta)
+    (dominating,) = pld_sides_from_pair(
+        SubstitutionSubsampled(scheme.pair, scheme.rate), direction, step, tail_mass,
+        sides=(Dominance.DOMINATING,), coarsen_below=coarsen,
+    )
+    (dominated,) = pld_sides_from_pair(
+        PoissonSubsampled(scheme.pair, scheme.rate), direction, step, tail_mass,
+        sides=(Dominance.DOMINATED,), coarsen_below=coarsen,
+    )
+    return PLDBracket(dominating, dominated).self_compose(scheme.steps, tail_mass=tail_mass)
+
+
 register_builder(Single, _single)
 register_builder(Composed, _composed)
 register_builder(Poisson, _poisson)
 register_builder(Sequence, _sequence)
+register_builder(WithoutReplacement, _without_replacement)
 
 
 def scheme_pld(

@@ -1,5 +1,5 @@
 """The PLD engine as a certification method: rigorous UPPER (DOMINATING PLD) and LOWER (DOMINATED
-PLD) bounds on δ(ε) and ε(δ) for Single, Composed and Poisson schemes, and Sequences of phases with
+PLD) bounds on δ(ε) and ε(δ) for Single, Composed, Poisson and fixed-size-batch schemes, and Sequences of phases with
 registered PLD builders (any scheme another module registers one for, e.g. random allocation, can
 be a phase)."""
 
@@ -15,7 +15,7 @@ from verifier.errors import AccuracyNotReachable, NotApplicable
 from verifier.pld import PLDBracket, builder_for
 from verifier.pld.schemes import scheme_pld
 from verifier.schemes import Sequence as SchemeSequence
-from verifier.schemes import Composed, Poisson, Scheme, Single
+from verifier.schemes import Composed, Poisson, Scheme, Single, WithoutReplacement
 
 __all__ = [
     "PLDMethod",
@@ -60,11 +60,12 @@ class PLDMethod(Method):
     citation = (
         "PLD composition (Steinke 2022, Thm 9; Prop 7) with connect-the-dots dominating PLDs "
         "(Doroshenko et al. 2022) and gap-corrected dominated PLDs; Poisson subsampling by Balle et al. "
-        "2018, Thm 2 (Feldman & Shenfeld, Claim D.3)"
+        "2018, Thm 2 (Feldman & Shenfeld, Claim D.3); fixed-size batches under replace-one by Balle et al. 2018, "
+        "Thm 10 and Dong, Roth & Su 2022, Thm 4.2 (upper), one attained orientation (lower)"
     )
     returns = frozenset({Guarantee.UPPER, Guarantee.LOWER})
     cost = 2
-    scheme_types = (Single, Composed, Poisson, SchemeSequence)
+    scheme_types = (Single, Composed, Poisson, SchemeSequence, WithoutReplacement)
 
     def supports(self, scheme: Scheme) -> bool:
         """One of :attr:`scheme_types` with a registered PLD builder (for Composed, also what it
@@ -147,7 +148,8 @@ def _buildable(scheme: Scheme) -> bool:
 
 
 def _start_step(scheme: Scheme) -> float:
-    """START_STEP, or for Poisson subsampling at rate λ the largest power of two <= λ/2 if smaller:
+    """START_STEP, or for subsampling at rate λ (Poisson, fixed-size batches) the largest power of
+    two <= λ/2 if smaller:
     the subsampled profile bends on the scale λ next to κ = 1 − λ, and coarser grids give only the
     trivial dominated PLD there (so halving would look stalled while the lower end sits at 0). A
     Sequence starts at the finest of its phases' steps (they share one grid)."""
@@ -155,7 +157,7 @@ def _start_step(scheme: Scheme) -> float:
         return _start_step(scheme.scheme)
     if isinstance(scheme, SchemeSequence):
         return min(_start_step(phase) for phase in scheme.phases)
-    if isinstance(scheme, Poisson):
+    if isinstance(scheme, (Poisson, WithoutReplacement)):
         return min(START_STEP, 2.0 ** math.floor(math.log2(scheme.rate / 2.0)))
     return START_STEP
 
