@@ -10,15 +10,13 @@ from __future__ import annotations
 import typing
 
 from verifier.certify.registry import all_methods
-from verifier.schemes import Scheme, Sequence, Shuffle
+from verifier.schemes import Scheme, Sequence
 
 __all__ = ["UNSUPPORTED", "scheme_types", "handlers", "unsupported_reason"]
 
 #: Scheme classes that no registered method handles, each with the reason (shown in the verdict of a
 #: claim about it). A new scheme class lands here until its first method is registered.
-UNSUPPORTED: dict[type, str] = {
-    Shuffle: "no (epsilon, delta) method for the shuffle model is registered yet (verifier rdp gives its Eq. (8) lower bound)",
-}
+UNSUPPORTED: dict[type, str] = {}
 
 
 def scheme_types() -> tuple[type, ...]:

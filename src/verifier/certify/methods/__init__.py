@@ -13,5 +13,6 @@ ADAPTERS = [
     "verifier.certify.methods.allocation_pld",
     "verifier.certify.methods.composition",
     "verifier.certify.methods.zcdp",
+    "verifier.certify.methods.checkin",
     "verifier.certify.methods.matrix_evidence",
 ]

@@ -1,0 +1,100 @@
+"""Done-when 3 and 4 of issue 14: the exact small-n oracle for binary randomized response inside
+verifier's bracket; Gaussian check-in claims CERTIFIED at 1.2× the best upper bound and VIOLATED at
+0.8× the best lower bound; claims outside every theorem's regime INCONCLUSIVE with the reason."""
+
+import math
+
+import numpy as np
+import pytest
+
+from verifier._types import Direction, Side
+from verifier.certify.claim import parse_claim
+from verifier.certify.verdict import Verdict, certify
+from verifier.cli import main
+from verifier.pairs import Gaussian, RandomizedResponse
+from verifier.pld.checkin import checkin_delta_lower, sum_pair
+from verifier.rdp import delta_upper_for
+from verifier.reference.checkin_rr import release_laws, rr_checkin_delta
+from verifier.schemes import CheckIn
+
+#: The oracle sums float64 products (relative error ~1e-15); compare with this absolute slack.
+ORACLE_ATOL = 1e-13
+
+
+def test_oracle_laws_are_probabilities_and_match_a_direct_enumeration():
+    """n = 3: enumerate every check-in subset and every report vector directly (2^3 · 2^|S|)."""
+    import itertools
+
+    n, gamma, e0, m = 3, 0.4, 0.7, 1
+    p = math.exp(e0) / (1 + math.exp(e0))
+    bits1 = [1, 1, 0]  # user 1 holds 1 (D'); m = 1 other user holds 1
+    direct = np.zeros((n + 1, n + 1))
+    for sub in itertools.product([0, 1], repeat=n):
+        w = math.prod(gamma if s else 1 - gamma for s in sub)
+        members = [i for i in range(n) if sub[i]]
+        for reports in itertools.product([0, 1], repeat=len(members)):
+            pr = math.prod(p if r == bits1[i] else 1 - p for r, i in zip(reports, members))
+            direct[len(members), sum(reports)] += w * pr
+    p1, p0 = release_laws(n, gamma, e0, m)
+    np.testing.assert_allclose(p1, direct, atol=1e-15)
+    assert p0.sum() == pytest.approx(1.0, abs=1e-14)
+
+
+@pytest.mark.parametrize(
+    "n,gamma,e0,rounds", [(5, 0.5, 1.0, 1), (12, 0.3, 2.0, 2), pytest.param(40, 0.1, 1.0, 1, marks=pytest.mark.slow)]
+)
+def test_oracle_lies_in_verifiers_bracket(n, gamma, e0, rounds):
+    """Done-when 3: lower (specific-pair PLD) <= exact (oracle, worst m) <= upper (Eq. (5) + WBK via RDP)."""
+    pair = RandomizedResponse(e0)
+    for eps in (0.1, 0.5):
+        exact = rr_checkin_delta(n, gamma, e0, eps, rounds)
+        lower = max(checkin_delta_lower(pair, n, gamma, rounds, eps, d, step=2.0**-7) for d in Direction)
+        upper = max(delta_upper_for(CheckIn(pair, n, gamma, rounds), eps, d).value for d in Direction)
+        assert lower <= exact + ORACLE_ATOL and exact <= upper + ORACLE_ATOL
+
+
+def test_sum_pair_of_randomized_response_is_the_count_law():
+    p = math.e / (1 + math.e)
+    pair = sum_pair(RandomizedResponse(1.0), 2)
+    masses_p, masses_q = pair._masses()
+    # one report from P and one from Q, counted as "outcome-1" reports; P and Q of RR are mirror images
+    assert sorted(masses_q.tolist()) == pytest.approx(sorted([p * p, 2 * p * (1 - p), (1 - p) ** 2]))
+    assert sorted(masses_p.tolist()) == pytest.approx(sorted([p * (1 - p), p * p + (1 - p) ** 2, p * (1 - p)]))
+
+
+def _claim(epsilon: float, delta: float, **scheme) -> dict:
+    return {
+        "mechanism": {"name": "gaussian", "sigma": 1.0, "sensitivity": 1.0},
+        "scheme": {"name": "checkin", "users": 30, "rate": 0.1, "rounds": 2, "aggregation": "sum", **scheme},
+        "neighboring": "replace_one",
+        "epsilon": epsilon,
+        "delta": delta,
+    }
+
+
+def test_gaussian_checkin_certified_above_upper_and_violated_below_lower():
+    delta = 1e-3
+    probe = certify(parse_claim(_claim(1.0, delta)))
+    brackets = probe.epsilon.brackets
+    upper = max(b.upper for b in brackets.values())
+    lower = max(b.lower for b in brackets.values())
+    assert 0 < lower < upper < math.inf
+    assert certify(parse_claim(_claim(1.2 * upper, delta))).verdict is Verdict.CERTIFIED
+    violated = certify(parse_claim(_claim(0.8 * lower, delta)))
+    assert violated.verdict is Verdict.VIOLATED
+    assert any("checkin-lower" in r for r in violated.decision.reasons)
+
+
+def test_outside_every_regime_is_inconclusive_with_the_reason(capsys):
+    code = main(
+        ["certify", "--mechanism", "laplace", "--scale", "1", "--scheme", "checkin", "--users", "30", "--rate", "0.1",
+         "--aggregation", "sum", "--neighboring", "replace_one", "--epsilon", "1", "--delta", "1e-5"]
+    )
+    out = capsys.readouterr().out
+    assert code == 3 and out.startswith("INCONCLUSIVE")
+    assert "sum aggregation is analysed for the Gaussian pair only" in out
+
+
+def test_checkin_claims_need_replace_one():
+    with pytest.raises(Exception, match="replace_one"):
+        parse_claim({**_claim(1.0, 1e-3), "neighboring": "add_or_remove"})
