@@ -8,7 +8,9 @@ composed over the steps, Allocation → Thm 4.8 (remove) / the Jensen bound (add
 rounds, Sequence → the sum of its phases' curves at the same orders (Lemma 31: heterogeneous
 composition adds Rényi divergences order by order), MatrixMechanism → Schuchardt & Kalinin's
 Algorithms 1–2 (:mod:`verifier.rdp.matrix`), CheckIn → Liew et al. Eq. (5) with per-k
-Wang–Balle–Kasiviswanathan bounds (:mod:`verifier.rdp.checkin`) composed over the rounds.
+Wang–Balle–Kasiviswanathan bounds (:mod:`verifier.rdp.checkin`) composed over the rounds,
+WithoutReplacement → min(WBK Thm 9, Steinke §6.7 group privacy) (:mod:`verifier.rdp.without_replacement`)
+composed over the steps.
 
 :func:`epsilon_upper_for` / :func:`delta_upper_for` convert with the default integer orders 2…256,
 then refine around the best order by a golden-section search over fractional orders (exact by
@@ -34,6 +36,8 @@ from verifier.rdp.poisson import poisson_curve
 from verifier.rdp.checkin import checkin_curve
 from verifier.rdp.shuffle import shuffle_curve
 from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
+from verifier.schemes import WithoutReplacement
+from verifier.rdp.without_replacement import without_replacement_curve
 
 __all__ = ["CURVES", "LOWER_CURVES", "curve_for", "pair_curve", "epsilon_upper_for", "delta_upper_for"]
 
@@ -79,6 +83,10 @@ def _checkin(scheme: CheckIn, orders, direction: Direction) -> RdpCurve:
     return checkin_curve(scheme.pair, scheme.users, scheme.rate, scheme.rounds, scheme.aggregation, orders, direction, Side.UPPER)
 
 
+def _without_replacement(scheme: WithoutReplacement, orders, direction: Direction) -> RdpCurve:
+    return without_replacement_curve(scheme.pair, scheme.rate, orders, direction).times(scheme.steps)
+
+
 #: Scheme type → curve builder (orders, direction) → RdpCurve.
 CURVES: dict[type, Callable[..., RdpCurve]] = {
     CheckIn: _checkin,
@@ -88,6 +96,7 @@ CURVES: dict[type, Callable[..., RdpCurve]] = {
     Allocation: _allocation,
     Sequence: _sequence,
     MatrixMechanism: _matrix,
+    WithoutReplacement: _without_replacement,
 }
 
 

@@ -64,6 +64,7 @@ from verifier.rdp.shuffle import shuffle_lower
 __all__ = [
     "binomial_log_weights",
     "wbk_mixture_upper",
+    "wbk_log_moment",
     "checkin_upper",
     "theorem4_upper",
     "checkin_lower",
@@ -154,8 +155,9 @@ def _shuffle_base(pair: DominatingPair, k: npt.NDArray[np.float64], j: npt.NDArr
 BASES: dict[str, BaseLogMoments] = {"sum": _gaussian_sum_base, "shuffle": _shuffle_base}
 
 
-def _wbk_log_moment(base: npt.NDArray[np.float64], log_q: npt.NDArray[np.float64], lam: int) -> tuple[np.ndarray, np.ndarray]:
-    """ln of WBK Thm 9's bound per row (module docstring); ``base[:, j]`` = (j−1)ε(j), j = 0 … λ."""
+def wbk_log_moment(base: npt.NDArray[np.float64], log_q: npt.NDArray[np.float64], lam: int) -> tuple[np.ndarray, np.ndarray]:
+    """ln of WBK Thm 9's bound on E[(M/M')^λ] per row (module docstring; ε(∞) = ∞ form), and the
+    row's rounding scale (:func:`_logsumexp`); ``base[:, j]`` = (j−1)ε(j), j = 0 … λ; ``log_q`` per row."""
     log_binom = _log_binomials(lam)
     j = np.arange(lam + 1)
     terms = np.full((len(log_q), lam + 2), -math.inf)
@@ -175,7 +177,7 @@ def _upper_log_moments(
     j = np.arange(lam + 1, dtype=float)
     base = BASES[aggregation](pair, k, j)
     log_q = np.log(k / users)
-    wbk, scale = _wbk_log_moment(base, log_q, lam)
+    wbk, scale = wbk_log_moment(base, log_q, lam)
     if not cap:
         return wbk, scale
     return np.minimum(wbk, base[:, lam]), scale
