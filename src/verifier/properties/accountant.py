@@ -1,0 +1,161 @@
+"""An accountant under test, the cases it is asked about, and verifier's rigorous answer to them.
+
+An *accountant* is any callable ``epsilon(scheme, delta) -> float`` that claims the scheme is
+(ε, δ)-DP for the neighbouring relation it states (the relations of :mod:`verifier.certify.claim`).
+verifier's answer to the same question is a rigorous bracket on the true ε(δ) (the best lower and
+upper bounds of every registered method that gives rigorous bounds; Monte Carlo estimates are not
+used), so an accountant whose ε lies below verifier's lower bound is *unsound* at that case.
+
+A case is expressed as a claim (:func:`claim_for`), so every finding comes with the
+``verifier certify`` command that reproduces it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from verifier._types import Bracket, Quantity, Side
+from verifier.certify.claim import NEIGHBORING, Claim, parse_claim
+from verifier.certify.portfolio import best_bracket, collect_bounds, select_methods
+from verifier.errors import InvalidArgument
+from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
+from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
+
+__all__ = ["Accountant", "Case", "claim_for", "certify_command", "rigorous_epsilon", "EpsilonFunction", "SETTLED_RTOL"]
+
+#: Relative width at which verifier's bracket counts as exact and slower methods are not run.
+SETTLED_RTOL = 1e-9
+
+#: ``epsilon(scheme, delta)``: the accountant's ε for ``scheme`` at ``delta``.
+EpsilonFunction = Callable[[Scheme, float], float]
+
+
+@dataclass(frozen=True)
+class Accountant:
+    """An accountant to test: its ε function, the schemes and pairs it accepts, the relation it
+    claims for (one of :data:`~verifier.certify.claim.NEIGHBORING`), and optionally its δ(ε).
+
+    ``schemes`` are classes of :mod:`verifier.schemes` (a :class:`Composed` is of a :class:`Single`);
+    ``pairs`` classes of :mod:`verifier.pairs`. Strategies only draw cases inside both.
+    """
+
+    name: str
+    epsilon: EpsilonFunction
+    schemes: tuple[type, ...] = (Single, Composed, Poisson)
+    pairs: tuple[type, ...] = (Gaussian,)
+    neighboring: str = "add_or_remove"
+    delta: Callable[[Scheme, float], float] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.neighboring not in NEIGHBORING:
+            raise InvalidArgument("neighboring", self.neighboring, f"must be one of {', '.join(NEIGHBORING)}")
+        if not callable(self.epsilon):
+            raise InvalidArgument("epsilon", self.epsilon, "must be a callable epsilon(scheme, delta) -> float")
+        for kind in self.schemes:
+            if kind not in (Single, Composed, Poisson, Allocation):
+                raise InvalidArgument("schemes", kind, "must list scheme classes (Single, Composed, Poisson, Allocation)")
+        if self.neighboring == "replace_one" and any(k in self.schemes for k in (Poisson, Allocation)):
+            raise InvalidArgument(
+                "schemes", self.schemes, "replace_one claims are modelled for single and composed steps only (see verifier.certify.claim)"
+            )
+
+    def accepts(self, scheme: Scheme) -> bool:
+        """Whether ``scheme`` is of a kind the accountant declared."""
+        if type(scheme) not in self.schemes:
+            return False
+        if isinstance(scheme, Composed):
+            if not isinstance(scheme.scheme, Single):
+                return False
+            scheme = scheme.scheme
+        return isinstance(scheme.pair, self.pairs)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One question put to an accountant: ε(δ) of ``scheme``."""
+
+    scheme: Scheme
+    delta: float
+
+    def __str__(self) -> str:
+        return f"{_scheme_text(self.scheme)}, δ={self.delta!r}"
+
+
+def _pair_object(pair: DominatingPair) -> dict:
+    if isinstance(pair, Gaussian):
+        return {"name": "gaussian", "sigma": pair.sigma, "sensitivity": pair.sensitivity}
+    if isinstance(pair, Laplace):
+        return {"name": "laplace", "scale": pair.scale, "sensitivity": pair.sensitivity}
+    if isinstance(pair, RandomizedResponse):
+        return {"name": "rr", "epsilon0": pair.epsilon0, "k": pair.k}
+    if isinstance(pair, ApproxDP):
+        return {"name": "approx_dp", "epsilon0": pair.epsilon0, "delta0": pair.delta0}
+    raise InvalidArgument("pair", pair, "has no claim form (gaussian, laplace, rr, approx_dp)")
+
+
+def _scheme_object(scheme: Scheme) -> tuple[dict, DominatingPair]:
+    if isinstance(scheme, Single):
+        return {"name": "single"}, scheme.pair
+    if isinstance(scheme, Composed) and isinstance(scheme.scheme, Single):
+        return {"name": "composed", "times": scheme.times}, scheme.scheme.pair
+    if isinstance(scheme, Poisson):
+        return {"name": "poisson", "rate": scheme.rate, "steps": scheme.steps}, scheme.pair
+    if isinstance(scheme, Allocation):
+        return {"name": "allocation", "steps": scheme.steps, "k": scheme.k, "epochs": scheme.epochs}, scheme.pair
+    raise InvalidArgument("scheme", scheme, "has no claim form (single, composed of a single step, poisson, allocation)")
+
+
+def _scheme_text(scheme: Scheme) -> str:
+    obj, pair = _scheme_object(scheme)
+    params = ", ".join(f"{k}={v!r}" for k, v in {**_pair_object(pair), **obj}.items() if k != "name")
+    return f"{_pair_object(pair)['name']} {obj['name']}({params})"
+
+
+def claim_for(scheme: Scheme, neighboring: str, epsilon: float, delta: float, source: str = "") -> Claim:
+    """The claim "``scheme`` is (``epsilon``, ``delta``)-DP under ``neighboring``", validated.
+
+    For ``replace_one`` the scheme's pair carries the per-record sensitivity Δ (the claim models a
+    replacement as add/remove with 2Δ). Raises :class:`InvalidArgument` for a scheme or pair that
+    has no claim form.
+    """
+    scheme_obj, pair = _scheme_object(scheme)
+    obj = {"mechanism": _pair_object(pair), "scheme": scheme_obj, "neighboring": neighboring, "epsilon": epsilon, "delta": delta}
+    if source:
+        obj["source"] = source
+    return parse_claim(obj)
+
+
+def certify_command(claim: Claim) -> str:
+    """The ``verifier certify`` command line that decides ``claim``."""
+    flags = [f"--mechanism {claim.mechanism['name']}"]
+    flags += [f"--{k.replace('_', '-')} {v!r}" for k, v in claim.mechanism.items() if k != "name"]
+    flags.append(f"--scheme {claim.scheme['name']}")
+    flags += [f"--{k} {v!r}" for k, v in claim.scheme.items() if k != "name"]
+    flags += [f"--neighboring {claim.neighboring}", f"--epsilon {claim.epsilon!r}", f"--delta {claim.delta!r}"]
+    return "verifier certify " + " ".join(flags)
+
+
+@functools.lru_cache(maxsize=4096)
+def rigorous_epsilon(scheme: Scheme, delta: float, neighboring: str = "add_or_remove") -> Bracket:
+    """verifier's rigorous bracket on ε(δ) of ``scheme`` under ``neighboring``: the largest lower and
+    smallest upper bound of the registered methods that give rigorous lower bounds or are cheap
+    (cost <= 1: closed forms, the RDP and zCDP accountants), maximised over the directions the relation requires
+    (Feldman & Shenfeld, Def 2.2). Upper-only methods of cost >= 1 (the slower analytic theorems)
+    are left out: they cannot move the lower bound, which is what decides soundness. Cached:
+    Hypothesis asks again while it shrinks."""
+    claim = claim_for(scheme, neighboring, 1.0, delta)
+    rigorous = [m.name for m in select_methods(claim.model) if Side.LOWER in m.sides() or (m.sides() and m.cost <= 1)]
+    directions = claim.directions
+
+    def settled(bounds) -> bool:  # an exact closed form already pinned ε down: skip the PLD engine
+        brackets = [best_bracket(bounds, d) for d in directions]
+        return all(math.isfinite(b.upper - b.lower) and b.upper - b.lower <= SETTLED_RTOL * abs(b.upper) for b in brackets)
+
+    collected = collect_bounds(claim.model, Quantity.EPSILON, delta, directions, only=rigorous, settled=settled)
+    bracket = collected.combined
+    if math.isnan(bracket.lower) or math.isnan(bracket.upper):  # pragma: no cover - collect_bounds never returns NaN
+        raise InvalidArgument("scheme", scheme, "verifier found no bound")
+    return bracket

@@ -1,0 +1,312 @@
+"""The catalogue of properties every correct accountant satisfies, each with its source.
+
+A property is checked on one :class:`~verifier.properties.accountant.Case` at a time (Hypothesis
+draws the cases); a violation raises :class:`PropertyFailure`, whose message is the finding: the
+case, the accountant's numbers, verifier's rigorous bracket where one is involved, and the
+``verifier certify`` command that reproduces it.
+
+Two kinds: an *inequality* any sound accountant satisfies (its ε is an upper bound on the true
+ε(δ), and the true ε(δ) obeys the inequality), and an *identity* between two routes to the same
+quantity, checked with a stated tolerance (an accountant's two routes may differ by its own slack).
+
+Which broken implementation each property catches is stated in its ``catches`` field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from verifier._types import Bracket
+from verifier.pairs import Gaussian, Laplace
+from verifier.properties.accountant import Accountant, Case, certify_command, claim_for, rigorous_epsilon
+from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
+
+__all__ = ["Property", "Finding", "PropertyFailure", "CATALOGUE", "by_name", "SOUNDNESS_RTOL", "GRID_RTOL", "IDENTITY_RTOL"]
+
+#: Relative shortfall below verifier's rigorous lower bound that is still passed: accountants compute
+#: in float64 without directed rounding, so an exact accountant may land a few ulps below.
+SOUNDNESS_RTOL = 1e-9
+#: Relative slack for monotonicity across *different* schemes: an accountant that discretises the
+#: privacy loss on a grid (dp_accounting's default interval 1e-4) wiggles by about one grid step
+#: between neighbouring parameters without being wrong.
+GRID_RTOL = 1e-3
+#: Relative disagreement allowed between two routes to the same quantity (an identity).
+IDENTITY_RTOL = 0.02
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A property violation: where, the accountant's numbers, verifier's bracket, a reproducer."""
+
+    property: str
+    case: Case
+    numbers: dict
+    detail: str
+    bracket: Bracket | None = None
+    reproducer: str = ""
+
+    def to_dict(self) -> dict:
+        out = {"property": self.property, "case": str(self.case), "numbers": dict(self.numbers), "detail": self.detail}
+        if self.bracket is not None:
+            out["verifier_bracket"] = [self.bracket.lower, self.bracket.upper]
+        if self.reproducer:
+            out["reproducer"] = self.reproducer
+        return out
+
+    def report(self) -> str:
+        lines = [f"property {self.property!r} fails at {self.case}", f"  {self.detail}"]
+        lines += [f"  {name} = {value!r}" for name, value in self.numbers.items()]
+        if self.bracket is not None:
+            lines.append(f"  verifier's rigorous bracket on ε(δ): [{self.bracket.lower!r}, {self.bracket.upper!r}]")
+        if self.reproducer:
+            lines.append(f"  reproduce: {self.reproducer}")
+        return "\n".join(lines)
+
+
+class PropertyFailure(AssertionError):
+    """Raised by a property check; carries the :class:`Finding`."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.report())
+        self.finding = finding
+
+
+@dataclass(frozen=True)
+class Property:
+    """One named property: what it states, its source, its kind, the scheme classes it is drawn on
+    (``kinds``), the classes the accountant must also accept (``needs``), and its check."""
+
+    name: str
+    statement: str
+    source: str
+    kind: str  # "inequality" or "identity"
+    kinds: tuple[type, ...]
+    catches: str
+    check: Callable[[Accountant, Case], None]
+    needs: tuple[type, ...] = ()
+
+    def applies_to(self, accountant: Accountant) -> bool:
+        return any(k in accountant.schemes for k in self.kinds) and all(k in accountant.schemes for k in self.needs)
+
+
+def _eps(accountant: Accountant, scheme: Scheme, delta: float) -> float:
+    return float(accountant.epsilon(scheme, delta))
+
+
+def _fail(prop: str, case: Case, numbers: dict, detail: str, **extra) -> None:
+    raise PropertyFailure(Finding(prop, case, numbers, detail, **extra))
+
+
+def _steer(shortfall: float) -> None:
+    """Inside a Hypothesis run, steer generation toward a larger shortfall (``target``)."""
+    try:
+        from hypothesis import target
+        from hypothesis.control import currently_in_test_context
+    except ImportError:  # the audit's grid runs without Hypothesis
+        return
+    if currently_in_test_context():
+        target(shortfall, label="shortfall below verifier's lower bound")
+
+
+# --- soundness against verifier -------------------------------------------------------------------
+
+
+def _check_soundness(accountant: Accountant, case: Case) -> None:
+    """ε_acc(δ) >= verifier's rigorous lower bound on ε(δ) (up to :data:`SOUNDNESS_RTOL`)."""
+    eps = _eps(accountant, case.scheme, case.delta)
+    bracket = rigorous_epsilon(case.scheme, case.delta, accountant.neighboring)
+    scale = max(abs(bracket.lower), 1e-12)
+    _steer((bracket.lower - eps) / scale if math.isfinite(eps) else 0.0)
+    if not eps >= bracket.lower - SOUNDNESS_RTOL * scale:
+        claim = claim_for(case.scheme, accountant.neighboring, eps, case.delta, source=accountant.name) if math.isfinite(eps) else None
+        _fail(
+            "soundness",
+            case,
+            {f"{accountant.name} ε": eps, "shortfall": bracket.lower - eps},
+            "the accountant's ε is below verifier's rigorous lower bound on the true ε(δ): its claim is false",
+            bracket=bracket,
+            reproducer=certify_command(claim) if claim else "",
+        )
+
+
+# --- monotonicity -------------------------------------------------------------------------------------
+
+
+def _check_delta_monotone(accountant: Accountant, case: Case) -> None:
+    """ε(δ/10) >= ε(δ): ε(·) is non-increasing (δ(·) is, Steinke 2022 Prop 7)."""
+    smaller = case.delta / 10.0
+    eps, eps_small = _eps(accountant, case.scheme, case.delta), _eps(accountant, case.scheme, smaller)
+    if not eps_small >= eps * (1.0 - 1e-12) - 1e-15:
+        _fail("epsilon_nonincreasing_in_delta", case, {f"ε(δ={case.delta!r})": eps, f"ε(δ={smaller!r})": eps_small}, "a smaller δ got a smaller ε")
+
+
+def _more_steps(scheme: Scheme) -> Scheme:
+    if isinstance(scheme, Composed):
+        return Composed(scheme.scheme, scheme.times + 1)
+    if isinstance(scheme, Poisson):
+        return dataclasses.replace(scheme, steps=scheme.steps + 1)
+    return dataclasses.replace(scheme, epochs=scheme.epochs + 1)
+
+
+def _check_pair(name: str, detail: str, accountant: Accountant, case: Case, larger: Scheme) -> None:
+    """The accountant's ε for ``larger`` (a scheme that leaks at least as much) is >= its ε for case."""
+    if not accountant.accepts(larger):
+        return
+    eps, eps_larger = _eps(accountant, case.scheme, case.delta), _eps(accountant, larger, case.delta)
+    if not eps_larger >= eps * (1.0 - GRID_RTOL):
+        _fail(name, case, {f"ε({case})": eps, f"ε({Case(larger, case.delta)})": eps_larger}, detail)
+
+
+def _check_steps_monotone(accountant: Accountant, case: Case) -> None:
+    """One more step (epoch) never lowers ε (post-processing: drop the last step)."""
+    _check_pair("monotone_in_steps", "one more step lowered ε", accountant, case, _more_steps(case.scheme))
+
+
+def _with_noise(scheme: Scheme, factor: float) -> Scheme:
+    inner = scheme.scheme if isinstance(scheme, Composed) else scheme
+    pair = inner.pair
+    noisier = dataclasses.replace(pair, sigma=pair.sigma * factor) if isinstance(pair, Gaussian) else dataclasses.replace(pair, scale=pair.scale * factor)
+    inner = dataclasses.replace(inner, pair=noisier)
+    return dataclasses.replace(scheme, scheme=inner) if isinstance(scheme, Composed) else inner
+
+
+def _check_noise_monotone(accountant: Accountant, case: Case) -> None:
+    """Less noise never lowers ε: N(0, σ²) is N(0, σ'²) plus independent noise for σ' < σ
+    (post-processing); likewise Laplace (its pair at scale b' < b dominates, Steinke 2022 §6)."""
+    if not isinstance(_inner_pair(case.scheme), (Gaussian, Laplace)):
+        return
+    _check_pair("monotone_in_noise", "less noise (σ/1.25) gave a smaller ε", accountant, Case(_with_noise(case.scheme, 1.25), case.delta), case.scheme)
+
+
+def _check_rate_monotone(accountant: Accountant, case: Case) -> None:
+    """A larger Poisson rate never lowers ε: rate λ is rate λ' > λ followed by subsampling at λ/λ'
+    (post-processing)."""
+    scheme = case.scheme
+    larger = dataclasses.replace(scheme, rate=min(1.0, scheme.rate * 1.5))
+    _check_pair("monotone_in_rate", "a larger sampling rate gave a smaller ε", accountant, case, larger)
+
+
+def _inner_pair(scheme: Scheme):
+    return scheme.scheme.pair if isinstance(scheme, Composed) else scheme.pair
+
+
+# --- identities ---------------------------------------------------------------------------------------
+
+
+def _check_identity(name: str, detail: str, accountant: Accountant, case: Case, same: Scheme) -> None:
+    if not accountant.accepts(same):
+        return
+    eps, eps_same = _eps(accountant, case.scheme, case.delta), _eps(accountant, same, case.delta)
+    if not abs(eps - eps_same) <= IDENTITY_RTOL * max(abs(eps), abs(eps_same)) + 1e-12:
+        _fail(name, case, {f"ε({case})": eps, f"ε({Case(same, case.delta)})": eps_same}, detail)
+
+
+def _check_full_rate(accountant: Accountant, case: Case) -> None:
+    """Poisson sampling at rate 1 for T steps is the T-fold composition of the step."""
+    scheme = case.scheme
+    full = dataclasses.replace(scheme, rate=1.0)
+    same = Composed(Single(scheme.pair), scheme.steps) if scheme.steps > 1 else Single(scheme.pair)
+    _check_identity("poisson_rate_one", "Poisson at rate 1 differs from plain composition", accountant, Case(full, case.delta), same)
+
+
+def _check_allocation_one_step(accountant: Accountant, case: Case) -> None:
+    """1-out-of-1 random allocation is one run of the step (Feldman & Shenfeld §2.1, t = 1)."""
+    pair = case.scheme.pair
+    _check_identity("allocation_t1", "Allocation(t=1, k=1) differs from a single step", accountant, Case(Allocation(pair, 1), case.delta), Single(pair))
+
+
+def _check_allocation_full(accountant: Accountant, case: Case) -> None:
+    """k-out-of-t allocation with k = t uses every element in every step: the t-fold composition."""
+    pair, t = case.scheme.pair, case.scheme.steps
+    same = Composed(Single(pair), t) if t > 1 else Single(pair)
+    _check_identity("allocation_k_equals_t", "Allocation(t, k=t) differs from t-fold composition", accountant, Case(Allocation(pair, t, k=t), case.delta), same)
+
+
+CATALOGUE: tuple[Property, ...] = (
+    Property(
+        "soundness",
+        "ε_acc(δ) >= verifier's rigorous lower bound on the true ε(δ)",
+        "definition of (ε, δ)-DP; the bound is the best lower bound of verifier's registered methods",
+        "inequality",
+        (Single, Composed, Poisson, Allocation),
+        "any accountant that understates ε (a wrong constant, a ⌈t/k⌉ for ⌊t/k⌋, a sensitivity off by 2)",
+        _check_soundness,
+    ),
+    Property(
+        "epsilon_nonincreasing_in_delta",
+        "ε(δ/10) >= ε(δ)",
+        "δ(ε) is non-increasing (Steinke 2022, Prop 7), so its inverse is",
+        "inequality",
+        (Single, Composed, Poisson, Allocation),
+        "an inverse taken on the wrong side, or a δ/ε swap",
+        _check_delta_monotone,
+    ),
+    Property(
+        "monotone_in_steps",
+        "ε(T + 1 steps) >= ε(T steps) (epochs for allocation)",
+        "post-processing: the first T steps are a function of the T + 1",
+        "inequality",
+        (Composed, Poisson, Allocation),
+        "a composition that divides where it should multiply, an off-by-one in the step count",
+        _check_steps_monotone,
+    ),
+    Property(
+        "monotone_in_noise",
+        "ε(σ/1.25) >= ε(σ)",
+        "post-processing: the noisier mechanism adds independent noise to the other",
+        "inequality",
+        (Single, Composed, Poisson, Allocation),
+        "σ and 1/σ confused, a noise multiplier applied twice",
+        _check_noise_monotone,
+    ),
+    Property(
+        "monotone_in_rate",
+        "ε(rate 1.5λ) >= ε(rate λ)",
+        "post-processing: Poisson sampling at λ is sampling at λ' > λ, then at λ/λ'",
+        "inequality",
+        (Poisson,),
+        "amplification applied to the wrong side, a rate used as its complement",
+        _check_rate_monotone,
+    ),
+    Property(
+        "poisson_rate_one",
+        "Poisson(rate 1, T steps) = T-fold composition",
+        "definition: rate 1 samples every element",
+        "identity",
+        (Poisson,),
+        "a subsampling formula wrong at the boundary λ = 1",
+        _check_full_rate,
+        needs=(Composed,),
+    ),
+    Property(
+        "allocation_t1",
+        "Allocation(t = 1, k = 1) = Single",
+        "Feldman & Shenfeld §2.1: with one step the element is in it",
+        "identity",
+        (Single,),
+        "an allocation bound that is not tight at t = 1 by more than the tolerance",
+        _check_allocation_one_step,
+        needs=(Allocation,),
+    ),
+    Property(
+        "allocation_k_equals_t",
+        "Allocation(t, k = t) = t-fold composition",
+        "definition: k = t puts the element in every step",
+        "identity",
+        (Allocation,),
+        "a k-reduction with ⌈t/k⌉ or ⌊t/k⌋ applied where k = t",
+        _check_allocation_full,
+        needs=(Composed, Single),
+    ),
+)
+
+
+def by_name(name: str) -> Property:
+    """The catalogue entry called ``name``."""
+    for prop in CATALOGUE:
+        if prop.name == name:
+            return prop
+    raise KeyError(f"no property {name!r} (catalogue: {', '.join(p.name for p in CATALOGUE)})")
