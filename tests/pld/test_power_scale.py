@@ -106,13 +106,17 @@ def _one_step_sides(step: float):
     return one.dominating, one.dominated
 
 
-def test_scaled_down_row_one_brackets_dp_accounting() -> None:
-    """Row 1 of the production table scaled down to T = 10⁴ steps, both directions: verifier's
+@pytest.mark.parametrize(
+    "sigma,rate,steps,delta",
+    [(0.6, 1e-3, 10_000, 1e-6), (1.1, 256 / 50000, 1955, 1e-5)],
+    ids=["row1-T1e4", "row2-T1955"],
+)
+def test_scaled_down_rows_bracket_dp_accounting(sigma, rate, steps, delta) -> None:
+    """Rows 1 and 2 of benchmarks/production.md with T scaled down 10×, both directions: verifier's
     rigorous ε bracket contains dp_accounting's pessimistic PLD ε (value interval 1e-4), a peer."""
     dp_accounting = pytest.importorskip("dp_accounting")
     from dp_accounting.pld import pld_privacy_accountant
 
-    sigma, rate, steps, delta = 0.6, 1e-3, 10_000, 1e-6
     scheme = Poisson(Gaussian(sigma), rate, steps)
     brackets = [scheme_pld(scheme, d, step=2.0**-12, target_delta=delta).epsilon(delta) for d in Direction]
     got = brackets[0].maximum(brackets[1])
@@ -123,3 +127,38 @@ def test_scaled_down_row_one_brackets_dp_accounting() -> None:
     accountant.compose(event)
     peer = accountant.get_epsilon(delta)
     assert got.lower <= peer <= got.upper, (got, peer)
+
+
+def test_scaled_down_row_three_overlaps_prv_accountant() -> None:
+    """Row 3 (σ = 0.8, λ = 1e-3, δ = 1e-8) at T = 10⁴ instead of 10⁶: verifier's bracket meets
+    prv_accountant's error interval and contains its estimate (a peer; its interval is not rigorous)."""
+    prv = pytest.importorskip("prv_accountant")
+    steps, delta = 10_000, 1e-8
+    scheme = Poisson(Gaussian(0.8), 1e-3, steps)
+    brackets = [scheme_pld(scheme, d, step=2.0**-12, target_delta=delta).epsilon(delta) for d in Direction]
+    got = brackets[0].maximum(brackets[1])
+    accountant = prv.Accountant(
+        noise_multiplier=0.8, sampling_probability=1e-3, delta=delta, eps_error=0.01, max_compositions=steps
+    )
+    lower, estimate, upper = accountant.compute_epsilon(num_compositions=steps)
+    assert got.lower <= estimate <= got.upper and got.lower <= upper and lower <= got.upper, (got, lower, estimate, upper)
+
+
+def test_many_epochs_of_allocation_contain_the_exact_gaussian() -> None:
+    """Row 4's route (many epochs of random allocation, δ = 1e-8) where the answer is exact: k = t = 2
+    makes each epoch two rounds of one step (Feldman & Shenfeld, Lemma 3.2, exact at t/k = 1), so 10
+    epochs are the 20-fold Gaussian, μ = √20/σ. verifier's allocation-pld ε bracket contains the root
+    of the closed form and is <= 0.5% wide (the table's target)."""
+    from scipy import optimize
+
+    from verifier.certify.methods.allocation_pld import AllocationPLD
+    from verifier.schemes import Allocation
+
+    sigma, epochs, delta = 4.0, 10, 1e-8
+    scheme = Allocation(Gaussian(sigma), 2, k=2, epochs=epochs)
+    mu = math.sqrt(2 * epochs) / sigma
+    exact = optimize.brentq(lambda e: _gaussian_delta(mu, e) - delta, 0.0, 50.0, xtol=1e-14)
+    for direction in Direction:
+        lower, upper = sorted(b.value for b in AllocationPLD().epsilon_bounds(scheme, delta, direction))
+        assert lower <= exact <= upper
+        assert (upper - lower) / upper <= 5e-3

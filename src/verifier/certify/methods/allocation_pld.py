@@ -33,7 +33,7 @@ _DELTA_STEP = 2.0**-12
 #: Loss-grid step of the first, coarse ε(δ) pass (it locates ε; the second pass resolves it).
 _FIRST_STEP = 2.0**-8
 #: Relative width of the ε bracket the second pass aims at (its grid step is chosen from the first).
-_EPSILON_TARGET = 8e-3
+_EPSILON_TARGET = 4e-3
 #: Finest grid step used, and the most grid points one PLD (after composition) may take.
 _FINEST_STEP = 2.0**-24
 _MAX_REFINEMENTS = 5
