@@ -31,7 +31,7 @@ from verifier._directed import down, up
 from verifier._types import Direction, Dominance
 from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive, check_real_array
 from verifier.errors import IncompatibleObjects, InvalidArgument, NumericalFailure
-from verifier.hockey import discrete_pld_delta
+from verifier.hockey import validated_delta
 from verifier.pairs.base import _bisect  # the pairs' ε(δ) bisection: a predicate False at lo, True at hi
 from verifier.pld.fft import convolve_one_sided
 
@@ -124,7 +124,7 @@ class DiscretePLD:
         """
         scalar = np.ndim(epsilons) == 0
         eps = check_real_array("epsilons", epsilons)
-        bracket = discrete_pld_delta(self.losses(), self.probs, eps, self.infinite_mass)
+        bracket = validated_delta(self.losses(), self.probs, eps, self.infinite_mass)  # checked in __post_init__
         if self.dominance is Dominance.DOMINATING:
             out = np.minimum(np.asarray(bracket.upper, dtype=float), 1.0)
         else:
