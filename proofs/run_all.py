@@ -39,6 +39,7 @@ SCRIPTS = (
     "allocation_partition_sum", "allocation_alpha2",
     "allocation_convex_split",
     "approx_dp",
+    "substitution_mixture",
 )
 
 

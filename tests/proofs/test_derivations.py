@@ -325,6 +325,16 @@ WRONG_CLAIMS = [
      sp.Piecewise((1 - (1 - delta0) * sp.exp(epsilon), epsilon < -epsilon0),
                   (delta0 + (_E - sp.exp(epsilon)) / (1 + _E), epsilon < epsilon0), (delta0, True))),
     ("approx_dp", "tv", (_E - 1) / (_E + 1)),
+    # substitution_mixture (issue 13): the -Delta^2/2 dropped from the loss; lam*delta_G(eps) without
+    # moving to kappa'; the REMOVE curve in place of the ADD one; the atom without the (1 - lam)
+    ("substitution_mixture", "loss",
+     sp.log(1 - _module("substitution_mixture").LAM
+            + _module("substitution_mixture").LAM * sp.exp(Delta * _module("substitution_mixture").Y / sigma**2))),
+    ("substitution_mixture", "delta_remove",
+     sp.Piecewise((1 - sp.exp(epsilon), sp.exp(epsilon) <= 1 - _module("substitution_mixture").LAM),
+                  (_module("substitution_mixture").LAM * _module("gaussian_hockey_stick").claims()["delta"], True))),
+    ("substitution_mixture", "delta_add", _module("substitution_mixture").claims()["delta_remove"]),
+    ("substitution_mixture", "atom", 2 * Phi(Delta / (2 * sigma)) - 1),
 ]
 
 
@@ -556,3 +566,23 @@ def test_approx_dp_hockey_stick_vs_direct_sums(e0, d0, exports):
             assert _close(_call(got["delta"], epsilon=x, epsilon0=e0, delta0=d0), _h_discrete(p, q, x), SUM_RTOL), x
             assert _close(_call(got["delta_QP"], epsilon=x, epsilon0=e0, delta0=d0), _h_discrete(q, p, x), SUM_RTOL), x
         assert _close(_call(got["tv"], epsilon0=e0, delta0=d0), _h_discrete(p, q, 0), SUM_RTOL)
+
+
+@pytest.mark.parametrize("lam", ["0.01", "0.3"])
+def test_substitution_mixture_exports_vs_the_pairs(lam, exports):
+    """The numeric code against the exports: verifier's PoissonSubsampled REMOVE / ADD profiles of
+    the Gaussian pair are delta_remove / delta_add, and SubstitutionSubsampled's profile is their
+    maximum, at eps of both signs (Delta = 2, sigma = 1.5)."""
+    from verifier import Direction, Gaussian
+    from verifier.pairs import PoissonSubsampled, SubstitutionSubsampled
+
+    got = exports["substitution_mixture"]
+    base = Gaussian(1.5, 2.0)
+    remove, glued = PoissonSubsampled(base, float(lam)), SubstitutionSubsampled(base, float(lam))
+    for x in [*EPS_POINTS, "-0.005", "0.005"]:
+        r = _call(got["delta_remove"], epsilon=x, Delta=2, sigma="1.5", lam=lam)
+        a = _call(got["delta_add"], epsilon=x, Delta=2, sigma="1.5", lam=lam)
+        for value, bracket in ((r, remove.delta(float(x), Direction.REMOVE)), (a, remove.delta(float(x), Direction.ADD)),
+                               (max(r, a), glued.delta(float(x), Direction.REMOVE))):
+            assert bracket.lower - 1e-15 <= value <= bracket.upper + 1e-15, (x, value, bracket)
+    assert _call(got["atom"], Delta=2, sigma="1.5", lam=lam) > 0
