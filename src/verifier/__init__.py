@@ -4,9 +4,6 @@ Rigorous upper and lower bounds, high-confidence Monte Carlo estimates and verdi
 of a mechanism (a dominating pair) run through a sampling/composition scheme.
 """
 
-from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
-from importlib.metadata import version as _version
-
 from verifier._types import Bound, Bracket, Direction, Dominance, Estimate, Measure, Quantity, Side, directions_for
 from verifier.errors import (
     AccuracyNotReachable,
@@ -20,10 +17,20 @@ from verifier.errors import (
 )
 from verifier.pairs import DiscretePair, DominatingPair, Gaussian, Laplace, RandomizedResponse
 
-try:
-    __version__ = _version("verifier")
-except _PackageNotFoundError:  # pragma: no cover - running from a source tree without installing
-    __version__ = "0.0.0+unknown"
+
+def __getattr__(name: str) -> str:
+    """``verifier.__version__``, looked up on first use (importlib.metadata costs ~50 ms of every
+    command's start-up otherwise: issue 17)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'verifier' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        value = version("verifier")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without installing
+        value = "0.0.0+unknown"
+    globals()["__version__"] = value
+    return value
 
 __all__ = [
     "Bound",

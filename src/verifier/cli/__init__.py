@@ -25,7 +25,6 @@ import sys
 import traceback
 from typing import NoReturn, Sequence
 
-from verifier import __version__
 from verifier.cli import _bounds, _certify, _demo, _mc, _profile, _rdp, _compare
 from verifier.cli import _zcdp
 from verifier.cli import _calibrate
@@ -78,13 +77,26 @@ class _Terminated(BaseException):
     in a method swallows it)."""
 
 
+class _Version(argparse.Action):
+    """``--version``: prints ``verifier <version>`` and exits, reading the version only then."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help="show the version and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        import verifier
+
+        print(f"verifier {verifier.__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(
         prog="verifier",
         description="Certify differential-privacy accounting: rigorous upper and lower bounds on "
         "δ(ε) and ε(δ), Monte Carlo estimates, and verdicts on (ε, δ) claims.",
     )
-    parser.add_argument("--version", action="version", version=f"verifier {__version__}")
+    parser.add_argument("--version", action=_Version)
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_OneLineParser)
     subparsers.required = True
