@@ -107,7 +107,7 @@ class AllocationPLD(Method):
                 again = bracket.epsilon(delta)
                 found = Bracket(max(found.lower, again.lower), min(found.upper, again.upper))
                 step /= 2.0
-        return found, f"loss grid step {bracket.step:g}", bracket.dominating.error_budget
+        return found, _grid_note(bracket), bracket.dominating.error_budget
 
     # ---- the Method interface --------------------------------------------------------------------
 
@@ -130,7 +130,7 @@ class AllocationPLD(Method):
             grid = f"base lattice step 2^-{_DELTA_LATTICE}"
             return self._bounds(got, Quantity.DELTA, eps, direction, grid, _truncated(upper, direction))
         bracket = self._bracket(scheme, direction, _DELTA_STEP)
-        grid = f"loss grid step {bracket.step:g}"
+        grid = _grid_note(bracket)
         return self._bounds(bracket.delta(eps), Quantity.DELTA, eps, direction, grid, bracket.dominating.error_budget)
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
@@ -156,6 +156,11 @@ def _first_lattice(pair) -> int:
     if not (math.isfinite(spread) and spread > 0):
         return _FIRST_LATTICE
     return min(_LAST_LATTICE, _FIRST_LATTICE + max(0, math.ceil(math.log2(1.0 / spread))))
+
+
+def _grid_note(bracket: PLDBracket) -> str:
+    """The loss grid and how the rounds were composed (the FFT power or the binary fallback)."""
+    return f"loss grid step {bracket.step:g}" + "".join(f"; {route}" for route in bracket.routes)
 
 
 METHODS = [AllocationPLD()]
