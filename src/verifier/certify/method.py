@@ -59,6 +59,12 @@ class Method(abc.ABC):
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         """Rigorous bounds on ε(δ) in ``direction`` (upper and/or lower)."""
 
+    def delta_curve(self, scheme: Scheme, epsilons: Sequence[float], direction: Direction, focus: float) -> list[Sequence[Bound]]:
+        """Rigorous bounds on δ(ε) at every ε of a grid (for plots), tightest near ``focus``; by
+        default :meth:`delta_bounds` at each point. Methods that can answer a whole grid from one
+        computation override this."""
+        return [self.delta_bounds(scheme, float(epsilon), direction) for epsilon in epsilons]
+
     def delta_estimates(
         self, scheme: Scheme, epsilon: float, direction: Direction, *, seconds: float | None = None
     ) -> Sequence[Estimate]:

@@ -14,7 +14,7 @@ import numpy as np
 from verifier._types import json_number
 from verifier._validation import check_integer, check_open_unit, check_real
 from verifier.certify.claim import load_claim
-from verifier.certify.examples import EXAMPLES, example
+from verifier.certify.examples import DEMO, EXAMPLES, example
 from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, requested_directions
 from verifier.errors import InvalidArgument
 from verifier.report import plot_delta_curves
@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Every applicable method's rigorous bounds on δ(ε) at a grid of ε, per direction.",
     )
     parser.add_argument("claim", nargs="?", help="claim JSON file: use its scheme and mark its (ε, δ)")
-    parser.add_argument("--example", choices=[e.name for e in EXAMPLES], help="use a built-in example claim")
+    parser.add_argument("--example", choices=[e.name for e in EXAMPLES + DEMO], help="use a built-in example claim")
     add_mechanism_options(parser)
     add_scheme_options(parser)
     grid = parser.add_argument_group("ε grid and claim")

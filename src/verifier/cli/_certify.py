@@ -14,7 +14,7 @@ from verifier._files import write_text_atomically
 from verifier._validation import check_nonnegative
 from verifier.certify.certificate import to_certificate
 from verifier.certify.claim import NEIGHBORING, SCHEMES, Claim, load_claim, parse_claim
-from verifier.certify.examples import EXAMPLES, example
+from verifier.certify.examples import DEMO, EXAMPLES, example
 from verifier.certify.verdict import Outcome, certify
 from verifier.cli._options import add_mechanism_options, add_scheme_options, number_list
 from verifier.cli._report import add_report_option, write_report_if_asked
@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "2 invalid claim, 4 internal inconsistency.",
     )
     parser.add_argument("claim", nargs="?", help="claim JSON file with the fields mechanism, scheme, neighboring, epsilon, delta (see verifier.certify.claim)")
-    parser.add_argument("--example", choices=[e.name for e in EXAMPLES], help="certify a built-in example claim")
+    parser.add_argument("--example", choices=[e.name for e in EXAMPLES + DEMO], help="certify a built-in example claim")
     add_mechanism_options(parser)
     add_scheme_options(parser)
     parser.add_argument("--neighboring", choices=NEIGHBORING, help="neighbouring relation (default: add_or_remove)")

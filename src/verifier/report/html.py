@@ -124,7 +124,7 @@ def _plot(outcome: Outcome, points: int) -> str:
     epsilon_upper = max((b.value for b in (outcome.epsilon.bounds if outcome.epsilon else ()) if math.isfinite(b.value)), default=claim.epsilon)
     high = max(2.0 * max(claim.epsilon, epsilon_upper), 1e-3)
     epsilons = np.linspace(min(0.0, claim.epsilon), high, points)
-    curves = delta_curves(claim.model, claim.directions, epsilons, ran)
+    curves = delta_curves(claim.model, claim.directions, epsilons, ran, focus=claim.epsilon)
     buffer = io.BytesIO()
     plot_delta_curves(epsilons, curves, buffer, claim=(claim.epsilon, claim.delta), title=f"δ(ε) bounds, {claim.neighboring}")
     data = base64.b64encode(buffer.getvalue()).decode("ascii")

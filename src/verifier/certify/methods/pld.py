@@ -86,14 +86,24 @@ class PLDMethod(Method):
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
         """δ(ε) bounds; after the first grid, finer ones thin far tails for the certified lower end of
         δ(ε) (a δ the answer is known to exceed, so the hint never asks for too little resolution)."""
+        bracket = self._delta_bracket(scheme, epsilon, direction)
+        return self._bounds(bracket.delta(epsilon), Quantity.DELTA, epsilon, direction, bracket)
+
+    def delta_curve(self, scheme: Scheme, epsilons: Sequence[float], direction: Direction, focus: float) -> list[Sequence[Bound]]:
+        """δ(ε) bounds at every ε of a grid from the one PLD bracket that :meth:`delta_bounds` refines
+        for ``focus`` (cached, so free after a certification at that ε). Rigorous at every ε; where
+        δ(ε) is far below δ(focus) the thinned tails make the upper end a plateau."""
+        bracket = self._delta_bracket(scheme, focus, direction)
+        return [self._bounds(bracket.delta(float(e)), Quantity.DELTA, float(e), direction, bracket) for e in epsilons]
+
+    def _delta_bracket(self, scheme: Scheme, epsilon: float, direction: Direction) -> PLDBracket:
+        """The refined PLD bracket for δ at ``epsilon`` (see :meth:`delta_bounds`)."""
 
         def hint(bracket: PLDBracket) -> float | None:
             lower = float(bracket.delta(epsilon).lower)
             return lower if 0.0 < lower < 1.0 else None
 
-        bracket = self._refined(scheme, direction, lambda b: b.delta(epsilon), DELTA_ABS_ACCURACY, hint=hint)
-        got = bracket.delta(epsilon)
-        return self._bounds(got, Quantity.DELTA, epsilon, direction, bracket)
+        return self._refined(scheme, direction, lambda b: b.delta(epsilon), DELTA_ABS_ACCURACY, hint=hint)
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         """ε(δ) bounds; δ is known here, so the builders may thin far tails for it (target_delta)."""
