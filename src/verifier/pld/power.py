@@ -366,8 +366,8 @@ def _forward_error(size: int, one_norm: float, two_norm: float, spectrum_norm: f
     """Error bounds of the long-double forward transform of a vector of norms ``one_norm`` and
     ``two_norm``: normwise (Higham Thm 24.2 with the twiddles' μ, plus underflow) and per bin
     (ε_L‖x‖₁ + a_L). With ``spectrum_norm`` (the ℓ2 norm of the split spectrum, for a packed pair:
-    :func:`verifier.pld.radix2.rfft_pair_power2`), the split's rounding is added: u·‖X̂‖₂ + N·s in ℓ2,
-    and per bin u·|X̂_k| + s (s = 2^-1074 >= the long-double smallest normal, for an underflowing
+    :func:`verifier.pld.radix2.rfft_pair_power2`), the split's rounding is added: u/(1 − u)·‖X̂‖₂ + N·s in ℓ2,
+    and per bin u/(1 − u)·|X̂_k| + s (s = 2^-1074 >= the long-double smallest normal, for an underflowing
     halving)."""
     eps, absolute = componentwise_error(size, np.longdouble)
     tiny = max(float(_TINY_LD), _SUB)
@@ -376,9 +376,10 @@ def _forward_error(size: int, one_norm: float, two_norm: float, spectrum_norm: f
         l2 = c_ld * arb(size).sqrt() * arb(two_norm) + arb(underflow_term(size, np.longdouble))
         uniform = arb(eps) * arb(one_norm) + arb(absolute)
         if spectrum_norm is not None:
-            l2 += arb(_U_LD) * arb(spectrum_norm) + size * arb(tiny)
+            l2 += arb(_U_LD) / (1 - arb(_U_LD)) * arb(spectrum_norm) + size * arb(tiny)
             uniform += arb(tiny)
-        return _ForwardError(l2, _upper(uniform), _U_LD if spectrum_norm is not None else 0.0)
+        # the split's addition: |fl(s) − s| <= u|s| <= u/(1 − u)·|fl(s)|, and 2^-50 > u/(1 − u) − u
+        return _ForwardError(l2, _upper(uniform), _U_LD * (1.0 + 2.0**-50) if spectrum_norm is not None else 0.0)
 
 
 def power_self_compose(pld: DiscretePLD, times: int, *, tail_mass: float = DEFAULT_TAIL_MASS) -> tuple[DiscretePLD, PowerReport]:
