@@ -21,6 +21,7 @@ __all__ = [
     "check_nonnegative",
     "check_open_unit",
     "check_unit",
+    "check_rate",
     "check_half_open_unit",
     "check_integer",
     "check_order",
@@ -75,6 +76,14 @@ def check_unit(name: str, value: Any) -> float:
     x = check_real(name, value)
     if not 0.0 <= x <= 1.0:
         raise InvalidArgument(name, value, "must lie in the closed interval [0, 1]")
+    return x
+
+
+def check_rate(name: str, value: Any) -> float:
+    """A sampling probability in (0, 1]: rate 0 releases nothing, rate 1 samples every step."""
+    x = check_real(name, value)
+    if not 0.0 < x <= 1.0:
+        raise InvalidArgument(name, value, "must lie in the interval (0, 1] (rate 0 releases nothing)")
     return x
 
 

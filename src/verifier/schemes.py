@@ -11,7 +11,7 @@ import typing
 from dataclasses import dataclass
 from typing import Union
 
-from verifier._validation import check_integer, check_unit
+from verifier._validation import check_integer, check_rate
 from verifier.errors import InvalidArgument
 from verifier.matrix.strategy import Strategy
 from verifier.pairs import DominatingPair, Gaussian
@@ -60,10 +60,7 @@ class Poisson:
 
     def __post_init__(self) -> None:
         _check_pair(self.pair)
-        rate = check_unit("rate", self.rate)
-        if rate == 0.0:
-            raise InvalidArgument("rate", self.rate, "must lie in (0, 1] (rate 0 releases nothing)")
-        object.__setattr__(self, "rate", rate)
+        object.__setattr__(self, "rate", check_rate("rate", self.rate))
         object.__setattr__(self, "steps", check_integer("steps", self.steps, minimum=1))
 
 
@@ -154,10 +151,7 @@ class CheckIn:
     def __post_init__(self) -> None:
         _check_pair(self.pair)
         object.__setattr__(self, "users", check_integer("users", self.users, minimum=1))
-        rate = check_unit("rate", self.rate)
-        if rate == 0.0:
-            raise InvalidArgument("rate", self.rate, "must lie in (0, 1] (rate 0 releases nothing)")
-        object.__setattr__(self, "rate", rate)
+        object.__setattr__(self, "rate", check_rate("rate", self.rate))
         object.__setattr__(self, "rounds", check_integer("rounds", self.rounds, minimum=1))
         if self.aggregation not in AGGREGATIONS:
             raise InvalidArgument("aggregation", self.aggregation, f"must be one of {', '.join(AGGREGATIONS)}")

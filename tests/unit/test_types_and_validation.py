@@ -72,6 +72,7 @@ def test_estimate_checks_confidence_and_interval():
         (v.check_nonnegative, 0.0, [-1e-300, math.nan]),
         (v.check_open_unit, 0.5, [0.0, 1.0, 1.5, -0.1, math.nan]),
         (v.check_unit, 1.0, [1.0000001, -0.1]),
+        (v.check_rate, 1.0, [0.0, -0.0, 1.0000001, -0.1, math.nan, math.inf]),
         (v.check_half_open_unit, 0.0, [1.0, -0.1, math.nan]),
         (v.check_order, 1.5, [1.0, 0.5, math.inf]),
     ],

@@ -5,7 +5,8 @@ the best rigorous lower and upper bound on δ at the claimed ε and on ε at the
 method each came from), every bound every method gave (side, direction, method, citation, time),
 the statistical estimates reported beside them, the methods not run and why, and the versions of
 verifier and its numeric dependencies. ``certificate.schema.json`` (shipped with the package)
-describes it; JSON has no infinities, so ±∞ is written as the string "inf"/"-inf".
+describes it; JSON has no infinities, so an infinite bound is written as the string "inf"/"-inf", and
+where no method gave a lower bound on ε the bracket's ``lower`` is null with a ``note`` saying so.
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ from verifier._types import Bound, Direction, json_number
 from verifier.certify.portfolio import Collected, best_bounds
 from verifier.certify.verdict import Outcome
 
-__all__ = ["FORMAT", "to_certificate", "schema", "versions"]
+__all__ = ["FORMAT", "to_certificate", "schema", "versions", "NO_LOWER_BOUND"]
+
+#: What a certificate and the text output say where no method gave a lower bound on ε (only
+#: upper-bound methods ran): ``"lower": null`` with this note, never the string "-inf".
+NO_LOWER_BOUND = "no lower bound computed: only upper-bound methods ran"
 
 #: Identifies the certificate layout; bump when a field changes meaning.
 FORMAT = "verifier-certificate/1"
@@ -51,12 +56,15 @@ def schema() -> dict:
 def _best(bounds: Sequence[Bound], direction: Direction, floor: float) -> dict:
     """The best rigorous bracket in one direction with the method of each end."""
     lower, upper = best_bounds([b for b in bounds if b.rigorous], direction)
-    return {
-        "lower": json_number(lower.value if lower else floor),
+    entry = {
+        "lower": json_number(lower.value if lower else floor) if (lower or math.isfinite(floor)) else None,
         "lower_method": lower.method if lower else None,
         "upper": json_number(upper.value if upper else math.inf),
         "upper_method": upper.method if upper else None,
     }
+    if entry["lower"] is None:  # ε has no trivial floor: say so rather than write "-inf"
+        entry["note"] = NO_LOWER_BOUND
+    return entry
 
 
 def _per_direction(outcome: Outcome) -> dict:

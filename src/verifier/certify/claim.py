@@ -60,8 +60,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from verifier._types import Direction, directions_for
-from verifier._validation import check_choice, check_integer, check_open_unit, check_positive, check_real, check_unit
-from verifier._validation import check_half_open_unit, check_nonnegative
+from verifier._validation import check_choice, check_integer, check_open_unit, check_positive, check_real
+from verifier._validation import check_half_open_unit, check_nonnegative, check_rate
 from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
 import verifier.matrix as matrix
@@ -96,13 +96,6 @@ def _rr_outcomes(name: str, value: Any) -> int:
 
 def _aggregation(name: str, value: Any) -> str:
     return check_choice(name, value, AGGREGATIONS)
-
-
-def _rate(name: str, value: Any) -> float:
-    rate = check_unit(name, value)
-    if rate == 0.0:
-        raise InvalidArgument(name, value, "must lie in (0, 1] (rate 0 releases nothing)")
-    return rate
 
 
 def _phase_list(name: str, value: Any) -> list:
@@ -200,7 +193,7 @@ MECHANISMS: dict[str, _Spec] = {
 SCHEMES: dict[str, _Spec] = {
     "single": _Spec({}, lambda pair: Single(pair)),
     "composed": _Spec({"times": (_positive_integer, _REQUIRED)}, lambda pair, times: Composed(Single(pair), times)),
-    "poisson": _Spec({"rate": (_rate, _REQUIRED), "steps": (_positive_integer, _REQUIRED)}, Poisson),
+    "poisson": _Spec({"rate": (check_rate, _REQUIRED), "steps": (_positive_integer, _REQUIRED)}, Poisson),
     "allocation": _Spec(
         {"steps": (_positive_integer, _REQUIRED), "k": (_positive_integer, 1), "epochs": (_positive_integer, 1)}, Allocation
     ),
@@ -217,7 +210,7 @@ SCHEMES: dict[str, _Spec] = {
     "checkin": _Spec(
         {
             "users": (_positive_integer, _REQUIRED),
-            "rate": (_rate, _REQUIRED),
+            "rate": (check_rate, _REQUIRED),
             "rounds": (_positive_integer, 1),
             "aggregation": (_aggregation, "shuffle"),
         },
@@ -486,14 +479,38 @@ def _is_sequence(scheme: Any) -> bool:
 def load_claim(path: str | Path) -> Claim:
     """Read and validate a claim from a JSON file (see :func:`parse_claim`)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with Path(path).open("rb") as handle:
+            raw = handle.read(MAX_CLAIM_BYTES + 1)
     except OSError as exc:
         raise InvalidArgument("claim", str(path), f"cannot be read ({exc.strerror})") from None
+    if len(raw) > MAX_CLAIM_BYTES:
+        raise InvalidArgument("claim", str(path), f"is larger than {MAX_CLAIM_BYTES} bytes (a claim is a small JSON object)")
+    text = _decode(str(path), raw)
     try:
         obj = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise InvalidArgument("claim", str(path), f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     return parse_claim(obj)
+
+
+#: Largest claim file read (a claim is a few hundred bytes; a huge file is a wrong file).
+MAX_CLAIM_BYTES = 1 << 20
+
+
+def _decode(path: str, raw: bytes) -> str:
+    """The text of a claim file: UTF-8 (RFC 8259), with or without a byte-order mark, or UTF-16/32
+    recognised by their BOM or NUL-byte pattern (``json.detect_encoding``, as ``json.loads`` does
+    for bytes). Any other encoding (Latin-1, …) is refused, never guessed."""
+    encoding = json.detect_encoding(raw)
+    if encoding == "utf-8" and raw.startswith(b"\xef\xbb\xbf"):
+        encoding = "utf-8-sig"
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument(
+            "claim", path, f"is not valid {encoding.upper()} (byte {raw[exc.start]:#04x} at offset {exc.start})",
+            fix="save the file as UTF-8",
+        ) from None
 
 
 def _reject_constant(name: str) -> float:

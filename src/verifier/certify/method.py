@@ -11,11 +11,23 @@ from __future__ import annotations
 import abc
 from typing import ClassVar, Sequence
 
+from verifier._budget import Cost, refusal
 from verifier._types import Bound, Direction, Estimate, Side
 from verifier.errors import NotApplicable
-from verifier.schemes import Scheme
+from verifier.schemes import Composed, Scheme
+from verifier.schemes import Sequence as SchemeSequence
 
-__all__ = ["Method", "Guarantee"]
+__all__ = ["Method", "Guarantee", "step_pairs"]
+
+
+def step_pairs(scheme: Scheme) -> list:
+    """The dominating pairs of the steps a scheme is built from (one per phase of a Sequence)."""
+    while isinstance(scheme, Composed):
+        scheme = scheme.scheme
+    if isinstance(scheme, SchemeSequence):
+        return [pair for phase in scheme.phases for pair in step_pairs(phase)]
+    pair = getattr(scheme, "pair", None)
+    return [] if pair is None else [pair]
 
 
 class Guarantee:
@@ -46,6 +58,27 @@ class Method(abc.ABC):
     #: The scheme classes (of :mod:`verifier.schemes`) the method handles for some pairs and
     #: parameters; :meth:`supports` refines it. Checked by tests/certify/test_coverage.py.
     scheme_types: ClassVar[tuple[type, ...]] = ()
+    #: Whether the method computes in binary64: it then declines pairs outside the range floats
+    #: represent (:meth:`DominatingPair.float_range_issue`). Ball-arithmetic closed forms set False.
+    needs_float_range: ClassVar[bool] = True
+
+    def estimate_cost(self, scheme: Scheme) -> Cost | None:
+        """The time and memory one call (one direction) will take, from the parameters alone; None
+        when it is small whatever the parameters. Methods whose cost grows with t override it."""
+        return None
+
+    def declines(self, scheme: Scheme, seconds_left: float | None) -> str | None:
+        """Why the method must not start on ``scheme`` now, or None: a pair outside the float range
+        (when :attr:`needs_float_range`), or a cost estimate beyond the memory available or the
+        ``seconds_left`` of the time budget (None: no time limit). The portfolio lists the reason
+        (e.g. "skipped: needs ~40 GB of memory at t = 1e+09") and goes on with the other methods."""
+        if self.needs_float_range:
+            for pair in step_pairs(scheme):
+                issue = pair.float_range_issue()
+                if issue:
+                    return f"skipped: {issue}"
+        cost = self.estimate_cost(scheme)
+        return None if cost is None else refusal(cost, seconds_left)
 
     @abc.abstractmethod
     def supports(self, scheme: Scheme) -> bool:

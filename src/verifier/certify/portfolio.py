@@ -140,6 +140,17 @@ ESTIMATE_SHARE = 0.5
 ESTIMATE_FLOOR_SECONDS = 0.05
 
 
+#: Longest an estimate-only method (Monte Carlo evidence) may plan to run when no time budget is
+#: given: one whose smallest sample already costs more declines with its estimate instead.
+ESTIMATE_MAX_SECONDS = 60.0
+
+
+def _least(*limits: float | None) -> float | None:
+    """The smallest of the given time limits (None: no limit)."""
+    given = [x for x in limits if x is not None]
+    return min(given) if given else None
+
+
 def _estimate_allowance(rigorous_seconds: float, directions: int) -> float:
     return max(ESTIMATE_FLOOR_SECONDS, ESTIMATE_SHARE * rigorous_seconds) / max(directions, 1)
 
@@ -185,16 +196,27 @@ def collect_bounds(
             skipped.append(f"{method.name}: not run, time budget of {time_budget:g} s spent ({spent:.3g} s)")
             continue
         ran.append(method.name)
+        declined_everywhere = True
         for direction in directions:
             start = time.perf_counter()
             left = None if (time_budget is None or method.cost == 0) else time_budget - (start - started)
             if left is not None and left <= 0:
                 skipped.append(f"{method.name} ({direction.value}): not run, time budget of {time_budget:g} s spent")
                 continue
+            allowance = None
+            if quantity is Quantity.DELTA and Guarantee.ESTIMATE in method.returns:
+                allowance = _estimate_allowance(rigorous_seconds, len(directions)) if rigorous_seconds > 0 else None
+            declined = method.declines(scheme, _least(left, ESTIMATE_MAX_SECONDS if estimate_only else None))
+            if declined:
+                skipped.append(f"{method.name} ({direction.value}): {declined}")
+                continue
+            declined_everywhere = False
             try:
                 with _deadline(left):
                     if quantity is Quantity.DELTA:
                         got = method.delta_bounds(scheme, at, direction)
+                        if Guarantee.ESTIMATE in method.returns:  # inside the deadline: estimates obey the budget too
+                            estimates.extend(method.delta_estimates(scheme, at, direction, seconds=allowance))
                     elif quantity is Quantity.RHO:
                         got = method.rho_bounds(scheme, direction)
                     else:
@@ -212,9 +234,8 @@ def collect_bounds(
             bounds.extend(replace(b, seconds=elapsed) for b in got)
             if not estimate_only:
                 rigorous_seconds += elapsed
-            if quantity is Quantity.DELTA and Guarantee.ESTIMATE in method.returns:
-                allowance = _estimate_allowance(rigorous_seconds, len(directions)) if rigorous_seconds > 0 else None
-                estimates.extend(method.delta_estimates(scheme, at, direction, seconds=allowance))
+        if declined_everywhere:
+            ran.remove(method.name)
     brackets = {d: best_bracket(bounds, d) for d in directions}
     return Collected(
         quantity, at, tuple(bounds), brackets, tuple(skipped), tuple(ran), tuple(estimates), time.perf_counter() - started

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 
 from verifier._files import write_text_atomically
 from verifier._validation import check_nonnegative
-from verifier.certify.certificate import to_certificate
+from verifier.certify.certificate import NO_LOWER_BOUND, to_certificate
 from verifier.certify.claim import NEIGHBORING, SCHEMES, Claim, load_claim, parse_claim
 from verifier.certify.examples import DEMO, EXAMPLES, example
 from verifier.certify.verdict import Outcome, certify
@@ -126,9 +127,7 @@ def summary_lines(outcome: Outcome) -> list[str]:
         lines.append(f"  model: {claim.modelling}")
     lines += [f"  {reason}" for reason in outcome.decision.reasons]
     if outcome.epsilon is not None:
-        brackets = "  ".join(
-            f"{d.value} [{b.lower!r}, {b.upper!r}]" for d, b in outcome.epsilon.brackets.items()
-        )
+        brackets = "  ".join(_bracket_text(d.value, b) for d, b in outcome.epsilon.brackets.items())
         lines.append(f"  ε(δ={claim.delta!r}): {brackets}")
     if outcome.delta is not None:
         lines += [
@@ -142,6 +141,14 @@ def summary_lines(outcome: Outcome) -> list[str]:
         lines.append("  ρ: " + "  ".join(f"{d.value} [{b.lower!r}, {b.upper!r}]" for d, b in outcome.rho.brackets.items()))
         lines.append(f"  methods run: {', '.join(outcome.rho.ran)} ({outcome.seconds:.3g} s)")
     return lines
+
+
+def _bracket_text(direction: str, bracket) -> str:
+    """``add [lower, upper]``, or ``add <= upper (no lower bound computed …)`` when no method gave a
+    lower bound (never a bracket that starts at -inf)."""
+    if bracket.lower == -math.inf:
+        return f"{direction} <= {bracket.upper!r} ({NO_LOWER_BOUND})"
+    return f"{direction} [{bracket.lower!r}, {bracket.upper!r}]"
 
 
 def _describe(obj: dict | None) -> str:

@@ -80,7 +80,8 @@ def _composed(scheme: Composed, size: int, direction: Direction, rng: np.random.
 
 
 def _poisson(scheme: Poisson, size: int, direction: Direction, rng: np.random.Generator) -> npt.NDArray[np.float64]:
-    log_rate, log_miss = math.log(scheme.rate), math.log1p(-scheme.rate)
+    # rate 1: every step sampled, the miss branch has probability 0 (log 0 = -inf; logaddexp keeps ℓ)
+    log_rate, log_miss = math.log(scheme.rate), (math.log1p(-scheme.rate) if scheme.rate < 1.0 else -math.inf)
     total = np.zeros(size)
     for _ in range(scheme.steps):
         if direction is Direction.REMOVE:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import math
+import sys
 from typing import Callable, Iterable
 
 import numpy as np
@@ -120,6 +121,12 @@ class DominatingPair(abc.ABC):
     def swapped(self) -> "DominatingPair":
         """The pair (Q, P): its REMOVE quantities are this pair's ADD quantities."""
 
+    def float_range_issue(self) -> str | None:
+        """Why methods that compute in binary64 (PLD grids, RDP, Monte Carlo) cannot handle this
+        pair, e.g. a privacy-loss scale that overflows or underflows; None when they can. The
+        ball-arithmetic closed forms need no such range (their exponent range is unbounded)."""
+        return None
+
     def _infinite_loss_mass_arb(self) -> arb:
         """P(ℓ = +∞) under P, i.e. P-mass where Q = 0 (the limit of δ(ε) as ε → ∞)."""
         return arb(0)
@@ -181,7 +188,11 @@ class DominatingPair(abc.ABC):
             return Bracket(_bisect(lambda e: not bounds(e).lower > target, lo, 1e12, keep="low"), math.inf)
         hi = 1.0
         while not bounds(hi).upper <= target:
-            hi = 2.0 * hi + 1.0  # terminates: δ(ε) decreases to the infinite-loss mass < δ
+            if hi == _FLOAT_MAX:  # ε(δ) is beyond every float (σ → 0: ρ = 1e600): the upper end is +∞
+                if bounds(hi).lower > target:
+                    return Bracket(_FLOAT_MAX, math.inf)
+                return Bracket(_bisect(lambda e: not bounds(e).lower > target, lo, hi, keep="low"), math.inf)
+            hi = min(2.0 * hi + 1.0, _FLOAT_MAX)  # δ(ε) decreases to the infinite-loss mass < δ
 
         upper = _bisect(lambda e: bounds(e).upper <= target, lo, hi)
         lower = _bisect(lambda e: not bounds(e).lower > target, lo, upper, keep="low")
@@ -304,6 +315,9 @@ class DominatingPair(abc.ABC):
 def _check_measure(under: Measure) -> None:
     if not isinstance(under, Measure):
         raise InvalidArgument("under", under, "must be Measure.P or Measure.Q")
+
+
+_FLOAT_MAX = sys.float_info.max
 
 
 def _bisect(holds: Callable[[float], bool], lo: float, hi: float, keep: str = "high") -> float:

@@ -49,6 +49,11 @@ def _phi(z: arb) -> arb:
     """Standard normal CDF Φ(z) = erfc(−z/√2)/2 in ball arithmetic."""
     return (-z / _sqrt2(ctx.prec)).erfc() / 2
 
+#: ρ = Δ²/(2σ²) for which binary64 methods are used: ρ and 1/ρ stay normal floats with 100 decades
+#: of room (products such as αρ or t·ρ must not overflow). Outside, see Gaussian.float_range_issue.
+RHO_FLOAT_RANGE = (1e-200, 1e200)
+
+
 @dataclass(frozen=True)
 class Gaussian(DominatingPair):
     """Gaussian mechanism with noise scale ``sigma`` and L2 sensitivity ``sensitivity``.
@@ -67,8 +72,25 @@ class Gaussian(DominatingPair):
 
     @property
     def rho(self) -> float:
-        """ρ = Δ²/(2σ²) (float; the zCDP parameter)."""
-        return self.sensitivity**2 / (2.0 * self.sigma**2)
+        """ρ = Δ²/(2σ²) (float, rounded to nearest; the zCDP parameter). Never raises: +inf when
+        σ/Δ is so small that ρ overflows (1e-300), 0.0 when it underflows (σ/Δ = 1e300); the
+        float-based methods decline such pairs (:meth:`float_range_issue`), the ball-arithmetic
+        closed forms do not need them to."""
+        ratio = self.sensitivity / self.sigma  # inf, never ZeroDivisionError: sigma > 0
+        return 0.5 * ratio * ratio
+
+    def float_range_issue(self) -> str | None:
+        """The loss is N(±ρ, 2ρ): outside RHO_FLOAT_RANGE, ρ or 1/ρ is not a normal binary64 number
+        with room to spare (σ/Δ = 1e-300 gives ρ = 5e599: ε = ∞ in floats; σ/Δ = 1e300, ρ ≈ 0)."""
+        rho = self.rho
+        low, high = RHO_FLOAT_RANGE
+        if low <= rho <= high:
+            return None
+        side = "overflows" if rho > high else "underflows"
+        return (
+            f"σ/Δ = {self.sigma / self.sensitivity:g}: ρ = Δ²/(2σ²) {side} the binary64 range this method "
+            f"computes in ([{low:g}, {high:g}]); only the ball-arithmetic closed forms answer here"
+        )
 
     def swapped(self) -> "Gaussian":
         return self

@@ -15,6 +15,10 @@ from verifier.pairs.base import DominatingPair
 __all__ = ["Laplace"]
 
 
+#: Largest ε0 whose e^ε0 (and e^{2ε0}/2-type products) binary64 methods handle (e^700 ≈ 1e304).
+EPS0_FLOAT_MAX = 700.0
+
+
 @dataclass(frozen=True)
 class Laplace(DominatingPair):
     """Laplace mechanism with scale ``scale`` (b) and L1 sensitivity ``sensitivity`` (Δ); ε0 = Δ/b.
@@ -35,6 +39,16 @@ class Laplace(DominatingPair):
     def epsilon0(self) -> float:
         """Pure-DP parameter ε0 = Δ/b."""
         return self.sensitivity / self.scale
+
+    def float_range_issue(self) -> str | None:
+        """e^{ε0} must be a finite binary64 number for the float methods (ε0 = Δ/b <= EPS0_FLOAT_MAX),
+        and ε0 a normal one (>= 1e-200)."""
+        if 1e-200 <= self.epsilon0 <= EPS0_FLOAT_MAX:
+            return None
+        return (
+            f"b/Δ = {self.scale / self.sensitivity:g}: ε0 = Δ/b = {self.epsilon0:g} is outside the binary64 range this "
+            f"method computes in ([1e-200, {EPS0_FLOAT_MAX:g}]: e^ε0 must not overflow); only the ball-arithmetic closed forms answer here"
+        )
 
     def _eps0(self) -> arb:
         return arb(self.sensitivity) / arb(self.scale)

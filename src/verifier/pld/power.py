@@ -81,7 +81,7 @@ from flint import arb
 from verifier._directed import arb_bound, up, with_precision
 from verifier._types import Dominance, Side
 from verifier._validation import check_integer, check_nonnegative
-from verifier.errors import InvalidArgument
+from verifier.errors import InvalidArgument, NumericalFailure
 from verifier.pld.binary_power import binary_power
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, _truncate, compose, sum_down, sum_up
 from verifier.pld.fft import _norms
@@ -203,6 +203,8 @@ def _tilt_search(q: npt.NDArray[np.float64], times: int, log_inv_tail: float) ->
         if abs(step - s) <= 1e-3 * s or s > 1e6:  # B(s) is flat at its minimum
             break
         s = step
+    if not (s > 0.0 and math.isfinite(s)):  # t so large (1e30) that the tilt underflows: no window
+        raise NumericalFailure(f"no Chernoff window for {times:.3g} compositions (the tilt s = {s!r} underflows)")
     k = moments(s)[0]
     return s, (times * k + log_inv_tail) / s
 

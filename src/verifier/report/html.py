@@ -56,6 +56,8 @@ def text(value: object) -> str:
 
 
 def _num(value: object) -> str:
+    if value is None:
+        return "none computed"
     if isinstance(value, float):
         return "∞" if value == math.inf else ("−∞" if value == -math.inf else f"{value:.10g}")
     if value in ("inf", "-inf"):

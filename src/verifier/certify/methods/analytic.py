@@ -9,10 +9,12 @@ skipped), never returns ∞.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Callable, ClassVar, Sequence
 
-from verifier._types import Bound, Direction
+from verifier._directed import down, up
+from verifier._types import Bound, Direction, Side
 from verifier.analytic import (
     chua_lower,
     chua_lower_delta,
@@ -52,10 +54,26 @@ class AnalyticMethod(Method):
         return isinstance(scheme, Allocation) and self.applies(scheme)
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
+        if epsilon < 0.0:  # the theorems are stated for ε >= 0; extend by the identity below
+            return [_at_negative_epsilon(self.delta(scheme, 0.0, direction), epsilon)]
         return [self.delta(scheme, epsilon, direction)]
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         return [self.epsilon(scheme, delta, direction)]
+
+
+def _at_negative_epsilon(at_zero: Bound, epsilon: float) -> Bound:
+    """A bound on δ(ε) for ε < 0 from one on δ(0), for any pair and direction: with x = P/Q,
+    (x − e^ε)_+ <= (x − 1)_+ + (1 − e^ε) when e^ε <= 1, so δ(ε) <= δ(0) + 1 − e^ε (UPPER, rounded
+    up); δ is nonincreasing and δ(ε) >= 1 − e^ε (TV >= 0), so δ(ε) >= max(δ(0), 1 − e^ε) (LOWER,
+    rounded down)."""
+    gap = -math.expm1(epsilon)  # 1 − e^ε in (0, 1], correctly rounded to within an ulp
+    if at_zero.side is Side.UPPER:
+        value = min(1.0, up(at_zero.value + up(gap)))
+    else:
+        value = max(at_zero.value, down(gap))
+    note = (at_zero.note + "; " if at_zero.note else "") + "ε < 0: from δ(0) by δ(ε) <= δ(0) + 1 − e^ε, δ(ε) >= max(δ(0), 1 − e^ε)"
+    return replace(at_zero, value=value, at=epsilon, note=note)
 
 
 def _one_round(scheme: Allocation) -> bool:

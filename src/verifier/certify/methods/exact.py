@@ -91,6 +91,7 @@ class ExactPair(Method):
     returns = frozenset({Guarantee.EXACT})
     cost = 0
     scheme_types = (Single, Composed, SchemeSequence)
+    needs_float_range = False  # ball arithmetic: any σ, any ε0
 
     def supports(self, scheme: Scheme) -> bool:
         return _pairs(scheme) is not None

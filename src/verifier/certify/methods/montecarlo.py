@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from verifier._budget import Cost
 from verifier._types import Bound, Direction, Estimate
 from verifier.certify.method import Guarantee, Method
 from verifier.montecarlo import estimate_delta
 from verifier.montecarlo.plan import CITATION
-from verifier.montecarlo.samplers import allocation_rounds
+from verifier.montecarlo.samplers import BATCH_COORDINATES, allocation_rounds
 from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
 from verifier.schemes import Sequence as SchemeSequence
 
@@ -34,6 +35,10 @@ DRAWS_PER_SECOND = 1 << 23
 #: Fewest samples under a time allowance: the 99% interval is then still informative (width ~0.02
 #: around δ ≈ 0).
 MIN_TIMED_SAMPLES = 1 << 8
+
+#: Peak bytes per coordinate of a sampler block (the float64 block and about three temporaries of
+#: its size: conditional draws, scaled losses, the log-sum-exp).
+BYTES_PER_DRAW = 32
 SEED = 0
 CONFIDENCE = 0.99
 
@@ -49,6 +54,17 @@ def draws_per_sample(scheme: Scheme) -> int:
         return t * rounds
     if isinstance(scheme, SchemeSequence):
         return sum(draws_per_sample(phase) for phase in scheme.phases)
+    return 1
+
+
+def _largest_round(scheme: Scheme) -> int:
+    """Coordinates the samplers hold at once for one sample: t' for an allocation round, else 1."""
+    if isinstance(scheme, Composed):
+        return _largest_round(scheme.scheme)
+    if isinstance(scheme, Allocation):
+        return allocation_rounds(scheme)[0]
+    if isinstance(scheme, SchemeSequence):
+        return max(_largest_round(phase) for phase in scheme.phases)
     return 1
 
 
@@ -74,6 +90,18 @@ class MonteCarlo(Method):
         if isinstance(scheme, SchemeSequence):
             return all(self.supports(phase) for phase in scheme.phases)
         return isinstance(scheme, self.scheme_types)
+
+    def estimate_cost(self, scheme: Scheme) -> Cost:
+        """The smallest run: MIN_TIMED_SAMPLES samples at DRAWS_PER_SECOND step outputs per second;
+        peak memory ~BYTES_PER_DRAW per coordinate of the largest block (a batch of at least one
+        whole allocation round of t' coordinates)."""
+        draws = draws_per_sample(scheme)
+        block = _largest_round(scheme)
+        return Cost(
+            seconds=MIN_TIMED_SAMPLES * draws / DRAWS_PER_SECOND,
+            bytes=BYTES_PER_DRAW * max(block, BATCH_COORDINATES),
+            what=f"{draws:.3g} step outputs per sample",
+        )
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
         return []
