@@ -15,4 +15,5 @@ ADAPTERS = [
     "verifier.certify.methods.zcdp",
     "verifier.certify.methods.checkin",
     "verifier.certify.methods.matrix_evidence",
+    "verifier.certify.methods.matrix_cc",
 ]

@@ -1,0 +1,219 @@
+"""Conditional-composition (CC) accountant for matrix mechanisms under random allocation
+(Schuchardt & Kalinin, §4, Algorithm 4 with the clarifications of notes §2.6–2.9 and §3.4).
+
+Units of σ: μ_i = Δ·m_i/σ (b×N means, Lemma 2.8). For each step n and relation r:
+
+1. sort the slots by the current mean μ_{i,n} (Corollary 4.4 needs 0 <= c_1 <= … <= c_b);
+2. for each sorted position i >= 2, a high-probability lower bound τ_i on the ternary privacy loss
+   L_i of the past (Lemma 4.5) from the variational bound L_i >= E_ψ[L_ij] − KL(ψ‖π) (Lemma 4.7):
+   its law is Gaussian with mean ν and s.d. ξ (ADD: x ~ N(0, I), Thm 4.8 / Cor D.4, τ = ν + ξΦ⁻¹(β))
+   or a b-component Gaussian mixture (REMOVE: x ~ (1/b) Σ_k N(μ_k, I) — the FULL mixture of
+   Thm D.3, not Algorithm 4's k >= i sub-sum, which the stated proofs do not cover, notes §2.8);
+   for REMOVE τ is found by bisection on (1/b) Σ_k Φ((τ − ν_k)/ξ) <= β (the low end is returned);
+   ψ ranges over the temperature family ψ_j ∝ exp(−‖μ_i − μ_j‖²/t), t ∈ {∞, 10^-1, 10^-0.5, 1,
+   10^0.5, 10} (App. F, Options 1+3) and the Remark D.5 variant (ψ uniform on the components that
+   differ from μ_i); the largest τ is kept. Where every earlier component equals μ_i, L_i ≡ 0 and
+   τ_i = 0 (notes §2.7);
+3. λ̄_i = 1/(1 + (i−1)e^{τ_i}) bounds the reverse hazard (Lemma 4.5) with λ̄_1 = 1, and
+   p_i = λ̄_i Π_{j>i}(1 − λ̄_j) (Corollary 4.4, product index corrected);
+4. the per-step pair is (Σ_i p_i N(c_i, 1), N(0, 1)) (REMOVE) or its swap (ADD) —
+   :class:`verifier.pairs.mixture.GaussianMixture`. Equal means are merged, and the tail sums
+   P(z >= j) are rounded UP to a geometric grid of ratio 1 + 2^-5 (a stochastically larger mixture
+   dominates, Lemma 4.2; this also absorbs the floating-point error of steps 2–3, ~1e-12 relative),
+   so that equal per-step pairs repeat and are self-composed once.
+
+Every τ_i fails with probability at most β = δ_E/(N(b − 1)) (union bound over steps and positions,
+Theorem 4.6 / Lemma 4.1), so δ(ε) <= δ_PLD(ε) + δ_E with δ_PLD from verifier's PLD engine
+(dominating side, directed rounding). The paper's "hybrid" per-epoch maximum schedule (App. E) is
+not proven (notes §2.10) and is not offered.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from verifier._types import Direction
+from verifier._validation import check_open_unit
+from verifier.errors import InvalidArgument
+
+__all__ = ["CITATION_CC", "CC_STEP", "TEMPERATURES", "StepPair", "cc_pld", "reverse_hazard_bounds", "step_pairs"]
+
+CITATION_CC = "Schuchardt & Kalinin, Algorithm 4 (Thm 4.6, Lemma 4.7, Thm D.3 / Cor D.4) with the union-bound schedule; PLD composition"
+
+#: Temperatures of the variational family (App. F.4); math.inf is the uniform ψ (Option 1).
+TEMPERATURES = (math.inf, 10**-1, 10**-0.5, 1.0, 10**0.5, 10.0)
+#: Ratio of the geometric grid the tail sums are rounded up to.
+_TAIL_GRID = 1.0 + 2.0**-5
+
+
+@dataclass(frozen=True)
+class StepPair:
+    """A per-step pair: distinct sorted means (units of σ) and tail sums P(z >= j)."""
+
+    means: tuple
+    tails: tuple
+
+
+def _row_normalised(weights: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    total = weights.sum(axis=1, keepdims=True)
+    return np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
+
+
+def _candidate_weights(dist: npt.NDArray[np.float64]) -> list[npt.NDArray[np.float64]]:
+    """ψ matrices (row i: weights over the sorted positions j < i) of the variational family."""
+    b = dist.shape[0]
+    below = np.tri(b, b, -1, dtype=bool)
+    out = []
+    for t in TEMPERATURES:
+        if math.isinf(t):
+            w = below.astype(float)
+        else:
+            scaled = np.where(below, -dist / t, -np.inf)
+            top = scaled.max(axis=1, keepdims=True)
+            w = np.where(below, np.exp(scaled - np.where(np.isfinite(top), top, 0.0)), 0.0)
+        out.append(_row_normalised(w))
+    out.append(_row_normalised((below & (dist > 0)).astype(float)))  # Remark D.5
+    return out
+
+
+def reverse_hazard_bounds(
+    gram_past: npt.NDArray[np.float64], direction: Direction, quantile: float
+) -> npt.NDArray[np.float64]:
+    """λ̄ (sorted positions) from the Gram matrix of the sorted past prefixes (units of σ) and
+    Φ⁻¹(β) = ``quantile`` (module docstring, steps 2–3)."""
+    k = gram_past
+    b = k.shape[0]
+    diag = np.diagonal(k)
+    dist = np.maximum(diag[:, None] + diag[None, :] - 2 * k, 0.0)
+    dist[np.equal.outer(diag, diag) & (k == diag[:, None])] = 0.0  # identical prefixes: exactly 0
+    tau = np.full(b, -np.inf)
+    positions = np.arange(b)
+    for psi in _candidate_weights(dist):
+        has = psi.sum(axis=1) > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kl = np.where(psi > 0, psi * np.log(psi * np.maximum(positions, 1)[:, None]), 0.0).sum(axis=1)
+        pk = psi @ k  # row i: Σ_j ψ_ij K_j·
+        esq = psi @ diag
+        xi = np.sqrt(np.maximum(diag - 2 * np.einsum("ij,ij->i", psi, k) + np.einsum("ij,ij->i", pk, psi), 0.0))
+        base = (diag - esq) / 2 - kl
+        if direction is Direction.ADD:
+            candidate = base + xi * quantile
+        else:
+            candidate = _mixture_quantile((pk - k) + base[:, None], xi, quantile)
+        tau = np.where(has, np.maximum(tau, candidate), tau)
+    identical = ~(np.tri(b, b, -1, dtype=bool) & (dist > 0)).any(axis=1)
+    tau = np.where(identical, 0.0, tau)
+    lam = 1.0 / (1.0 + positions * np.exp(np.minimum(tau, 700.0)))
+    lam[0] = 1.0
+    return lam
+
+
+#: Bisection steps for the REMOVE quantile (the bracket [q(β), q(bβ)]·ξ shrinks 2^-40-fold).
+_QUANTILE_STEPS = 40
+
+
+def _mixture_quantile(nu: npt.NDArray[np.float64], xi: npt.NDArray[np.float64], quantile: float) -> npt.NDArray[np.float64]:
+    """Row-wise τ with (1/b) Σ_k Φ((τ − ν_k)/ξ) <= β (Theorem D.3), β = Φ(``quantile``): bisection
+    between min ν + ξΦ⁻¹(β) (always valid: every term is at most Φ((τ − min ν)/ξ)) and
+    min ν + ξΦ⁻¹(bβ) (never valid beyond: the smallest term alone exceeds β there), returning the
+    low end of the final interval, where the condition was checked."""
+    from scipy.special import log_ndtr, ndtr, ndtri
+
+    b = nu.shape[1]
+    low_nu = nu.min(axis=1)
+    lo = low_nu + xi * quantile
+    hi = low_nu + xi * float(ndtri(min(0.5, b * float(ndtr(quantile)))))
+    target = float(log_ndtr(quantile)) + math.log(b)
+    safe = xi > 0
+    scale = np.where(safe, xi, 1.0)[:, None]
+    for _ in range(_QUANTILE_STEPS):
+        mid = (lo + hi) / 2
+        terms = log_ndtr((mid[:, None] - nu) / scale)
+        top = terms.max(axis=1)
+        log_sum = top + np.log(np.exp(terms - top[:, None]).sum(axis=1))
+        ok = log_sum <= target - 1e-12  # a margin for the rounding of the log-sum
+        lo = np.where(ok & safe, mid, lo)
+        hi = np.where(ok | ~safe, hi, mid)
+    return np.where(safe, lo, low_nu)
+
+
+def _grid_up(x: float) -> float:
+    """The smallest point of the grid {_TAIL_GRID^-k} at or above x·(1 + 1e-9), capped at 1."""
+    if x <= 0:
+        return 0.0
+    k = math.floor(-math.log(x * (1 + 1e-9)) / math.log(_TAIL_GRID))
+    return min(1.0, _TAIL_GRID**-k)
+
+
+def _step_pair(current: npt.NDArray[np.float64], lam: npt.NDArray[np.float64]) -> StepPair:
+    """Merge equal means and round the tail sums up (module docstring, step 4)."""
+    # P(z >= i) = 1 − Π_{j>=i} (1 − λ̄_j)
+    with np.errstate(divide="ignore"):  # λ̄_1 = 1: log 0 = −∞, and P(z >= 1) = 1
+        log_keep = np.cumsum(np.log1p(-np.minimum(lam, 1.0))[::-1])[::-1]
+    tails = -np.expm1(log_keep)
+    tails[0] = 1.0
+    means, starts = np.unique(current, return_index=True)
+    rounded = [1.0] + [_grid_up(float(tails[s])) for s in starts[1:]]
+    for j in range(1, len(rounded)):
+        rounded[j] = min(rounded[j], rounded[j - 1])
+    keep = [0] + [j for j in range(1, len(rounded)) if rounded[j] > 0]
+    return StepPair(tuple(float(means[j]) for j in keep), tuple(rounded[j] for j in keep))
+
+
+def step_pairs(mu: npt.ArrayLike, direction: Direction, delta_e: float) -> Counter:
+    """Counter of the per-step pairs (StepPair → number of steps) of Algorithm 4 in ``direction``
+    with failure budget ``delta_e`` (union bound)."""
+    from scipy.special import ndtri
+
+    m = np.asarray(mu, dtype=float)
+    if m.ndim != 2 or np.any(m < 0) or not np.all(np.isfinite(m)):
+        raise InvalidArgument("mu", f"shape {m.shape}", "must be a finite, non-negative b×N array of means")
+    if not isinstance(direction, Direction):
+        raise InvalidArgument("direction", direction, "must be Direction.ADD or Direction.REMOVE")
+    budget = check_open_unit("delta_e", delta_e)
+    b, n_steps = m.shape
+    quantile = float(ndtri(budget / (n_steps * max(b - 1, 1))))
+    k = np.zeros((b, b))
+    out: Counter = Counter()
+    for n in range(n_steps):
+        column = m[:, n]
+        if np.any(column > 0):
+            order = np.argsort(column, kind="stable")
+            lam = reverse_hazard_bounds(k[np.ix_(order, order)], direction, quantile)
+            out[_step_pair(column[order], lam)] += 1
+        k += np.outer(column, column)
+    return out
+
+
+#: Grid step of the per-step PLDs (loss units); the composed bracket's width shows its effect.
+CC_STEP = 2.0**-10
+
+
+def _as_pair(pair: StepPair):
+    """The dominating pair of a per-step mixture; (1 − q)N(0) + qN(c) is exactly the Poisson-subsampled
+    Gaussian with sensitivity c and rate q, whose PLD construction is specialised (and faster)."""
+    from verifier.pairs import Gaussian
+    from verifier.pairs.mixture import GaussianMixture
+    from verifier.pairs.subsampled import PoissonSubsampled
+
+    if len(pair.means) == 2 and pair.means[0] == 0.0:
+        return PoissonSubsampled(Gaussian(1.0, pair.means[1]), pair.tails[1])
+    return GaussianMixture(1.0, pair.means, pair.tails)
+
+
+def cc_pld(mu: npt.ArrayLike, direction: Direction, delta_e: float, step: float = CC_STEP):
+    """PLD bracket of the composed per-step pairs (module docstring) in ``direction``, or None when
+    no step releases anything about the element (δ_PLD = 0). δ(ε) <= bracket.delta(ε).upper + δ_E."""
+    from verifier.pld import pair_bracket
+
+    out = None
+    for pair, count in sorted(step_pairs(mu, direction, delta_e).items(), key=lambda item: (item[0].means, item[0].tails)):
+        one = pair_bracket(_as_pair(pair), direction, step)
+        one = one.self_compose(count) if count > 1 else one
+        out = one if out is None else out.compose(one)
+    return out
