@@ -6,8 +6,10 @@ For each case (ε = 1, δ = 1e-5): verifier's certified σ (its certificate is C
 lower end (VIOLATED), the relative gap, the number of certifier runs and the time; and, for the
 Poisson case, dp_accounting's calibrated σ (PLD accountant, value_discretization_interval=1e-4,
 its default bisection tolerance), which must lie at or above verifier's proven lower end (any σ
-below that end provably misses the target). dp_accounting has no random-allocation event; that
-row shows verifier only.
+below that end provably misses the target). dp_accounting has no random-allocation or matrix
+event; those rows show verifier only. For the matrix scheme the bracket is as wide as the gap
+between its rigorous bounds (Rényi upper, projection lower): calibration cannot be tighter than
+the bounds it bisects on.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ EPSILON, DELTA = 1.0, 1e-5
 CASES = [
     ("DP-SGD: Poisson λ=256/60000, T=2344", {"name": "poisson", "rate": 256 / 60000, "steps": 2344}),
     ("random allocation t=1000, 10 epochs", {"name": "allocation", "steps": 1000, "epochs": 10}),
+    ("matrix: BSR, 2 bands, 10 batches × 2 epochs", {"name": "matrix", "matrix": "bsr", "bands": 2, "batches": 10, "epochs": 2}),
 ]
 
 

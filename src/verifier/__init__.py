@@ -18,9 +18,14 @@ from verifier.errors import (
 from verifier.pairs import DiscretePair, DominatingPair, Gaussian, Laplace, RandomizedResponse
 
 
-def __getattr__(name: str) -> str:
+def __getattr__(name: str):
     """``verifier.__version__``, looked up on first use (importlib.metadata costs ~50 ms of every
-    command's start-up otherwise: issue 17)."""
+    command's start-up otherwise: issue 17), and ``verifier.calibrate``, imported on first use."""
+    if name == "calibrate":  # certified calibration (verifier.certify.calibrate), imported on first use
+        from verifier.certify.calibrate import calibrate
+
+        globals()["calibrate"] = calibrate
+        return calibrate
     if name != "__version__":
         raise AttributeError(f"module 'verifier' has no attribute {name!r}")
     from importlib.metadata import PackageNotFoundError, version
@@ -33,6 +38,7 @@ def __getattr__(name: str) -> str:
     return value
 
 __all__ = [
+    "calibrate",
     "Bound",
     "Bracket",
     "Direction",

@@ -148,3 +148,17 @@ def test_done_when_3x3x2_sweep_killed_and_resumed_on_dask(tmp_path):
     for key, point, result, _ in rows:
         here = evaluate_point(point, ["rdp"])
         assert {k: v for k, v in result.items() if k != "seconds"} == {k: v for k, v in here.items() if k != "seconds"}
+
+
+def test_cli_sweep_plot_and_report_are_self_contained(tmp_path, capsys):
+    plot, report = tmp_path / "p.png", tmp_path / "r.html"
+    argv = ["sweep", "--scheme", "composed", "--grid", "sigma=2,4,8", "--grid", "times=1,10", "--delta", "1e-5", "--in-process"]
+    argv += ["--store", str(tmp_path / "s.sqlite"), "--plot", str(plot), "--report", str(report), "--x", "sigma"]
+    assert main(argv) == 0
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = report.read_text(encoding="utf-8")
+    assert text.count("<img") == 1 and 'src="data:image/png;base64,' in text
+    assert "http://" not in text and "https://" not in text and "<script" not in text
+    assert text.count("<tr>") == 1 + 6  # header and one row per point
+    code = main(argv[:-2] + ["--x", "delta"])
+    assert code == 2 and "x" in capsys.readouterr().err
