@@ -321,7 +321,7 @@ def rfft_pair_power2(x: Any, y: Any, size: int, dtype: Any) -> tuple[np.ndarray,
     ‖Z‖₂ = √N·(‖x‖₂² + ‖y‖₂²)^½ (:func:`higham_constant`, :func:`underflow_term`). The split is one
     complex addition (componentwise relative error <= u) and exact steps (conjugation, halving,
     multiplication by −i), and X̂_{N−k} computed by the same formula is exactly conj X̂_k; so the
-    full (Hermitian) spectrum X̂ satisfies ‖X̂ − X‖₂ <= ‖E‖₂ + u·‖X̂‖₂ + N·s (s the smallest
+    full (Hermitian) spectrum X̂ satisfies ‖X̂ − X‖₂ <= ‖E‖₂ + u/(1 − u)·‖X̂‖₂ + N·s (s the smallest
     subnormal, for a halving that underflows), and likewise Y."""
     re, im = _forward_padded({"x": x, "y": y}, size, dtype)
     n = re.size

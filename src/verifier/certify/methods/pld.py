@@ -55,7 +55,7 @@ STALL_RATIO = 0.75
 
 _NOTE = (
     "self-composition by one long-double FFT power (Chernoff window, round-off by Higham Thm 24.2 / "
-    "Lemma 3.5), other compositions exact on a 64-bit fixed-point split; the FFTs are verifier's own "
+    "Lemma 3.5, per bin by a componentwise radix-2 bound), other compositions exact on a 64-bit fixed-point split; the FFTs are verifier's own "
     "radix-2 kernels with proven twiddle error, bounded by Higham Thm 24.2"
 )
 
