@@ -3,7 +3,7 @@ rigorous bounds: the catalogue (:mod:`.catalogue`), the accountant under test an
 (:mod:`.accountant`), strategies (:mod:`.strategies`, needs Hypothesis), the runner and the pytest
 plugin (:mod:`.plugin`, registered as the ``pytest11`` entry point ``verifier``)."""
 
-from verifier.properties.accountant import Accountant, Case, certify_command, claim_for, rigorous_epsilon
+from verifier.properties.accountant import Accountant, Case, certify_command, claim_epsilon, claim_for, rigorous_epsilon
 from verifier.properties.catalogue import CATALOGUE, Finding, Property, PropertyFailure, by_name
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "certify_command",
     "claim_for",
     "rigorous_epsilon",
+    "claim_epsilon",
     "CATALOGUE",
     "Finding",
     "Property",

@@ -13,6 +13,7 @@ A case is expressed as a claim (:func:`claim_for`), so every finding comes with 
 from __future__ import annotations
 
 import functools
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -24,7 +25,7 @@ from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
 from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
 
-__all__ = ["Accountant", "Case", "claim_for", "certify_command", "rigorous_epsilon", "EpsilonFunction", "SETTLED_RTOL"]
+__all__ = ["Accountant", "Case", "claim_for", "certify_command", "rigorous_epsilon", "claim_epsilon", "EpsilonFunction", "SETTLED_RTOL"]
 
 #: Relative width at which verifier's bracket counts as exact and slower methods are not run.
 SETTLED_RTOL = 1e-9
@@ -129,33 +130,37 @@ def claim_for(scheme: Scheme, neighboring: str, epsilon: float, delta: float, so
 
 
 def certify_command(claim: Claim) -> str:
-    """The ``verifier certify`` command line that decides ``claim``."""
+    """The ``verifier certify`` command line that decides ``claim`` (for a sequence, which has no
+    flags, the claim file and its JSON)."""
+    if claim.scheme["name"] == "sequence":
+        return f"verifier certify claim.json   # claim.json: {json.dumps(claim.to_dict())}"
     flags = [f"--mechanism {claim.mechanism['name']}"]
     flags += [f"--{k.replace('_', '-')} {v!r}" for k, v in claim.mechanism.items() if k != "name"]
     flags.append(f"--scheme {claim.scheme['name']}")
-    flags += [f"--{k} {v!r}" for k, v in claim.scheme.items() if k != "name"]
+    flags += [f"--{k.replace('_', '-')} {v!r}" for k, v in claim.scheme.items() if k != "name"]
     flags += [f"--neighboring {claim.neighboring}", f"--epsilon {claim.epsilon!r}", f"--delta {claim.delta!r}"]
     return "verifier certify " + " ".join(flags)
 
 
 @functools.lru_cache(maxsize=4096)
 def rigorous_epsilon(scheme: Scheme, delta: float, neighboring: str = "add_or_remove") -> Bracket:
-    """verifier's rigorous bracket on ε(δ) of ``scheme`` under ``neighboring``: the largest lower and
+    """verifier's rigorous bracket on ε(δ) of ``scheme`` under ``neighboring`` (see
+    :func:`claim_epsilon`). Cached: Hypothesis asks again while it shrinks."""
+    return claim_epsilon(claim_for(scheme, neighboring, 1.0, delta))
+
+
+def claim_epsilon(claim: Claim) -> Bracket:
+    """verifier's rigorous bracket on ε(claimed δ) of the claim's model: the largest lower and
     smallest upper bound of the registered methods that give rigorous lower bounds or are cheap
-    (cost <= 1: closed forms, the RDP and zCDP accountants), maximised over the directions the relation requires
-    (Feldman & Shenfeld, Def 2.2). Upper-only methods of cost >= 1 (the slower analytic theorems)
-    are left out: they cannot move the lower bound, which is what decides soundness. Cached:
-    Hypothesis asks again while it shrinks."""
-    claim = claim_for(scheme, neighboring, 1.0, delta)
+    (cost <= 1: closed forms, the RDP and zCDP accountants), maximised over the directions the
+    relation requires (Feldman & Shenfeld, Def 2.2). Upper-only methods of cost >= 2 (the slower
+    analytic theorems) are left out: they cannot move the lower bound, which is what decides
+    soundness. Once a closed form pins ε down to :data:`SETTLED_RTOL`, nothing slower runs."""
     rigorous = [m.name for m in select_methods(claim.model) if Side.LOWER in m.sides() or (m.sides() and m.cost <= 1)]
     directions = claim.directions
 
-    def settled(bounds) -> bool:  # an exact closed form already pinned ε down: skip the PLD engine
+    def settled(bounds) -> bool:
         brackets = [best_bracket(bounds, d) for d in directions]
         return all(math.isfinite(b.upper - b.lower) and b.upper - b.lower <= SETTLED_RTOL * abs(b.upper) for b in brackets)
 
-    collected = collect_bounds(claim.model, Quantity.EPSILON, delta, directions, only=rigorous, settled=settled)
-    bracket = collected.combined
-    if math.isnan(bracket.lower) or math.isnan(bracket.upper):  # pragma: no cover - collect_bounds never returns NaN
-        raise InvalidArgument("scheme", scheme, "verifier found no bound")
-    return bracket
+    return collect_bounds(claim.model, Quantity.EPSILON, claim.delta, directions, only=rigorous, settled=settled).combined

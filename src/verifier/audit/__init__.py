@@ -1,0 +1,174 @@
+"""``verifier audit PEER``: run an installed accountant on a grid of claims (and, optionally, the
+property catalogue with Hypothesis) and hold every number against verifier's rigorous bracket.
+
+Each row is one number the peer produced: the peer's accountant and neighbouring relation, the claim
+(mechanism, scheme, δ), the peer's ε, verifier's rigorous bracket [lower, upper] on the true ε(δ),
+and the status:
+
+- ``UNSOUND``: the peer's ε is below verifier's rigorous lower bound, so its claim is false; the row
+  carries the ``verifier certify`` command that reproduces it and the verdict certify gave;
+- ``sound``: at or above the lower bound; ``excess`` is how far above verifier's upper bound it is
+  (relative; negative inside the bracket), reported, never failed.
+
+A peer that is not installed is reported as skipped. Peers live in :data:`PEERS` (module names).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import dataclass, field
+from verifier._types import Bracket
+from verifier.certify.claim import Claim, parse_claim
+from verifier.certify.verdict import certify
+from verifier.errors import InvalidArgument, VerifierError
+from verifier.properties.accountant import Accountant, certify_command, claim_epsilon
+from verifier.properties.catalogue import CATALOGUE, SOUNDNESS_RTOL, PropertyFailure
+
+__all__ = ["AuditRow", "AuditReport", "PEERS", "audit", "judge", "catalogue_rows", "PeerMissing", "describe", "require"]
+
+#: Peer name -> module implementing ``rows(examples: int, quick: bool) -> list[AuditRow]``.
+PEERS = {
+    "dp_accounting": "verifier.audit.dp_accounting",
+    "opacus": "verifier.audit.opacus",
+    "autodp": "verifier.audit.autodp",
+}
+
+
+class PeerMissing(VerifierError):
+    """The peer library is not installed (the audit reports it as skipped)."""
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """One number a peer produced, judged against verifier's rigorous bracket."""
+
+    accountant: str
+    relation: str
+    case: str
+    peer_epsilon: float
+    bracket: Bracket | None
+    status: str
+    check: str = "soundness"  # the catalogue property the row tests
+    reproducer: str = ""
+    verdict: str = ""
+    note: str = ""
+
+    @property
+    def excess(self) -> float | None:
+        """(peer ε − verifier's upper bound) / upper bound; None without a finite bracket."""
+        if self.bracket is None or not math.isfinite(self.bracket.upper) or self.bracket.upper == 0:
+            return None
+        return (self.peer_epsilon - self.bracket.upper) / abs(self.bracket.upper)
+
+    def to_dict(self) -> dict:
+        out = {
+            "accountant": self.accountant,
+            "relation": self.relation,
+            "case": self.case,
+            "property": self.check,
+            "peer_epsilon": _number(self.peer_epsilon),
+            "status": self.status,
+        }
+        if self.bracket is not None:
+            out["verifier_bracket"] = [_number(self.bracket.lower), _number(self.bracket.upper)]
+            out["excess"] = _number(self.excess) if self.excess is not None else None
+        for key in ("reproducer", "verdict", "note"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        return out
+
+
+def _number(x: float) -> float | str:
+    return x if math.isfinite(x) else str(x)
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """Every row of one peer's audit, or the reason it was skipped."""
+
+    peer: str
+    rows: tuple[AuditRow, ...] = ()
+    skipped: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def findings(self) -> tuple[AuditRow, ...]:
+        return tuple(r for r in self.rows if r.status == "UNSOUND")
+
+    def to_dict(self) -> dict:
+        out: dict = {"peer": self.peer, "findings": len(self.findings), "rows": [r.to_dict() for r in self.rows]}
+        if self.skipped:
+            out["skipped"] = self.skipped
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+
+def judge(accountant: str, claim_object: dict, peer_epsilon: float, *, note: str = "", verify: bool = True) -> AuditRow:
+    """The row for a peer that claimed ``peer_epsilon`` for the claim ``claim_object`` (its
+    ``epsilon`` is replaced by the peer's). An UNSOUND row is re-decided by ``certify`` (``verify``)."""
+    claim = parse_claim({**claim_object, "epsilon": float(peer_epsilon)})
+    bracket = claim_epsilon(claim)
+    case = describe(claim)
+    scale = max(abs(bracket.lower), 1e-12)
+    if not peer_epsilon >= bracket.lower - SOUNDNESS_RTOL * scale:
+        verdict = certify(claim).verdict.value if verify and math.isfinite(peer_epsilon) else ""
+        return AuditRow(accountant, claim.neighboring, case, float(peer_epsilon), bracket, "UNSOUND", reproducer=certify_command(claim), verdict=verdict, note=note)
+    return AuditRow(accountant, claim.neighboring, case, float(peer_epsilon), bracket, "sound", note=note)
+
+
+def describe(claim: Claim) -> str:
+    """``gaussian(sigma=4) poisson(rate=0.01, steps=1000), δ=1e-05`` for a claim."""
+
+    def text(obj: dict) -> str:
+        params = ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}" for k, v in obj.items() if k not in ("name", "mechanism", "phases"))
+        return f"{obj['name']}({params})"
+
+    if claim.scheme["name"] == "sequence":
+        body = " then ".join(f"{text(p['mechanism'])} {text(p)}" for p in claim.scheme["phases"])
+    else:
+        body = f"{text(claim.mechanism)} {text(claim.scheme)}"
+    return f"{body}, δ={claim.delta:g}"
+
+
+def catalogue_rows(accountant: Accountant, examples: int) -> list[AuditRow]:
+    """Run every applicable catalogue property with Hypothesis (``examples`` cases each); one row
+    per property that fails, with the shrunk case."""
+    from verifier.properties.runner import run_property
+
+    rows = []
+    for prop in CATALOGUE:
+        if not prop.applies_to(accountant):
+            continue
+        try:
+            run_property(prop, accountant, max_examples=examples)
+        except PropertyFailure as failure:
+            found = failure.finding
+            eps = next((v for k, v in found.numbers.items() if "ε" in k), math.nan)
+            rows.append(
+                AuditRow(accountant.name, accountant.neighboring, str(found.case), float(eps), found.bracket, "UNSOUND" if prop.name == "soundness" else "VIOLATES",
+                         check=prop.name, reproducer=found.reproducer, note=found.detail)
+            )
+    return rows
+
+
+def audit(peer: str, *, examples: int = 0, quick: bool = False) -> AuditReport:
+    """Audit ``peer`` (a key of :data:`PEERS`): its grid (``quick``: a few cells per accountant),
+    plus ``examples`` Hypothesis examples per catalogue property where it exposes an ε function."""
+    if peer not in PEERS:
+        raise InvalidArgument("peer", peer, f"must be one of {', '.join(PEERS)}")
+    module = importlib.import_module(PEERS[peer])
+    try:
+        rows, notes = module.rows(examples=examples, quick=quick)
+    except PeerMissing as missing:
+        return AuditReport(peer, skipped=str(missing))
+    return AuditReport(peer, tuple(rows), notes=tuple(notes))
+
+
+def require(module_name: str, install: str) -> None:
+    """Import ``module_name`` or raise :class:`PeerMissing` saying how to install it."""
+    try:
+        importlib.import_module(module_name)
+    except ImportError as exc:
+        raise PeerMissing(f"{module_name} is not installed ({exc}); install it with: pip install {install}") from None

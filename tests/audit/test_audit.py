@@ -1,0 +1,97 @@
+"""``verifier audit``: the findings the issue expects, found unprompted on the audit's own grid.
+
+Independent references: the true ε of a composition of Gaussians is the closed form of Balle & Wang
+2018 (Thm 8) for μ = Δ√T/σ, evaluated here with scipy; the peers' numbers are the peers' own.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from scipy.optimize import brentq
+from scipy.stats import norm
+
+from verifier.audit import PeerMissing, audit
+from verifier.cli import main
+
+pytestmark = pytest.mark.peer
+
+
+def gaussian_epsilon(mu: float, delta: float) -> float:
+    """ε(δ) of N(μ, 1) vs N(0, 1) (Balle & Wang 2018, Thm 8)."""
+    return brentq(lambda e: norm.cdf(-e / mu + mu / 2) - math.exp(e) * norm.cdf(-e / mu - mu / 2) - delta, -50, 500, xtol=1e-13)
+
+
+def rows_of(report, accountant, relation):
+    return {r.case: r for r in report.rows if r.accountant == accountant and r.relation == relation}
+
+
+def test_dp_accounting_rdp_replace_one_is_found(tmp_path, capsys):
+    pytest.importorskip("dp_accounting")
+    out = tmp_path / "report.json"
+    assert main(["audit", "dp_accounting", "--quick", "--out", str(out)]) == 1  # findings
+    printed = capsys.readouterr().out
+    report = json.loads(out.read_text())
+    rdp_replace = {r["case"]: r for r in report["rows"] if r["accountant"] == "dp_accounting RdpAccountant" and r["relation"] == "replace_one"}
+    # google/differential-privacy #378: full batch (n = B = 1000), σ = 4, T = 100, δ = 1e-5.
+    full = rdp_replace["gaussian(sigma=4, sensitivity=1) without_replacement(dataset_size=1000, batch_size=1000, steps=100), δ=1e-05"]
+    true_eps = gaussian_epsilon(2 * math.sqrt(100) / 4, 1e-5)  # sensitivity 2C: μ = 5
+    assert true_eps == pytest.approx(33.1037, abs=1e-4)
+    assert full["status"] == "UNSOUND" and full["peer_epsilon"] == pytest.approx(14.1322, abs=1e-4)
+    lower, upper = full["verifier_bracket"]
+    assert lower <= true_eps <= upper and upper - lower < 0.01
+    assert full["verdict"] == "VIOLATED" and full["reproducer"].startswith("verifier certify")
+    # A single Gaussian under replace-one: the RDP accountant ignores the doubled sensitivity.
+    single = rdp_replace["gaussian(sigma=1, sensitivity=1) single(), δ=1e-05"]
+    assert single["status"] == "UNSOUND" and single["verifier_bracket"][0] == pytest.approx(gaussian_epsilon(2.0, 1e-5), rel=1e-9)
+    # Where it does not bite: batch 1 of 1000, its loose bound stays above the truth.
+    tiny = rdp_replace["gaussian(sigma=4, sensitivity=1) without_replacement(dataset_size=1000, batch_size=1, steps=100), δ=1e-05"]
+    assert tiny["status"] == "sound"
+    assert "is not caught (at or above verifier's lower bound) at:" in printed and "batch_size=1," in printed
+    # Everything else dp_accounting says on the grid is sound: add/remove, and its PLD accountant.
+    others = [r for r in report["rows"] if not (r["accountant"] == "dp_accounting RdpAccountant" and r["relation"] == "replace_one")]
+    assert others and all(r["status"] == "sound" for r in others)
+
+
+def test_reproducer_is_violated(capsys):
+    pytest.importorskip("dp_accounting")
+    args = "certify --mechanism gaussian --sigma 4.0 --scheme composed --times 100 --neighboring replace_one --epsilon 14.132226163159334 --delta 1e-05"
+    assert main(args.split()) == 1
+    assert capsys.readouterr().out.startswith("VIOLATED")
+
+
+def test_autodp_negative_epsilon_is_found():
+    pytest.importorskip("autodp")
+    report = audit("autodp", quick=True)
+    negative = [r for r in report.findings if r.peer_epsilon < 0]
+    assert negative, "autodp returned no negative ε on the grid"
+    for row in negative:
+        assert row.bracket.lower > 0 and row.verdict == "VIOLATED"
+    assert all("phi" in r.accountant for r in report.findings)  # the analytical route stays sound
+    analytic = [r for r in report.rows if "analytical (approxDP)" in r.accountant]
+    assert analytic and all(r.status == "sound" for r in analytic)
+
+
+@pytest.mark.slow  # imports torch (~15 s)
+def test_opacus_gdp_below_lower_bound_rdp_and_prv_sound():
+    pytest.importorskip("opacus")
+    report = audit("opacus", quick=True)
+    by = {}
+    for row in report.rows:
+        by.setdefault(row.accountant, []).append(row)
+    assert all(r.status == "sound" for r in by["opacus RDPAccountant"] + by["opacus PRVAccountant"])
+    gdp = by["opacus GaussianAccountant"]
+    assert any(r.status == "UNSOUND" and r.verdict == "VIOLATED" for r in gdp)
+
+
+def test_missing_peer_is_reported_skipped(monkeypatch, capsys):
+    import verifier.audit.autodp as module
+
+    def missing(**kwargs):
+        raise PeerMissing("autodp is not installed; install it with: pip install autodp")
+
+    monkeypatch.setattr(module, "rows", missing)
+    assert main(["audit", "autodp"]) == 0
+    assert "autodp: skipped (autodp is not installed" in capsys.readouterr().out
