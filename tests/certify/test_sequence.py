@@ -281,9 +281,10 @@ def test_cli_empty_phase_list_exits_2_with_one_line(tmp_path, capsys):
     assert err.count("\n") == 1 and "scheme.phases=[]" in err
 
 
-def test_a_phase_no_method_bounds_makes_the_sequence_inconclusive_with_its_reason():
-    """A check-in phase (no (ε, δ) method yet): every method, Monte Carlo included, declines the
-    whole sequence, and the verdict names the phase and its reason instead of crashing."""
+def test_a_phase_monte_carlo_cannot_sample_leaves_the_sequence_to_the_rigorous_methods():
+    """A check-in phase: Monte Carlo cannot sample it, so it declines the whole sequence (before, it
+    claimed support and certify crashed); RDP bounds it through the check-in curve (Eq. (5)), no
+    method gives a lower bound, so a claim at moderate ε is INCONCLUSIVE with a bracket from 0."""
     from verifier.certify.methods.montecarlo import MonteCarlo
 
     claim = parse_claim(
@@ -296,8 +297,9 @@ def test_a_phase_no_method_bounds_makes_the_sequence_inconclusive_with_its_reaso
     assert not MonteCarlo().supports(claim.model) and MonteCarlo().supports(GAUSSIANS)
     outcome = certify(claim)
     assert outcome.verdict is Verdict.INCONCLUSIVE
-    (reason,) = outcome.decision.reasons
-    assert "phases[1]: no (epsilon, delta) method for shuffled check-in" in reason
+    assert outcome.delta.ran == ("rdp",)
+    assert all(b.lower == 0.0 and 1e-5 < b.upper < 1.0 for b in outcome.delta.brackets.values())
+    assert all("lies in the best bracket [0, " in reason for reason in outcome.decision.reasons)
 
 
 @pytest.mark.parametrize("factor, verdict", [(1.0, Verdict.CERTIFIED), (0.9, Verdict.VIOLATED)])
