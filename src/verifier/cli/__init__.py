@@ -29,7 +29,7 @@ from verifier.cli import _bounds, _certify, _demo, _mc, _profile, _rdp, _compare
 from verifier.cli import _zcdp
 from verifier.cli import _calibrate
 from verifier.cli import _sweep
-from verifier.cli import _audit
+from verifier.cli import _audit, _check_bound
 from verifier.errors import InconsistentBounds, InvalidArgument, VerifierError
 
 __all__ = [
@@ -62,7 +62,7 @@ COMMANDS = [_profile, _certify, _bounds, _demo, _mc, _rdp, _compare]
 COMMANDS += [_zcdp]
 COMMANDS += [_calibrate]
 COMMANDS += [_sweep]
-COMMANDS += [_audit]
+COMMANDS += [_audit, _check_bound]
 
 _DEBUG_HELP = "on a defect (exit 4), print the Python traceback"
 
