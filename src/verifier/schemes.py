@@ -16,7 +16,7 @@ from verifier.errors import InvalidArgument
 from verifier.matrix.strategy import Strategy
 from verifier.pairs import DominatingPair, Gaussian
 
-__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "AGGREGATIONS", "base_pair"]
+__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "AGGREGATIONS", "base_pair"]
 
 
 def _check_pair(pair: object) -> DominatingPair:
@@ -213,7 +213,28 @@ class WithoutReplacement:
         return self.batch_size / self.dataset_size
 
 
-Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement]
+@dataclass(frozen=True)
+class PoissonReplaceOne:
+    """``steps`` Poisson-sampled steps (each element included with probability ``rate``) under
+    replace-one neighbours: the element keeps its inclusion coin and changes its record. ``pair``
+    is the step's add/remove pair of one record (e.g. Gaussian(σ, C) for records clipped at C);
+    a replacement is then the substitution pair with sensitivity 2C inside the same mixture
+    (verifier.pairs.SubstitutionSubsampled with ``absent=pair``)."""
+
+    pair: DominatingPair
+    rate: float
+    steps: int = 1
+
+    def __post_init__(self) -> None:
+        _check_pair(self.pair)
+        rate = check_unit("rate", self.rate)
+        if rate == 0.0:
+            raise InvalidArgument("rate", self.rate, "must lie in (0, 1] (rate 0 releases nothing)")
+        object.__setattr__(self, "rate", rate)
+        object.__setattr__(self, "steps", check_integer("steps", self.steps, minimum=1))
+
+
+Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne]
 
 
 def base_pair(scheme: Scheme) -> DominatingPair:

@@ -63,8 +63,8 @@ def test_replace_one_doubles_the_sensitivity_of_additive_noise():
 @pytest.mark.parametrize(
     "mechanism, scheme, needle",
     [
-        ({"name": "gaussian", "sigma": 1}, {"name": "poisson", "rate": 0.1, "steps": 2}, "poisson"),
         ({"name": "gaussian", "sigma": 1}, {"name": "allocation", "steps": 2}, "allocation"),
+        ({"name": "rr", "epsilon0": 1}, {"name": "poisson", "rate": 0.1, "steps": 2}, "additive-noise"),
         ({"name": "rr", "epsilon0": 1}, {"name": "single"}, "additive-noise"),
     ],
 )
@@ -72,6 +72,16 @@ def test_replace_one_is_rejected_where_the_reduction_fails(mechanism, scheme, ne
     with pytest.raises(InvalidArgument, match=needle) as info:
         parse_claim(claim(mechanism=mechanism, scheme=scheme, neighboring="replace_one"))
     assert info.value.name == "neighboring"
+
+
+def test_replace_one_under_poisson_sampling_keeps_the_record_pair():
+    """Poisson + replace_one is its own scheme, built from the add/remove pair of one record (not
+    the doubled pair: the convex-combination bound needs both), both directions required."""
+    from verifier.schemes import PoissonReplaceOne
+
+    c = parse_claim(claim(mechanism={"name": "gaussian", "sigma": 1.1}, scheme={"name": "poisson", "rate": 0.1, "steps": 2}, neighboring="replace_one"))
+    assert c.model == PoissonReplaceOne(Gaussian(1.1, 1.0), 0.1, 2)
+    assert set(c.directions) == set(Direction)
 
 
 @pytest.mark.parametrize(

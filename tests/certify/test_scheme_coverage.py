@@ -8,6 +8,7 @@ from verifier.certify.registry import all_methods
 from verifier.pairs import Gaussian, Laplace, RandomizedResponse
 from verifier.matrix import bsr
 from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Sequence, Shuffle, Single, WithoutReplacement
+from verifier.schemes import PoissonReplaceOne
 
 PAIRS = [Gaussian(1.0), Laplace(1.0), RandomizedResponse(1.0)]
 SAMPLES = [
@@ -21,6 +22,7 @@ SAMPLES = [
         Shuffle(pair, 10),
         CheckIn(pair, 20, 0.1, 3),
         WithoutReplacement(pair, 100, 10, 3),
+        PoissonReplaceOne(pair, 0.01, 10),
     )
 ]
 SAMPLES += [Sequence((Single(pair), Poisson(pair, 0.01, 10))) for pair in PAIRS]
@@ -29,7 +31,7 @@ SAMPLES += [Sequence((Composed(Single(pair), 2), Allocation(pair, 10, 2, 2))) fo
 
 
 def test_scheme_union_lists_every_scheme_class():
-    assert set(scheme_types()) == {Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement}
+    assert set(scheme_types()) == {Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne}
     assert {type(s) for s in SAMPLES} == set(scheme_types())
 
 

@@ -35,7 +35,11 @@ Neighbouring relations (Steinke 2022, §6.2):
   steps compose. This reduction is not valid under Poisson subsampling or random allocation (the
   record and its replacement are sampled as one element, the pair becomes a mixture
   ((1−λ)Q + λP, (1−λ)Q + λP') that is not the doubled-sensitivity add/remove pair), nor for
-  randomized response (not additive noise); those claims are rejected.
+  randomized response (not additive noise). A ``poisson`` claim under ``replace_one`` is modelled
+  as :class:`~verifier.schemes.PoissonReplaceOne` (the mixture with a common component: UPPER by
+  Balle et al.'s convex-combination bound over the substitution pair, LOWER by an attained
+  add/remove configuration; see verifier.pld.schemes); allocation claims under ``replace_one``
+  are rejected.
 - fixed-size batches (``without_replacement``: ``dataset_size`` n, ``batch_size`` B, ``steps``) are
   defined for ``replace_one`` neighbours only (Steinke 2022, §6.2: fixed-size sampling needs the
   replacement relation; the chapter gives no add/remove version) and additive-noise mechanisms:
@@ -66,7 +70,7 @@ from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
 import verifier.matrix as matrix
 from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
-from verifier.schemes import WithoutReplacement
+from verifier.schemes import PoissonReplaceOne, WithoutReplacement
 
 __all__ = ["Claim", "parse_claim", "load_claim", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
 
@@ -233,6 +237,8 @@ SCHEMES: dict[str, _Spec] = {
 
 #: Schemes under which replace-one neighbours are add/remove with doubled sensitivity (see module doc).
 _REPLACE_ONE_SCHEMES = ("single", "composed")
+#: Schemes whose replace-one model is a scheme of its own, built from the add/remove pair of one record.
+_REPLACE_ONE_MODELS: dict[str, Callable[..., Any]] = {"poisson": PoissonReplaceOne}
 #: Schemes defined for replace-one neighbours only (see module doc).
 _NATIVE_REPLACE_ONE = ("shuffle", "checkin")
 #: Fixed-size batches: replace-one neighbours and additive-noise steps only (see module doc).
@@ -372,6 +378,15 @@ def _pair(path: str, mechanism: Any, scheme_path: str, scheme_name: str, neighbo
             raise InvalidArgument(
                 "neighboring", neighboring, f"is modelled only for additive-noise mechanisms (gaussian, laplace), not {mech_name!r}"
             )
+        if scheme_name in _REPLACE_ONE_MODELS:
+            modelling = (
+                f"replace-one neighbours under Poisson sampling: the element keeps its coin and its record changes; "
+                f"records of norm <= {mech_values['sensitivity']:g}, bounded above by Balle et al. 2018's convex combination "
+                f"over the substitution pair (sensitivity {2.0 * mech_values['sensitivity']:g}) and below by an attained "
+                "add/remove configuration (the replacement record contributes 0)"
+            )
+            pair = _build(path, mech_spec.build, **pair_values)
+            return pair, {"name": mech_name, **mech_values}, modelling
         if scheme_name not in _REPLACE_ONE_SCHEMES:
             raise InvalidArgument(
                 "neighboring",
@@ -407,7 +422,8 @@ def _scheme(
         where = f"{path}.mechanism" if is_phase else "mechanism"
         raise InvalidArgument(where, None, "the field is missing (it is required; a phase without one inherits the claim's mechanism)")
     pair, mech, modelling = _pair(mechanism_path, mechanism, path, name, neighboring)
-    model = _build(path, spec.build, pair, **values)
+    build = _REPLACE_ONE_MODELS.get(name, spec.build) if neighboring == "replace_one" else spec.build
+    model = _build(path, build, pair, **values)
     if isinstance(model, MatrixMechanism) and model.strategy.signed:
         modelling += "; C has negative entries: accounted through |C| (Schuchardt & Kalinin, Lemma 2.8)"
     return {"name": name, **{k: v for k, v in values.items() if v is not None}}, mech, model, modelling

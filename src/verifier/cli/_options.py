@@ -10,8 +10,8 @@ from typing import Sequence
 
 from verifier._types import Bound, Direction, directions_for, json_number
 from verifier._validation import check_integer
-from verifier.errors import InvalidArgument
-from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
+from verifier.errors import InvalidArgument, NotApplicable
+from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse, replace_one_pair
 from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Shuffle, Single
 from verifier.schemes import WithoutReplacement
 
@@ -136,9 +136,10 @@ def _matrix_scheme(args: argparse.Namespace, pair: DominatingPair) -> MatrixMech
 def _fixed_batches(args: argparse.Namespace, pair: DominatingPair) -> WithoutReplacement:
     """Fixed-size batches under replace-one neighbours: records of norm <= Δ, so the batch step's
     pair has sensitivity 2Δ (as for a ``without_replacement`` claim)."""
-    if not isinstance(pair, (Gaussian, Laplace)):
-        raise InvalidArgument("mechanism", args.mechanism, "fixed-size batches are modelled for additive-noise mechanisms only (gaussian, laplace)")
-    doubled = Gaussian(pair.sigma, 2.0 * pair.sensitivity) if isinstance(pair, Gaussian) else Laplace(pair.scale, 2.0 * pair.sensitivity)
+    try:
+        doubled = replace_one_pair(pair)
+    except NotApplicable:
+        raise InvalidArgument("mechanism", args.mechanism, "fixed-size batches are modelled for additive-noise mechanisms only (gaussian, laplace)") from None
     return WithoutReplacement(
         doubled,
         _required(args, "dataset_size", "without_replacement", "--scheme"),

@@ -7,6 +7,6 @@ from verifier.pairs.finite import DiscretePair, FinitePair, RandomizedResponse
 from verifier.pairs.gaussian import Gaussian
 from verifier.pairs.laplace import Laplace
 from verifier.pairs.subsampled import PoissonSubsampled
-from verifier.pairs.substitution import SubstitutionSubsampled
+from verifier.pairs.substitution import SubstitutionSubsampled, replace_one_pair
 
-__all__ = ["DominatingPair", "FinitePair", "DiscretePair", "RandomizedResponse", "Gaussian", "Laplace", "PoissonSubsampled", "SubstitutionSubsampled", "ApproxDP", "ApproxDPComposition"]
+__all__ = ["DominatingPair", "FinitePair", "DiscretePair", "RandomizedResponse", "Gaussian", "Laplace", "PoissonSubsampled", "SubstitutionSubsampled", "replace_one_pair", "ApproxDP", "ApproxDPComposition"]

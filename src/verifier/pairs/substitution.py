@@ -26,6 +26,15 @@ either fixed orientation (the adversary may switch orientation between steps; Le
 Kamath & Steinke 2024 show that a single-step worst case need not govern self-composition), so
 verifier uses this pair only for UPPER bounds and a fixed orientation for LOWER bounds.
 
+Poisson sampling under replace-one has the same structure with R the output without the element
+and A, A' with it: (A, A') differ by a substitution but (A, R) only by a removal. With ``absent``
+the add/remove pair of that removal, the ε >= 0 branch uses the convexity step of Balle et al.'s
+proof instead of bounding both terms by the substitution pair: with κ' = e^ε = 1 + λ(κ − 1) and
+β = κ'/κ, H_κ'(M‖M') = λ·H_κ(A ‖ βA' + (1 − β)R) <= λ[β·H_κ(A‖A') + (1 − β)·H_κ(A‖R)] (Thm 2 and
+joint convexity; β ∈ [0, 1] for ε >= 0), each term at most the larger orientation of its pair;
+ε < 0 by the duality as above. This bound need not be the profile of a pair, but it is >= the
+convex profile of every step, which is all the connect-the-dots construction uses.
+
 The pair is symmetric (:meth:`swapped` is itself). Its privacy loss has the law of the REMOVE
 mixture loss above 0, of the ADD mixture loss below 0, and an atom at 0 (the glued profile's slope
 jump at κ = 1; proofs/substitution_mixture.py derives that it is >= 0 for the Gaussian).
@@ -40,25 +49,44 @@ import numpy.typing as npt
 from flint import arb
 
 from verifier._types import Measure
-from verifier.errors import NotApplicable
+from verifier.errors import InvalidArgument, NotApplicable
 from verifier.pairs.base import DominatingPair
 from verifier.pairs.subsampled import PoissonSubsampled
 
-__all__ = ["SubstitutionSubsampled"]
+__all__ = ["SubstitutionSubsampled", "replace_one_pair"]
+
+
+def replace_one_pair(pair: DominatingPair) -> DominatingPair:
+    """The replace-one pair of an additive-noise step whose records each move the query by at most
+    Δ = ``pair.sensitivity``: the same noise with sensitivity 2Δ (records x and −x attain it;
+    Steinke 2022, §6.2). NotApplicable for other pairs."""
+    from verifier.pairs.gaussian import Gaussian
+    from verifier.pairs.laplace import Laplace
+
+    if isinstance(pair, Gaussian):
+        return Gaussian(pair.sigma, 2.0 * pair.sensitivity)
+    if isinstance(pair, Laplace):
+        return Laplace(pair.scale, 2.0 * pair.sensitivity)
+    raise NotApplicable(f"replace-one subsampling is modelled for additive-noise steps (Gaussian, Laplace), not {type(pair).__name__}")
 
 
 @dataclass(frozen=True)
 class SubstitutionSubsampled(DominatingPair):
     """Dominating pair of one step that includes the element with probability ``rate`` = λ under
     replace-one neighbours, ``pair`` being the step's replace-one dominating pair; profile
-    δ₁(ε) for ε >= 0 and δ₂(ε) for ε < 0 (see the module docstring)."""
+    δ₁(ε) for ε >= 0 and δ₂(ε) for ε < 0 (see the module docstring). With ``absent`` (Poisson
+    sampling: the add/remove pair of the element's removal) the ε >= 0 branch is Balle et al.'s
+    convex combination instead, an UPPER bound on the profile (DOMINATING side only)."""
 
     pair: DominatingPair
     rate: float
+    absent: DominatingPair | None = None
 
     def __post_init__(self) -> None:
         mixture = PoissonSubsampled(self.pair, self.rate)  # validates pair and rate
         object.__setattr__(self, "rate", mixture.rate)
+        if self.absent is not None and not isinstance(self.absent, DominatingPair):
+            raise InvalidArgument("absent", self.absent, "must be a DominatingPair (the add/remove pair of the element) or None")
 
     @property
     def _remove(self) -> PoissonSubsampled:
@@ -73,11 +101,40 @@ class SubstitutionSubsampled(DominatingPair):
 
     def _delta_arb(self, epsilon: arb) -> arb:
         """max(δ₁(ε), δ₂(ε)): δ₁ for ε >= 0 and δ₂ for ε < 0 when the base pair is symmetric, and a
-        valid (convex) profile dominating both orientations for any base pair."""
-        return self._remove._delta_arb(epsilon).max(self._add._delta_arb(epsilon))
+        valid (convex) profile dominating both orientations for any base pair. With ``absent``: the
+        convex-combination bound for ε >= 0 and its dual for ε < 0 (module docstring)."""
+        if self.absent is None:
+            return self._remove._delta_arb(epsilon).max(self._add._delta_arb(epsilon))
+        if epsilon >= 0:
+            return self._convex_bound(epsilon)
+        if epsilon < 0:
+            kappa = epsilon.exp()
+            return 1 - kappa + kappa * self._convex_bound(-epsilon)
+        kappa = epsilon.exp()
+        return self._convex_bound(abs(epsilon)).union(1 - kappa + kappa * self._convex_bound(abs(epsilon)))
+
+    def _convex_bound(self, epsilon: arb) -> arb:
+        """λ[β·H_κ(A‖A') + (1 − β)·H_κ(A‖R)] for ε >= 0: κ = 1 + (e^ε − 1)/λ, β = e^ε/κ, each
+        H the larger of the pair's two orientations (as ``pair`` and ``absent`` bound them)."""
+        lam = arb(self.rate)
+        kappa_prime = epsilon.exp()
+        inner = (epsilon.expm1() / lam).log1p()  # ln κ
+        beta = kappa_prime / inner.exp()
+        swap, near = self.pair.swapped(), self.absent.swapped()  # type: ignore[union-attr]
+        far = self.pair._delta_arb(inner).max(swap._delta_arb(inner))
+        close = self.absent._delta_arb(inner).max(near._delta_arb(inner))  # type: ignore[union-attr]
+        return lam * (beta * far + (1 - beta) * close)
 
     def _infinite_loss_mass_arb(self) -> arb:
-        """The limit of the profile as ε → ∞: the larger of the two orientations' limits."""
+        """The limit of the profile as ε → ∞: the larger of the two orientations' limits (with
+        ``absent``: λ times the larger of the two pairs' limits, the convex bound's limit)."""
+        if self.absent is not None:
+            lam = arb(self.rate)
+            masses = [p._infinite_loss_mass_arb() for p in (self.pair, self.pair.swapped(), self.absent, self.absent.swapped())]
+            top = masses[0]
+            for m in masses[1:]:
+                top = top.max(m)
+            return lam * top
         return self._remove._infinite_loss_mass_arb().max(self._add._infinite_loss_mass_arb())
 
     def _renyi_arb(self, alpha: arb) -> arb:

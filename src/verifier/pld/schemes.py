@@ -1,7 +1,7 @@
 """PLD brackets of schemes, dispatched through a registry of builders.
 
 A builder takes (scheme, direction, step, tail_mass) and returns a :class:`PLDBracket`. Single,
-Composed, Poisson, WithoutReplacement and Sequence (heterogeneous composition of the phases' PLDs) are registered here; another module adds a scheme by calling
+Composed, Poisson, WithoutReplacement, PoissonReplaceOne and Sequence (heterogeneous composition of the phases' PLDs) are registered here; another module adds a scheme by calling
 :func:`register_builder` (e.g. random allocation). :func:`scheme_pld` refines the grid (halving the
 step) until a requested accuracy is met or the grid limit is reached.
 """
@@ -16,11 +16,11 @@ from verifier._validation import check_integer, check_open_unit, check_positive,
 from verifier.errors import AccuracyNotReachable, InvalidArgument, NotApplicable
 from verifier.pairs import Gaussian, Laplace
 from verifier.pairs.subsampled import PoissonSubsampled
-from verifier.pairs.substitution import SubstitutionSubsampled
+from verifier.pairs.substitution import SubstitutionSubsampled, replace_one_pair
 from verifier.pld.bracket import PLDBracket
 from verifier.pld.construction import MAX_GRID, pld_sides_from_pair
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, check_step
-from verifier.schemes import Composed, Poisson, Sequence, Single, WithoutReplacement
+from verifier.schemes import Composed, Poisson, PoissonReplaceOne, Sequence, Single, WithoutReplacement
 
 __all__ = ["Builder", "DEFAULT_STEP", "register_builder", "builder_for", "scheme_pld", "pair_bracket"]
 
@@ -85,6 +85,36 @@ def _composed(
     hint = None if target_delta is None else target_delta / scheme.times
     inner = builder_for(scheme.scheme)(scheme.scheme, direction, step, tail_mass, target_delta=hint)
     return inner.self_compose(scheme.times, tail_mass=tail_mass)
+
+
+def _poisson_replace_one(
+    scheme: PoissonReplaceOne, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None
+) -> PLDBracket:
+    """Poisson sampling under replace-one, (P, Q) the add/remove pair of one record (shift C).
+
+    DOMINATING side: :class:`SubstitutionSubsampled` of the replace-one pair (shift 2C) with
+    ``absent`` = (P, Q): Balle et al. 2018 Thm 2's convex combination λ[β·H(A‖A') + (1 − β)·H(A‖R)]
+    for ε >= 0 and its dual for ε < 0, a bound on every step's profile (an adversary may switch
+    orientation between steps, so it is symmetric), composed ``steps`` times: UPPER.
+
+    DOMINATED side: the add/remove mixture (λP + (1 − λ)Q, Q) in the fixed orientation of
+    ``direction``, composed: attained by the neighbours where every other record contributes 0
+    and the target's record contributes C on one dataset and 0 on the other (a record of norm 0 is
+    a valid record), so the outputs are exactly λP + (1 − λ)Q and Q each step: LOWER. (The
+    antipodal pair dp_accounting uses for REPLACE_ONE, λN(C) + (1 − λ)N(0) against
+    λN(−C) + (1 − λ)N(0), is also attained, but verifier has no rigorous evaluation of it yet.)
+    """
+    doubled = replace_one_pair(scheme.pair)  # NotApplicable for non-additive steps
+    coarsen = _coarsening(scheme.steps, step, tail_mass, target_delta)
+    (dominating,) = pld_sides_from_pair(
+        SubstitutionSubsampled(doubled, scheme.rate, absent=scheme.pair), direction, step, tail_mass,
+        sides=(Dominance.DOMINATING,), coarsen_below=coarsen,
+    )
+    (dominated,) = pld_sides_from_pair(
+        PoissonSubsampled(scheme.pair, scheme.rate), direction, step, tail_mass,
+        sides=(Dominance.DOMINATED,), coarsen_below=coarsen,
+    )
+    return PLDBracket(dominating, dominated).self_compose(scheme.steps, tail_mass=tail_mass)
 
 
 def _coarsening(steps: int, step: float, tail_mass: float, target_delta: float | None) -> float | None:
@@ -161,6 +191,7 @@ register_builder(Composed, _composed)
 register_builder(Poisson, _poisson)
 register_builder(Sequence, _sequence)
 register_builder(WithoutReplacement, _without_replacement)
+register_builder(PoissonReplaceOne, _poisson_replace_one)
 
 
 def scheme_pld(

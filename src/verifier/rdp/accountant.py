@@ -10,7 +10,7 @@ composition adds Rényi divergences order by order), MatrixMechanism → Schucha
 Algorithms 1–2 (:mod:`verifier.rdp.matrix`), CheckIn → Liew et al. Eq. (5) with per-k
 Wang–Balle–Kasiviswanathan bounds (:mod:`verifier.rdp.checkin`) composed over the rounds,
 WithoutReplacement → min(WBK Thm 9, Steinke §6.7 group privacy) (:mod:`verifier.rdp.without_replacement`)
-composed over the steps.
+composed over the steps, PoissonReplaceOne → Steinke §6.7's group-privacy bound over the steps.
 
 :func:`epsilon_upper_for` / :func:`delta_upper_for` convert with the default integer orders 2…256,
 then refine around the best order by a golden-section search over fractional orders (exact by
@@ -37,8 +37,8 @@ from verifier.rdp.poisson import poisson_curve
 from verifier.rdp.checkin import checkin_curve
 from verifier.rdp.shuffle import shuffle_curve
 from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
-from verifier.schemes import WithoutReplacement
-from verifier.rdp.without_replacement import without_replacement_curve
+from verifier.schemes import PoissonReplaceOne, WithoutReplacement
+from verifier.rdp.without_replacement import poisson_replace_one_curve, without_replacement_curve
 
 __all__ = ["CURVES", "LOWER_CURVES", "curve_for", "pair_curve", "epsilon_upper_for", "delta_upper_for"]
 
@@ -88,6 +88,10 @@ def _without_replacement(scheme: WithoutReplacement, orders, direction: Directio
     return without_replacement_curve(scheme.pair, scheme.rate, orders, direction).times(scheme.steps)
 
 
+def _poisson_replace_one(scheme: PoissonReplaceOne, orders, direction: Direction) -> RdpCurve:
+    return poisson_replace_one_curve(scheme.pair, scheme.rate, orders, direction).times(scheme.steps)
+
+
 #: Scheme type → curve builder (orders, direction) → RdpCurve.
 CURVES: dict[type, Callable[..., RdpCurve]] = {
     CheckIn: _checkin,
@@ -98,6 +102,7 @@ CURVES: dict[type, Callable[..., RdpCurve]] = {
     Sequence: _sequence,
     MatrixMechanism: _matrix,
     WithoutReplacement: _without_replacement,
+    PoissonReplaceOne: _poisson_replace_one,
 }
 
 

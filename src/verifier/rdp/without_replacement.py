@@ -23,6 +23,11 @@ the batch); A, A', R pairwise differ by one substitution, so their moments are a
    D_β(M‖R) <= Thm 34's sum at the integer ⌈β⌉ (monotonicity, Lemma 33.3), D_{α'}(R‖M') <= Thm 35's
    max (:func:`verifier.rdp.poisson.poisson_curve`, ADD). α' runs over the integers α+1 … 2α.
 
+Poisson sampling under replace-one has the same mixture structure with R the output without the
+element, so bound 2 applies with (P, Q) the add/remove pair of one record (A and R differ by a
+removal; Thm 34 is then exact for D(M‖R)) — the use Steinke's paragraph describes;
+:func:`poisson_replace_one_curve`. (WBK's Thm 9 is proven for sampling without replacement only.)
+
 Neither bound is tight: the PLD method's bracket is far narrower (README, "Fixed-size batches").
 """
 
@@ -42,12 +47,15 @@ from verifier.rdp.interpolation import interpolate
 from verifier.rdp.moments import renyi_upper
 from verifier.rdp.poisson import poisson_curve, poisson_remove_integer
 
-__all__ = ["without_replacement_curve", "wbk_upper", "group_privacy_upper", "CITATION"]
+__all__ = ["without_replacement_curve", "poisson_replace_one_curve", "wbk_upper", "group_privacy_upper", "CITATION", "CITATION_POISSON"]
 
 CITATION = (
     "fixed-size batches, replace-one: min(Wang-Balle-Kasiviswanathan 2019 Thm 9, group privacy Steinke 2022 "
     "§6.7 / Lemma 33.7 over Thm 34/35): UPPER"
 )
+
+
+CITATION_POISSON = "Poisson sampling, replace-one: group privacy Steinke 2022 §6.7 / Lemma 33.7 over Thm 34/35: UPPER"
 
 
 def wbk_upper(pair: DominatingPair, rate: float, orders: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
@@ -96,3 +104,15 @@ def without_replacement_curve(pair: DominatingPair, rate: float, orders: npt.Arr
 
     values, exact = interpolate(grid, at_integers)
     return RdpCurve(grid, values, exact, direction, CITATION)
+
+
+def poisson_replace_one_curve(pair: DominatingPair, rate: float, orders: npt.ArrayLike, direction: Direction) -> RdpCurve:
+    """UPPER RDP curve of one Poisson-sampled step under replace-one, ``pair`` the add/remove pair
+    of one record: the group-privacy bound (module docstring), the same in both directions."""
+    grid = check_orders(orders)
+
+    def at_integers(ints: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+        return group_privacy_upper(pair, rate, ints), np.zeros(len(ints), dtype=bool)
+
+    values, exact = interpolate(grid, at_integers)
+    return RdpCurve(grid, values, exact, direction, CITATION_POISSON)

@@ -15,7 +15,7 @@ from verifier.errors import AccuracyNotReachable, NotApplicable
 from verifier.pld import PLDBracket, builder_for
 from verifier.pld.schemes import scheme_pld
 from verifier.schemes import Sequence as SchemeSequence
-from verifier.schemes import Composed, Poisson, Scheme, Single, WithoutReplacement
+from verifier.schemes import Composed, Poisson, PoissonReplaceOne, Scheme, Single, WithoutReplacement
 
 __all__ = [
     "PLDMethod",
@@ -70,7 +70,7 @@ class PLDMethod(Method):
     )
     returns = frozenset({Guarantee.UPPER, Guarantee.LOWER})
     cost = 2
-    scheme_types = (Single, Composed, Poisson, SchemeSequence, WithoutReplacement)
+    scheme_types = (Single, Composed, Poisson, SchemeSequence, WithoutReplacement, PoissonReplaceOne)
 
     def supports(self, scheme: Scheme) -> bool:
         """One of :attr:`scheme_types` with a registered PLD builder (for Composed, also what it
@@ -176,7 +176,7 @@ def _start_step(scheme: Scheme) -> float:
         return _start_step(scheme.scheme)
     if isinstance(scheme, SchemeSequence):
         return min(_start_step(phase) for phase in scheme.phases)
-    if isinstance(scheme, (Poisson, WithoutReplacement)):
+    if isinstance(scheme, (Poisson, WithoutReplacement, PoissonReplaceOne)):
         return min(START_STEP, 2.0 ** math.floor(math.log2(scheme.rate / 2.0)))
     return START_STEP
 

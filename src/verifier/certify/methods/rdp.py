@@ -27,7 +27,7 @@ from verifier.rdp import (
 )
 from verifier.rdp.allocation import CITATION_ADD_DELTA
 from verifier.schemes import Sequence as SchemeSequence
-from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Single, WithoutReplacement
+from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, PoissonReplaceOne, Scheme, Single, WithoutReplacement
 
 __all__ = ["RenyiAccountant", "METHODS"]
 
@@ -51,7 +51,7 @@ class RenyiAccountant(Method):
     citation = "Renyi DP accountant: Steinke 2022 Thm 34/35 + Prop 14; WBK 2019 Thm 9; Feldman & Shenfeld Thm 4.8/4.9; Schuchardt & Kalinin Alg 1-2"
     returns = frozenset({Guarantee.UPPER})
     cost = 1
-    scheme_types = (Single, Composed, Poisson, Allocation, SchemeSequence, MatrixMechanism, CheckIn, WithoutReplacement)
+    scheme_types = (Single, Composed, Poisson, Allocation, SchemeSequence, MatrixMechanism, CheckIn, WithoutReplacement, PoissonReplaceOne)
 
     def supports(self, scheme: Scheme) -> bool:
         return _supported(scheme)
