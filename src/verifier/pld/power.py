@@ -454,7 +454,22 @@ def _pow_up(base: npt.NDArray[np.float64], times: int) -> npt.NDArray[np.float64
         return np.ldexp(res_m, np.clip(res_e, -2000, 2000)) + _SUB
 
 
-def _binwise_power_error(spectrum: np.ndarray, mag2: np.ndarray, error: _ForwardError, times: int, size: int) -> float:
+def _monotone_pow_up(radius: npt.NDArray[np.float64], times: int, kept: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """UPPER bounds on radius**times: :func:`_pow_up` on the bins ``kept``, and on every other bin the
+    power of their largest radius (x ↦ x^n is increasing on x >= 0), one number instead of a power
+    per bin (the bins a decayed characteristic function leaves: most of them)."""
+    out = np.empty_like(radius)
+    others = np.ones(radius.size, dtype=bool)
+    others[kept] = False
+    out[kept] = _pow_up(radius[kept], times)
+    if others.any():
+        out[others] = _pow_up(np.array([float(np.max(radius[others]))]), times)[0]
+    return out
+
+
+def _binwise_power_error(
+    spectrum: np.ndarray, mag2: np.ndarray, error: _ForwardError, times: int, size: int, kept: npt.NDArray[np.int64]
+) -> float:
     """UPPER bound on the ℓ2 norm over the full (Hermitian) spectrum of Â^m − A^m, bin by bin:
 
         |Â_k^m − A_k^m| <= m·R_k^{m−1}·e_k,   e_k = uniform + relative·|Â_k| >= |Â_k − A_k|,
@@ -465,7 +480,8 @@ def _binwise_power_error(spectrum: np.ndarray, mag2: np.ndarray, error: _Forward
     where the characteristic function has decayed, so the charge grows like √m rather than m.
     Everything is rounded up: |Â_k| from the long-double |Â_k|² (relative error γ₂ there, one
     rounding to double, a correctly rounded square root, a 1e-300 floor for underflow), the powers by
-    :func:`_pow_up`, products and sums with one ulp per rounding, the final norm by
+    :func:`_monotone_pow_up` (per bin on the powered bins ``kept``, one power of the largest radius
+    on the others), products and sums with one ulp per rounding, the final norm by
     :func:`_spectrum_norm_up`."""
     with np.errstate(under="ignore"):
         mag_up = np.sqrt(mag2.astype(np.float64) + 1e-300)
@@ -473,7 +489,7 @@ def _binwise_power_error(spectrum: np.ndarray, mag2: np.ndarray, error: _Forward
         e_k = np.nextafter(error.uniform + np.nextafter(error.relative * mag_up, np.inf), np.inf)
         e_k = np.nextafter(e_k * (1.0 + 2.0 * _U), np.inf)
         radius = np.nextafter((mag_up + e_k) * (1.0 + 2.0 * _U), np.inf)
-        term = _pow_up(radius, times - 1) * e_k
+        term = _monotone_pow_up(radius, times - 1, kept) * e_k
         term = np.nextafter(term * (times * (1.0 + 4.0 * _U)), np.inf)
     if not np.all(np.isfinite(term)):
         return math.inf
@@ -491,7 +507,7 @@ def _finish(plan: _Plan, spectrum: np.ndarray, error: _ForwardError) -> tuple[Di
     mag2 = spectrum.real * spectrum.real + spectrum.imag * spectrum.imag
     kept = np.flatnonzero(mag2 > thr2)
     e_a = error.l2
-    d1_binwise = _binwise_power_error(spectrum, mag2, error, m, size)
+    d1_binwise = _binwise_power_error(spectrum, mag2, error, m, size, kept)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         powered = _power(spectrum[kept], m)
         cast = np.zeros(size // 2 + 1, dtype=np.complex128)
