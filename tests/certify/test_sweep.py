@@ -90,6 +90,17 @@ def test_dask_local_cluster_gives_the_in_process_numbers(tmp_path):
         assert {k: v for k, v in stored.items() if k != "seconds"} == {k: v for k, v in here.items() if k != "seconds"}
 
 
+def test_existing_cluster_by_scheduler_address(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    points = grid_points(BASE, {"sigma": [2.0], "times": [3, 4]})
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        store = ResultStore(tmp_path / "s.sqlite")
+        swept = run_sweep(points, store, scheduler=cluster.scheduler_address)
+        assert swept.computed == 2 and len(store.rows()) == 2
+    with pytest.raises(InvalidArgument, match="scheduler"):
+        run_sweep(points, ResultStore(tmp_path / "t.sqlite"), scheduler="no-port-here")
+
+
 def test_cli_sweep_table_csv_and_errors(tmp_path, capsys):
     store, table = tmp_path / "s.sqlite", tmp_path / "t.csv"
     argv = ["sweep", "--scheme", "composed", "--grid", "sigma=2,4", "--grid", "times=1,10", "--delta", "1e-5", "--epsilon", "3"]

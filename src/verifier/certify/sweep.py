@@ -233,8 +233,8 @@ def _on_dask(missing: list[tuple[str, Mapping[str, Any]]], only: Sequence[str] |
     else:
         try:
             client = Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError) as exc:
-            raise InvalidArgument("scheduler", scheduler, f"cannot be reached ({exc})") from None
+        except (OSError, TimeoutError, ValueError) as exc:  # ValueError: not an address
+            raise InvalidArgument("scheduler", scheduler, f"cannot be reached ({exc})", fix="give e.g. tcp://host:8786") from None
     try:
         futures = {client.submit(evaluate_point, dict(point), only, pure=False): (key, point) for key, point in missing}
         for future in as_completed(futures):

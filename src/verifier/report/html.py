@@ -87,21 +87,28 @@ def _brackets(certificate: dict) -> str:
 
 
 def _bounds(certificate: dict) -> str:
-    rows = [
-        [
-            text(b["quantity"]),
-            _num(b["at"]),
-            text(b["direction"]),
-            text(b["side"]),
-            _num(b["value"]),
-            text(b["method"]),
-            "yes" if b["rigorous"] else "no (not used in the verdict)",
-            _num(b["seconds"]) if b.get("seconds") is not None else "—",
-            text(b["citation"]),
-        ]
-        for b in certificate["bounds"]
-    ]
-    return table(["quantity", "at", "direction", "side", "value", "method", "rigorous", "seconds", "citation"], rows, numeric=(1, 4, 7))
+    """Every bound, one row each; citations are numbered once below the table."""
+    citations: list[str] = []
+    rows = []
+    for b in certificate["bounds"]:
+        if b["citation"] not in citations:
+            citations.append(b["citation"])
+        rows.append(
+            [
+                text(b["quantity"]),
+                _num(b["at"]),
+                text(b["direction"]),
+                text(b["side"]),
+                _num(b["value"]),
+                text(b["method"]),
+                "yes" if b["rigorous"] else "no (not used in the verdict)",
+                f"{b['seconds']:.3g}" if b.get("seconds") is not None else "—",
+                f"[{citations.index(b['citation']) + 1}]",
+            ]
+        )
+    header = ["quantity", "at", "direction", "side", "value", "method", "rigorous", "seconds", "citation"]
+    notes = "".join(f"<li>{text(c)}</li>" for c in citations)
+    return table(header, rows, numeric=(1, 4, 7)) + f'<ol class="muted">{notes}</ol>'
 
 
 def _estimates(certificate: dict) -> str:
