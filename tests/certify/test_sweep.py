@@ -173,3 +173,15 @@ def test_cli_sweep_plot_and_report_are_self_contained(tmp_path, capsys):
     assert text.count("<tr>") == 1 + 6  # header and one row per point
     code = main(argv[:-2] + ["--x", "delta"])
     assert code == 2 and "x" in capsys.readouterr().err
+
+
+def test_cli_sweep_parquet_round_trips_the_table(tmp_path, capsys):
+    pq = pytest.importorskip("pyarrow.parquet")
+    target = tmp_path / "t.parquet"
+    argv = ["sweep", "--scheme", "composed", "--grid", "sigma=2,4", "--times", "3", "--delta", "1e-5", "--in-process"]
+    argv += ["--store", str(tmp_path / "s.sqlite"), "--parquet", str(target), "--json"]
+    assert main(argv) == 0
+    payload = json.loads(capsys.readouterr().out)
+    table = pq.read_table(target).to_pylist()
+    assert [r["sigma"] for r in table] == [2.0, 4.0]
+    assert [r["epsilon_upper"] for r in table] == [as_float(r[payload["columns"].index("epsilon_upper")]) for r in payload["rows"]]

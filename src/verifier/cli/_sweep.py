@@ -179,8 +179,12 @@ def _parquet(path: str, header: list[str], rows: list[list]) -> None:
         import pyarrow.parquet as pq
     except ImportError:
         raise InvalidArgument("parquet", path, "needs pyarrow", fix="pip install pyarrow, or use --csv") from None
-    columns = {c: [r[i] for r in rows] for i, c in enumerate(header)}
+    columns = {}
+    for index, name in enumerate(header):
+        values = [row[index] for row in rows]
+        # numbers are stored as JSON, ±∞ as "inf"/"-inf": back to floats (the verdict stays text)
+        columns[name] = values if name == "verdict" else [None if v is None else float(v) for v in values]
     try:
-        pq.write_table(pa.table({c: [None if v is None else (float(v) if isinstance(v, str) and c != "verdict" else v) for v in vs] for c, vs in columns.items()}), path)
+        pq.write_table(pa.table(columns), path)
     except OSError as exc:
         raise InvalidArgument("parquet", path, f"cannot be written ({exc})") from None
