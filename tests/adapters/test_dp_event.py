@@ -78,3 +78,24 @@ def test_unsupported_nodes_are_named():
         from_dp_event(tree, epsilon=1, delta=1e-5)
     with pytest.raises(InvalidArgument, match="neighboring"):  # the claim language refuses replace-one under Poisson
         from_dp_event(dp_sgd_event(1.0, 0.1, 10), epsilon=1, delta=1e-5, neighboring="replace_one")
+
+
+def test_certify_reads_a_dp_event_file(tmp_path, capsys):
+    import json
+
+    from verifier.adapters import dp_event_json
+    from verifier.cli import main
+
+    event = dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(4.0), 100)
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(dp_event_json(event)))
+    eps_rdp = float(rdp_epsilon(event, 1e-5, NeighboringRelation.REPLACE_ONE))  # 14.1322: the #378 understatement
+    args = ["certify", "--dp-event", str(path), "--delta", "1e-5", "--neighboring", "replace_one"]
+    assert main([*args, "--epsilon", repr(eps_rdp)]) == 1
+    assert capsys.readouterr().out.startswith("VIOLATED")
+    assert main([*args, "--epsilon", "33.2"]) == 0  # true ε = 33.1037 (μ = 2·10/4 = 5)
+    capsys.readouterr()
+    path.write_text(json.dumps({"class_name": "SelfComposedDpEvent", "count": 3}))
+    assert main([*args, "--epsilon", "1"]) == 2
+    assert "event.event" in capsys.readouterr().err
+    assert main(["certify", "--dp-event", str(path), "--epsilon", "1", "--delta", "1e-5", "--sigma", "2"]) == 2

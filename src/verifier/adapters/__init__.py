@@ -6,7 +6,7 @@ event or history the claim language cannot express is refused with an
 :class:`~verifier.errors.InvalidArgument` naming the unsupported node; nothing is approximated.
 """
 
-from verifier.adapters.dp_event import claim_object_from_dp_event, from_dp_event
+from verifier.adapters.dp_event import claim_object_from_dp_event, dp_event_json, from_dp_event
 from verifier.adapters.opacus import from_opacus
 
-__all__ = ["from_dp_event", "claim_object_from_dp_event", "from_opacus"]
+__all__ = ["from_dp_event", "claim_object_from_dp_event", "dp_event_json", "from_opacus"]

@@ -13,6 +13,11 @@ Supported nodes (dp_accounting 0.4+; read by attribute, so dp_accounting need no
 - ``ComposedDpEvent(events)``: the events one after another: a ``sequence`` of phases (or the one
   phase); ``NoOpDpEvent`` releases nothing and is dropped.
 
+An event is a DpEvent object or its JSON form: dp_accounting's ``to_named_tuple()`` written as a
+JSON object (``{"module_name": "dp_accounting.dp_event", "class_name": "GaussianDpEvent",
+"noise_multiplier": 1.0}``, nested events as nested objects; :func:`dp_event_json` writes it), which
+``verifier certify --dp-event EVENT.json`` reads.
+
 The neighbouring relation is not part of a DpEvent (dp_accounting sets it on the accountant), so it
 is an argument: dp_accounting's ``ADD_OR_REMOVE_ONE`` is ``add_or_remove``, ``REPLACE_ONE`` is
 ``replace_one``.
@@ -20,24 +25,47 @@ is an argument: dp_accounting's ``ADD_OR_REMOVE_ONE`` is ``add_or_remove``, ``RE
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from verifier.certify.claim import Claim, parse_claim
 from verifier.errors import InvalidArgument
 
-__all__ = ["from_dp_event", "claim_object_from_dp_event"]
+__all__ = ["from_dp_event", "claim_object_from_dp_event", "dp_event_json"]
 
 
 def _name(event: Any) -> str:
+    if isinstance(event, Mapping):
+        return str(event.get("class_name", "an object without class_name"))
     return type(event).__name__
+
+
+def _get(event: Any, field: str, path: str) -> Any:
+    """A field of an event object or of its JSON form."""
+    try:
+        return event[field] if isinstance(event, Mapping) else getattr(event, field)
+    except (KeyError, AttributeError):
+        raise InvalidArgument(f"{path}.{field}", None, f"the field of {_name(event)} is missing") from None
+
+
+def dp_event_json(event: Any) -> dict:
+    """The JSON form of a DpEvent (its ``to_named_tuple()``, nested tuples as objects)."""
+
+    def plain(value: Any) -> Any:
+        if hasattr(value, "_asdict"):
+            return {k: plain(v) for k, v in value._asdict().items()}
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        return value
+
+    return plain(event.to_named_tuple())
 
 
 def _mechanism(event: Any, path: str) -> dict:
     """The mechanism object of a noise event."""
     if _name(event) == "GaussianDpEvent":
-        return {"name": "gaussian", "sigma": float(event.noise_multiplier), "sensitivity": 1.0}
+        return {"name": "gaussian", "sigma": _get(event, "noise_multiplier", path), "sensitivity": 1.0}
     if _name(event) == "LaplaceDpEvent":
-        return {"name": "laplace", "scale": float(event.noise_multiplier), "sensitivity": 1.0}
+        return {"name": "laplace", "scale": _get(event, "noise_multiplier", path), "sensitivity": 1.0}
     raise InvalidArgument(path, _name(event), "is not supported as a noise step here (GaussianDpEvent, LaplaceDpEvent)")
 
 
@@ -47,9 +75,9 @@ def _phases(event: Any, count: int, path: str) -> list[dict]:
     if name == "NoOpDpEvent":
         return []
     if name == "SelfComposedDpEvent":
-        return _phases(event.event, count * int(event.count), f"{path}.event")
+        return _phases(_get(event, "event", path), count * _count(_get(event, "count", path), f"{path}.count"), f"{path}.event")
     if name == "ComposedDpEvent":
-        inner = [p for i, e in enumerate(event.events) for p in _phases(e, 1, f"{path}.events[{i}]")]
+        inner = [p for i, e in enumerate(_get(event, "events", path)) for p in _phases(e, 1, f"{path}.events[{i}]")]
         if count == 1:
             return inner
         if len(inner) == 1:
@@ -59,13 +87,19 @@ def _phases(event: Any, count: int, path: str) -> list[dict]:
         mechanism = _mechanism(event, path)
         return [{"name": "single", "mechanism": mechanism} if count == 1 else {"name": "composed", "times": count, "mechanism": mechanism}]
     if name == "PoissonSampledDpEvent":
-        mechanism = _mechanism(event.event, f"{path}.event")
-        return [{"name": "poisson", "rate": float(event.sampling_probability), "steps": count, "mechanism": mechanism}]
+        mechanism = _mechanism(_get(event, "event", path), f"{path}.event")
+        return [{"name": "poisson", "rate": _get(event, "sampling_probability", path), "steps": count, "mechanism": mechanism}]
     if name == "SampledWithoutReplacementDpEvent":
-        mechanism = _mechanism(event.event, f"{path}.event")
-        phase = {"name": "without_replacement", "dataset_size": int(event.source_dataset_size), "batch_size": int(event.sample_size)}
+        mechanism = _mechanism(_get(event, "event", path), f"{path}.event")
+        phase = {"name": "without_replacement", "dataset_size": _get(event, "source_dataset_size", path), "batch_size": _get(event, "sample_size", path)}
         return [{**phase, "steps": count, "mechanism": mechanism}]
     raise InvalidArgument(path, name, "is not supported by from_dp_event (see verifier.adapters.dp_event for the supported nodes)")
+
+
+def _count(value: Any, path: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidArgument(path, value, "must be an integer >= 1")
+    return value
 
 
 def _phases_times(phase: dict, count: int, path: str) -> list[dict]:

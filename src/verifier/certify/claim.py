@@ -72,7 +72,7 @@ import verifier.matrix as matrix
 from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
 from verifier.schemes import PoissonReplaceOne, WithoutReplacement
 
-__all__ = ["Claim", "parse_claim", "load_claim", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
+__all__ = ["Claim", "parse_claim", "load_claim", "read_json", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
 
 NEIGHBORING = ("add_or_remove", "add", "remove", "replace_one")
 
@@ -494,26 +494,31 @@ def _is_sequence(scheme: Any) -> bool:
 
 def load_claim(path: str | Path) -> Claim:
     """Read and validate a claim from a JSON file (see :func:`parse_claim`)."""
+    return parse_claim(read_json("claim", path))
+
+
+def read_json(name: str, path: str | Path) -> Any:
+    """The JSON value in the file at ``path`` (a small file: at most :data:`MAX_CLAIM_BYTES`), read
+    strictly (no NaN/Infinity, UTF-8/16/32 only); errors name the option ``name`` and the path."""
     try:
         with Path(path).open("rb") as handle:
             raw = handle.read(MAX_CLAIM_BYTES + 1)
     except OSError as exc:
-        raise InvalidArgument("claim", str(path), f"cannot be read ({exc.strerror})") from None
+        raise InvalidArgument(name, str(path), f"cannot be read ({exc.strerror})") from None
     if len(raw) > MAX_CLAIM_BYTES:
-        raise InvalidArgument("claim", str(path), f"is larger than {MAX_CLAIM_BYTES} bytes (a claim is a small JSON object)")
-    text = _decode(str(path), raw)
+        raise InvalidArgument(name, str(path), f"is larger than {MAX_CLAIM_BYTES} bytes (a {name} is a small JSON object)")
+    text = _decode(name, str(path), raw)
     try:
-        obj = json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise InvalidArgument("claim", str(path), f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    return parse_claim(obj)
+        raise InvalidArgument(name, str(path), f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
 
 
 #: Largest claim file read (a claim is a few hundred bytes; a huge file is a wrong file).
 MAX_CLAIM_BYTES = 1 << 20
 
 
-def _decode(path: str, raw: bytes) -> str:
+def _decode(name: str, path: str, raw: bytes) -> str:
     """The text of a claim file: UTF-8 (RFC 8259), with or without a byte-order mark, or UTF-16/32
     recognised by their BOM or NUL-byte pattern (``json.detect_encoding``, as ``json.loads`` does
     for bytes). Any other encoding (Latin-1, …) is refused, never guessed."""
@@ -524,7 +529,7 @@ def _decode(path: str, raw: bytes) -> str:
         return raw.decode(encoding)
     except UnicodeDecodeError as exc:
         raise InvalidArgument(
-            "claim", path, f"is not valid {encoding.upper()} (byte {raw[exc.start]:#04x} at offset {exc.start})",
+            name, path, f"is not valid {encoding.upper()} (byte {raw[exc.start]:#04x} at offset {exc.start})",
             fix="save the file as UTF-8",
         ) from None
 

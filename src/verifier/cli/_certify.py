@@ -14,7 +14,8 @@ import math
 from verifier._files import write_text_atomically
 from verifier._validation import check_nonnegative
 from verifier.certify.certificate import NO_LOWER_BOUND, to_certificate
-from verifier.certify.claim import NEIGHBORING, SCHEMES, Claim, load_claim, parse_claim
+from verifier.adapters import from_dp_event
+from verifier.certify.claim import read_json, NEIGHBORING, SCHEMES, Claim, load_claim, parse_claim
 from verifier.certify.examples import DEMO, EXAMPLES, example
 from verifier.certify.verdict import Outcome, certify
 from verifier.cli._options import add_mechanism_options, add_scheme_options, number_list
@@ -38,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "2 invalid claim, 4 internal inconsistency.",
     )
     parser.add_argument("claim", nargs="?", help="claim JSON file with the fields mechanism, scheme, neighboring, epsilon, delta (see verifier.certify.claim)")
+    parser.add_argument("--dp-event", dest="dp_event", metavar="EVENT.json", help="a dp_accounting DpEvent in JSON (its to_named_tuple() as an object) instead of a claim file; with --epsilon, --delta and optionally --neighboring")
     parser.add_argument("--example", choices=[e.name for e in EXAMPLES + DEMO], help="certify a built-in example claim")
     add_mechanism_options(parser)
     add_scheme_options(parser)
@@ -108,11 +110,27 @@ def _claim(args: argparse.Namespace) -> Claim:
     source = args.claim if args.claim is not None else args.example
     if source is not None and given:
         raise InvalidArgument(given[0], getattr(args, given[0]), "claim flags cannot be combined with a claim file or --example")
+    if args.dp_event is not None:
+        return _dp_event_claim(args, given, source)
     if args.claim is not None:
         return load_claim(args.claim)
     if args.example is not None:
         return example(args.example).parsed()
     return claim_from_flags(args)
+
+
+def _dp_event_claim(args: argparse.Namespace, given: list[str], source: str | None) -> Claim:
+    """The claim about a dp_accounting DpEvent (JSON form) with --epsilon, --delta, --neighboring."""
+    if source is not None:
+        raise InvalidArgument("dp_event", args.dp_event, "give either --dp-event or a claim file/--example, not both")
+    extra = [flag for flag in given if flag not in ("epsilon", "delta", "neighboring")]
+    if extra:
+        raise InvalidArgument(extra[0], getattr(args, extra[0]), "the DpEvent describes the mechanism and scheme; give only --epsilon, --delta, --neighboring")
+    for flag in ("epsilon", "delta"):
+        if getattr(args, flag) is None:
+            raise InvalidArgument(flag, None, "is required with --dp-event")
+    event = read_json("dp_event", args.dp_event)
+    return from_dp_event(event, epsilon=args.epsilon, delta=args.delta, neighboring=args.neighboring or "add_or_remove")
 
 
 def summary_lines(outcome: Outcome) -> list[str]:
