@@ -31,7 +31,16 @@ from verifier.pairs import Gaussian
 from verifier.rdp.checkin import wbk_mixture_upper
 from verifier.rdp.shuffle import shuffle_lower
 
-__all__ = ["PublishedValue", "lemma1_printed", "theorem4_printed", "theorem5_optimistic", "fmt_shuffle_printed"]
+__all__ = [
+    "PublishedValue",
+    "lemma1_printed",
+    "theorem4_printed",
+    "theorem5_optimistic",
+    "fmt_shuffle_printed",
+    "approach1_printed",
+    "approach2_printed",
+    "lemma3_epsilon",
+]
 
 PUBLISHED = "published_formula"
 OPTIMISTIC = "optimistic"
@@ -53,32 +62,34 @@ class PublishedValue:
         return {"value": self.value, "label": self.label, "citation": self.citation, "note": self.note, "in_regime": self.in_regime}
 
 
+def _lemma1_log_m(t: npt.NDArray[np.float64], lam: float, eps: float, d: float) -> npt.NDArray[np.float64]:
+    """ln of Lemma 1's objective at r = δ + (1 − δ)·sigmoid(t) (vectorised; +∞ where r = 1)."""
+    with np.errstate(over="ignore"):
+        s = np.where(t > -700, 1.0 / (1.0 + np.exp(-np.minimum(t, 700))), np.exp(np.maximum(t, -745)))
+    r = d + (1 - d) * s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = lam * np.log(r) + (1 - lam) * np.log((1 - d) * s)
+        b = lam * np.log1p(-r) + (1 - lam) * np.log(math.exp(eps) - r + d)
+        out = np.logaddexp(a, b)
+    return np.where(r < 1.0, out, np.inf)
+
+
 def lemma1_printed(order: float, epsilon: float, delta: float) -> PublishedValue:
     """Lemma 1 / Eq. (2) as printed: ε + ln min_{r∈(δ,1)} [r^λ (r−δ)^{1−λ} + (1−r)^λ (e^ε − r + δ)^{1−λ}] / (λ−1).
-    The infimum is taken on r = δ + (1 − δ)·sigmoid(t), t ∈ [−745, 40] (grid, then golden refinement)."""
+    The infimum is taken on r = δ + (1 − δ)·sigmoid(t), t ∈ [−745, 40] (grid, then ternary refinement)."""
     lam = check_positive("order", order)
     eps = check_nonnegative("epsilon", epsilon)
     d = check_nonnegative("delta", delta)
-
-    def log_m(t: float) -> float:
-        s = 1.0 / (1.0 + math.exp(-t)) if t > -700 else math.exp(t)
-        r = d + (1 - d) * s
-        if r >= 1.0:
-            return math.inf
-        a = lam * math.log(r) + (1 - lam) * math.log((1 - d) * s) if s > 0 else math.inf
-        b = lam * math.log1p(-r) + (1 - lam) * math.log(math.exp(eps) - r + d)
-        return max(a, b) + math.log1p(math.exp(-abs(a - b)))
-
-    ts = np.linspace(-745.0, 40.0, 4001)
-    values = [log_m(float(t)) for t in ts]
+    ts = np.linspace(-745.0, 40.0, 1571)
+    values = _lemma1_log_m(ts, lam, eps, d)
     i = int(np.argmin(values))
     lo, hi = float(ts[max(i - 1, 0)]), float(ts[min(i + 1, len(ts) - 1)])
-    best = values[i]
-    for _ in range(80):
-        m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
-        f1, f2 = log_m(m1), log_m(m2)
-        best = min(best, f1, f2)
-        lo, hi = (lo, m2) if f1 <= f2 else (m1, hi)
+    best = float(values[i])
+    for _ in range(60):
+        probe = np.array([lo + (hi - lo) / 3, hi - (hi - lo) / 3])
+        f1, f2 = _lemma1_log_m(probe, lam, eps, d)
+        best = min(best, float(f1), float(f2))
+        lo, hi = (lo, float(probe[1])) if f1 <= f2 else (float(probe[0]), hi)
     value = eps + best / (lam - 1)
     return PublishedValue(
         max(value, 0.0),
@@ -138,3 +149,78 @@ def fmt_shuffle_printed(epsilon0: float, delta0: float, reports: int, delta1: fl
     cite = "Liew et al. Eqs. (10)-(11) (Feldman, McMillan & Talwar 2021)"
     note = "" if regime else "outside the stated regime eps0 <= ln(n / (16 ln(2/delta1))): a formula only"
     return PublishedValue(eps, PUBLISHED, cite, note, regime), PublishedValue(delta, PUBLISHED, cite, note, regime)
+
+
+def _fmt_per_k(epsilon0: float, delta0: float, users: int, delta1: float) -> list[tuple[float, float, bool]]:
+    """(ε_k, δ_k, in regime) of Eqs. (10)–(11) for k = 1 … n (evaluated regardless of the regime)."""
+    out = []
+    for k in range(1, users + 1):
+        eps, delta = fmt_shuffle_printed(epsilon0, delta0, k, delta1)
+        out.append((eps.value, delta.value, bool(eps.in_regime)))
+    return out
+
+
+def _mixture(log_w: npt.NDArray[np.float64], log_e: list[float], lam: int) -> float:
+    terms = np.array([log_w[0], *[lw + le for lw, le in zip(log_w[1:], log_e)]])
+    top = float(np.max(terms))
+    return (top + math.log(float(np.sum(np.exp(terms - top))))) / (lam - 1)
+
+
+def approach2_printed(epsilon0: float, delta0: float, users: int, rate: float, orders: npt.ArrayLike, delta1: float) -> list[PublishedValue]:
+    """Approach 2 (§3.3, "subsampled shuffling conversion") as printed: per k, FMT (Eqs. 10–11,
+    evaluated whatever the regime), Balle et al. 2018 Thm 9 at rate k/n (Eq. 12), Lemma 1 as printed,
+    then Eq. (5). Per-round "RDP" at each order; a published formula, not a bound (Lemma 1)."""
+    from verifier.rdp.checkin import binomial_log_weights
+
+    n = check_integer("users", users, minimum=1)
+    log_w = binomial_log_weights(n, rate)
+    per_k = _fmt_per_k(epsilon0, delta0, n, delta1)
+    out = []
+    for lam in np.asarray(orders, dtype=float):
+        log_e = []
+        for k, (eps_k, delta_k, _) in enumerate(per_k, start=1):
+            eps2 = math.log1p(k / n * math.expm1(eps_k))
+            log_e.append((lam - 1) * lemma1_printed(lam, eps2, min(k / n * delta_k, 1.0)).value)
+        regime = all(r for _, _, r in per_k)
+        out.append(PublishedValue(_mixture(log_w, log_e, lam), PUBLISHED, "Liew et al. Approach 2 (Table 1) as printed", "goes through Lemma 1", regime))
+    return out
+
+
+def approach1_printed(epsilon0: float, delta0: float, users: int, rate: float, orders: npt.ArrayLike, delta1: float) -> list[PublishedValue]:
+    """Approach 1 (§3.3, "shuffling conversion") as printed: per k, FMT (Eqs. 10–11), Lemma 1 for the
+    shuffle RDP at every j <= λ, WBK's ternary bounds at rate k/n (with ε(∞) = ∞), then Eq. (5)."""
+    from scipy.special import gammaln
+
+    from verifier.rdp.checkin import binomial_log_weights
+
+    n = check_integer("users", users, minimum=1)
+    log_w = binomial_log_weights(n, rate)
+    per_k = _fmt_per_k(epsilon0, delta0, n, delta1)
+    ints = np.asarray(orders, dtype=np.int64)
+    lam_max = int(ints.max())
+    shuffle_rdp = [[0.0, 0.0] + [lemma1_printed(j, e, min(d, 1.0)).value for j in range(2, lam_max + 1)] for e, d, _ in per_k]
+    out = []
+    for lam in ints:
+        lam = int(lam)
+        log_e = []
+        for k in range(1, n + 1):
+            eps_j = shuffle_rdp[k - 1]
+            log_q = math.log(k / n)
+            log_c = lambda j: float(gammaln(lam + 1) - gammaln(j + 1) - gammaln(lam - j + 1))  # noqa: E731
+            terms = [0.0, 2 * log_q + log_c(2) + math.log(4 * math.expm1(eps_j[2])) if eps_j[2] > 0 else -math.inf]
+            terms += [math.log(2) + j * log_q + log_c(j) + (j - 1) * eps_j[j] for j in range(3, lam + 1)]
+            top = max(terms)
+            log_e.append(top + math.log(sum(math.exp(t - top) for t in terms)))
+        regime = all(r for _, _, r in per_k)
+        out.append(PublishedValue(_mixture(log_w, log_e, lam), PUBLISHED, "Liew et al. Approach 1 (Table 1) as printed", "goes through Lemma 1", regime))
+    return out
+
+
+def lemma3_epsilon(rdp: npt.ArrayLike, orders: npt.ArrayLike, rounds: int, delta: float) -> float:
+    """Lemma 3 / Eq. (9): min over the orders of T·R(λ) + [ln(1/δ) + (λ−1) ln(1 − 1/λ) − ln λ]/(λ−1),
+    clipped at 0 (a formula applied to whatever R is given)."""
+    r = np.asarray(rdp, dtype=float)
+    lam = np.asarray(orders, dtype=float)
+    t = check_integer("rounds", rounds, minimum=1)
+    d = check_open_unit("delta", delta)
+    return max(0.0, float(np.min(t * r + (math.log(1 / d) + (lam - 1) * np.log1p(-1 / lam) - np.log(lam)) / (lam - 1))))
