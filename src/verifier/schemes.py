@@ -227,10 +227,7 @@ class PoissonReplaceOne:
 
     def __post_init__(self) -> None:
         _check_pair(self.pair)
-        rate = check_unit("rate", self.rate)
-        if rate == 0.0:
-            raise InvalidArgument("rate", self.rate, "must lie in (0, 1] (rate 0 releases nothing)")
-        object.__setattr__(self, "rate", rate)
+        object.__setattr__(self, "rate", check_rate("rate", self.rate))
         object.__setattr__(self, "steps", check_integer("steps", self.steps, minimum=1))
 
 
