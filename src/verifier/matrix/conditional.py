@@ -64,10 +64,10 @@ def _row_normalised(weights: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]
     return np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
 
 
-def _candidate_weights(dist: npt.NDArray[np.float64]) -> list[npt.NDArray[np.float64]]:
-    """ψ matrices (row i: weights over the sorted positions j < i) of the variational family."""
-    b = dist.shape[0]
-    below = np.tri(b, b, -1, dtype=bool)
+def _candidate_weights(dist: npt.NDArray[np.float64], rows: npt.NDArray[np.int64]) -> list[npt.NDArray[np.float64]]:
+    """ψ matrices (one row per position i in ``rows``: weights over the sorted positions j < i) of
+    the variational family; ``dist`` holds the squared distances of those rows to every position."""
+    below = rows[:, None] > np.arange(dist.shape[1])[None, :]
     out = []
     for t in TEMPERATURES:
         if math.isinf(t):
@@ -82,33 +82,34 @@ def _candidate_weights(dist: npt.NDArray[np.float64]) -> list[npt.NDArray[np.flo
 
 
 def reverse_hazard_bounds(
-    gram_past: npt.NDArray[np.float64], direction: Direction, quantile: float
+    gram_past: npt.NDArray[np.float64], direction: Direction, quantile: float, first: int = 0
 ) -> npt.NDArray[np.float64]:
     """λ̄ (sorted positions) from the Gram matrix of the sorted past prefixes (units of σ) and
-    Φ⁻¹(β) = ``quantile`` (module docstring, steps 2–3)."""
+    Φ⁻¹(β) = ``quantile`` (module docstring, steps 2–3), for the positions >= ``first`` (the others
+    are returned as 1: the caller does not use them). Cost O((b − first)·b²) per candidate ψ."""
     k = gram_past
     b = k.shape[0]
     diag = np.diagonal(k)
-    dist = np.maximum(diag[:, None] + diag[None, :] - 2 * k, 0.0)
-    dist[np.equal.outer(diag, diag) & (k == diag[:, None])] = 0.0  # identical prefixes: exactly 0
-    tau = np.full(b, -np.inf)
-    positions = np.arange(b)
-    for psi in _candidate_weights(dist):
+    rows = np.arange(first, b)
+    dist = np.maximum(diag[rows, None] + diag[None, :] - 2 * k[rows], 0.0)
+    tau = np.full(len(rows), -np.inf)
+    for psi in _candidate_weights(dist, rows):
         has = psi.sum(axis=1) > 0
         with np.errstate(divide="ignore", invalid="ignore"):
-            kl = np.where(psi > 0, psi * np.log(psi * np.maximum(positions, 1)[:, None]), 0.0).sum(axis=1)
+            kl = np.where(psi > 0, psi * np.log(psi * np.maximum(rows, 1)[:, None]), 0.0).sum(axis=1)
         pk = psi @ k  # row i: Σ_j ψ_ij K_j·
         esq = psi @ diag
-        xi = np.sqrt(np.maximum(diag - 2 * np.einsum("ij,ij->i", psi, k) + np.einsum("ij,ij->i", pk, psi), 0.0))
-        base = (diag - esq) / 2 - kl
+        xi = np.sqrt(np.maximum(diag[rows] - 2 * np.einsum("ij,ij->i", psi, k[rows]) + np.einsum("ij,ij->i", pk, psi), 0.0))
+        base = (diag[rows] - esq) / 2 - kl
         if direction is Direction.ADD:
             candidate = base + xi * quantile
         else:
-            candidate = _mixture_quantile((pk - k) + base[:, None], xi, quantile)
+            candidate = _mixture_quantile((pk - k[rows]) + base[:, None], xi, quantile)
         tau = np.where(has, np.maximum(tau, candidate), tau)
-    identical = ~(np.tri(b, b, -1, dtype=bool) & (dist > 0)).any(axis=1)
+    identical = ~((rows[:, None] > np.arange(b)[None, :]) & (dist > 0)).any(axis=1)
     tau = np.where(identical, 0.0, tau)
-    lam = 1.0 / (1.0 + positions * np.exp(np.minimum(tau, 700.0)))
+    lam = np.ones(b)
+    lam[rows] = 1.0 / (1.0 + rows * np.exp(np.minimum(tau, 700.0)))
     lam[0] = 1.0
     return lam
 
@@ -184,7 +185,8 @@ def step_pairs(mu: npt.ArrayLike, direction: Direction, delta_e: float) -> Count
         column = m[:, n]
         if np.any(column > 0):
             order = np.argsort(column, kind="stable")
-            lam = reverse_hazard_bounds(k[np.ix_(order, order)], direction, quantile)
+            first = int(np.searchsorted(column[order], column[order][0], side="right"))  # λ̄ of the lowest-mean group is unused
+            lam = reverse_hazard_bounds(k[np.ix_(order, order)], direction, quantile, first)
             out[_step_pair(column[order], lam)] += 1
         k += np.outer(column, column)
     return out

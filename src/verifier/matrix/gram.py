@@ -88,6 +88,12 @@ def truncate(g: npt.NDArray[np.float64], bands: int) -> tuple[npt.NDArray[np.flo
     """(G^(p), τ) of Algorithm 1 (Lemma 3.3): τ = max_{cyc >= p} G_ij (0 if none) and
     G^(p)_ij = max(G_ij − τ, 0) inside the cyclic band, 0 outside; G <= G^(p) + τ·11ᵀ entrywise."""
     p = check_integer("bands", bands, minimum=1)
+    if p == 1:  # diagonal band: no b×b distance table needed
+        diag = np.diagonal(g).copy()
+        off = g.copy()
+        np.fill_diagonal(off, -np.inf)
+        tau = max(float(off.max()), 0.0) if g.shape[0] > 1 else 0.0
+        return np.diag(np.maximum(diag - tau, 0.0)), tau
     cyc = cyclic_distance(g.shape[0])
     outside = cyc >= p
     tau = float(g[outside].max()) if np.any(outside) else 0.0

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
 from flint import arb
 
-from verifier._directed import arb_bound, with_precision
+from verifier._directed import arb_bound, up, with_precision
 from verifier._types import Side
 from verifier._validation import check_integer
 from verifier.errors import InvalidArgument, NumericalFailure
@@ -113,18 +114,22 @@ def dp_log_sums(h: npt.NDArray[np.float64], bands: int, amax: int) -> tuple[npt.
 
 
 def _diagonal_log_sums(diag: npt.NDArray[np.float64], amax: int) -> npt.NDArray[np.float64]:
-    """UPPER bounds on log S_m, m = 0..amax, for a diagonal Γ^(1): the product of the series
-    Σ_t e^{h t(t−1)/2} x^t/t! (one power per distinct h), rounded up with the kernels' error bounds."""
+    """UPPER bounds on log(S_m/b^m), m = 0..amax, for a diagonal Γ^(1): the product of the series
+    Σ_t e^{h t(t−1)/2} x^t/(t!·b^t) (one power per distinct h), rounded up with the kernels' error
+    bounds. (The 1/b^t inside keeps every log O(1): no cancellation against α log b later.)"""
     from verifier.rdp.series import log_power  # the RDP package imports this module (its MatrixMechanism curve)
 
     n = amax + 1
     total: npt.NDArray[np.float64] | None = None
     values, counts = np.unique(diag, return_counts=True)
     with with_precision():
+        log_b = arb(len(diag)).log()
         for h, c in zip(values, counts):
             log_ta = np.zeros(n)
             for t in range(1, n):
-                log_ta[t] = arb_bound(arb(int(c)).log() + arb(float(h)) * (t * (t - 1) // 2) - arb(t + 1).lgamma(), Side.UPPER)
+                log_ta[t] = arb_bound(
+                    arb(int(c)).log() + arb(float(h)) * (t * (t - 1) // 2) - arb(t + 1).lgamma() - t * log_b, Side.UPPER
+                )
             coeff, err = log_power(log_ta, int(c), n)  # [x^m] A(x)^c, A(x) = Σ_t e^{h t(t−1)/2} x^t/t!
             upper = coeff + err
             total = upper if total is None else _upper_product(total, upper, n)
@@ -140,6 +145,18 @@ def _upper_product(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64], n: in
     return coeff + err
 
 
+@lru_cache(maxsize=1024)
+def _log_factorial_upper(a: int) -> float:
+    with with_precision():
+        return arb_bound(arb(a + 1).lgamma(), Side.UPPER)
+
+
+@lru_cache(maxsize=4096)
+def _a_log_b_lower(a: int, b: int) -> float:
+    with with_precision():
+        return arb_bound(a * arb(b).log(), Side.LOWER)
+
+
 def remove_values(gamma: npt.ArrayLike, bands: int, orders: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], bool]:
     """(UPPER bounds on R_α(P‖Q) at the integer ``orders`` >= 2, exact) by Algorithm 1 with bandwidth
     ``bands`` (the p = 1 shortcut for bands = 1); ``exact`` is τ = 0 and b >= 3p − 3."""
@@ -152,16 +169,18 @@ def remove_values(gamma: npt.ArrayLike, bands: int, orders: npt.ArrayLike) -> tu
     amax = int(ints.max())
     h, tau = truncate(g, p)
     if p == 1:
-        log_s = _diagonal_log_sums(np.diagonal(h).copy(), amax)
-        allowance = 0.0
+        log_s = _diagonal_log_sums(np.diagonal(h).copy(), amax)  # already divided by b^m
+        allowance, scaled = 0.0, True
     else:
         log_s, allowance = dp_log_sums(h, p, amax)
-    values = np.empty(len(ints))
-    with with_precision():
-        for i, alpha in enumerate(ints):
-            a = int(alpha)
-            r = (arb(float(log_s[a])) + allowance + arb(a + 1).lgamma() - a * arb(b).log()) / (a - 1) + a * arb(tau) / 2
-            values[i] = max(0.0, arb_bound(r, Side.UPPER))
+        scaled = False
+    # [log S_α + log α! − α log b]/(α − 1) + ατ/2 in floating point, then raised by a bound on its
+    # rounding error (a few units of roundoff per operation on the magnitudes involved)
+    a = ints.astype(float)
+    terms = (log_s[ints] + allowance, np.array([_log_factorial_upper(int(x)) for x in ints]), np.array([0.0 if scaled else _a_log_b_lower(int(x), b) for x in ints]))
+    raw = (terms[0] + terms[1] - terms[2]) / (a - 1) + a * tau / 2
+    magnitude = (np.abs(terms[0]) + terms[1] + terms[2]) / (a - 1) + a * tau / 2
+    values = np.maximum(0.0, up(raw + 8 * _UNIT * (magnitude + 1.0)))
     return values, tau == 0.0 and b >= 3 * p - 3
 
 
