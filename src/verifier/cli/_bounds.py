@@ -17,6 +17,7 @@ from verifier.certify.claim import load_claim
 from verifier.certify.examples import DEMO, EXAMPLES, example
 from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, requested_directions
 from verifier.errors import InvalidArgument
+from verifier.rdp.checkin_published import RESULT_ORDERS, checkin_results
 from verifier.report import plot_delta_curves
 from verifier.report.curves import delta_curves
 
@@ -90,6 +91,7 @@ def _run(args: argparse.Namespace) -> int:
                         for c in curves
                     ],
                     "plot": args.plot,
+                    "results": [{"result": r.result, "label": r.label, "orders": list(RESULT_ORDERS), "values": [json_number(v) for v in r.values]} for r in checkin_results(scheme)],
                 }
             )
         )
@@ -102,4 +104,16 @@ def _run(args: argparse.Namespace) -> int:
         print(f"claim: (ε={mark[0]:g}, δ={mark[1]:g})")
     if args.plot:
         print(f"plot written to {args.plot}")
+    _print_results(scheme)
     return 0
+
+
+def _print_results(scheme) -> None:
+    """The per-round RDP results of the paper a scheme comes from, each with its label (only
+    UPPER / LOWER values are bounds; the others are published formulas, never used in a verdict)."""
+    results = checkin_results(scheme)
+    if not results:
+        return
+    print(f"per-round RDP (nats) at orders {', '.join(str(a) for a in RESULT_ORDERS)}; label = guarantee")
+    for r in results:
+        print(f"  {r.label:<22} {r.result:<58} " + " ".join(f"{v:.6g}" for v in r.values))

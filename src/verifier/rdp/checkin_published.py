@@ -40,6 +40,9 @@ __all__ = [
     "approach1_printed",
     "approach2_printed",
     "lemma3_epsilon",
+    "LabelledCurve",
+    "checkin_results",
+    "RESULT_ORDERS",
 ]
 
 PUBLISHED = "published_formula"
@@ -224,3 +227,49 @@ def lemma3_epsilon(rdp: npt.ArrayLike, orders: npt.ArrayLike, rounds: int, delta
     t = check_integer("rounds", rounds, minimum=1)
     d = check_open_unit("delta", delta)
     return max(0.0, float(np.min(t * r + (math.log(1 / d) + (lam - 1) * np.log1p(-1 / lam) - np.log(lam)) / (lam - 1))))
+
+
+#: Orders at which :func:`checkin_results` reports per-round RDP values.
+RESULT_ORDERS = (2, 4, 8, 16, 32, 64)
+
+
+@dataclass(frozen=True)
+class LabelledCurve:
+    """One result of the paper (or verifier's own) as per-round RDP values at :data:`RESULT_ORDERS`,
+    with its label: "UPPER" / "LOWER" (rigorous bounds), "published_formula" or "optimistic"."""
+
+    result: str
+    label: str
+    values: tuple[float, ...]
+
+
+def checkin_results(scheme: object, orders: npt.ArrayLike = RESULT_ORDERS) -> list[LabelledCurve]:
+    """Every result of Liew et al. that applies to a CheckIn or Shuffle scheme, per-round RDP at
+    ``orders``, each with its label (``verifier bounds`` prints them below the δ(ε) table)."""
+    from verifier.rdp.checkin import checkin_lower, checkin_upper, theorem4_upper
+    from verifier.schemes import CheckIn, Shuffle
+
+    ints = np.asarray(orders, dtype=np.int64)
+    out: list[LabelledCurve] = []
+
+    def add(result: str, label: str, values: npt.ArrayLike) -> None:
+        out.append(LabelledCurve(result, label, tuple(float(v) for v in values)))
+
+    if isinstance(scheme, Shuffle):
+        add("Thm 3 / Eq. (8) (specific pair)", "LOWER", shuffle_lower(scheme.pair, scheme.users, ints))
+        if isinstance(scheme.pair, Gaussian):
+            add("Cor 1: lambda/(2 sigma^2) (Eq. 8 <= unshuffled Gaussian)", "UPPER on Eq. (8) only", ints * scheme.pair.sensitivity**2 / (2 * scheme.pair.sigma**2))
+        return out
+    if not isinstance(scheme, CheckIn):
+        return out
+    pair, n, gamma, agg = scheme.pair, scheme.users, scheme.rate, scheme.aggregation
+    add(f"Eq. (5) + per-k min(WBK Thm 9, base RDP), {agg}", "UPPER", checkin_upper(pair, n, gamma, ints, agg))
+    add(f"Eq. (5), exact moments of one specific pair, {agg}", "LOWER", checkin_lower(pair, n, gamma, ints, agg))
+    if isinstance(pair, Gaussian) and agg == "sum":
+        add("Thm 4 with the k = 0 term restored", "UPPER", theorem4_upper(pair, n, gamma, ints))
+        if pair.sensitivity == 2.0:
+            add("Thm 4 as printed (k from 1)", PUBLISHED, [v.value for v in theorem4_printed(pair.sigma, n, gamma, ints)])
+    if isinstance(pair, Gaussian) and agg == "shuffle":
+        batch = max(1, round(n * gamma))
+        add(f"Thm 5 (m = round(n gamma) = {batch})", OPTIMISTIC, [v.value for v in theorem5_optimistic(pair.sigma / pair.sensitivity, n, batch, ints)])
+    return out
