@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 from verifier._types import Bound, Bracket, Direction, Quantity, Side
 from verifier.certify.method import Guarantee, Method
 from verifier.errors import AccuracyNotReachable, NotApplicable
+from verifier.pairs import Gaussian, Laplace
 from verifier.pld import PLDBracket, builder_for
 from verifier.pld.schemes import scheme_pld
 from verifier.schemes import Sequence as SchemeSequence
@@ -176,9 +177,23 @@ def _start_step(scheme: Scheme) -> float:
         return _start_step(scheme.scheme)
     if isinstance(scheme, SchemeSequence):
         return min(_start_step(phase) for phase in scheme.phases)
-    if isinstance(scheme, (Poisson, WithoutReplacement, PoissonReplaceOne)):
+    if isinstance(scheme, Poisson):
         return min(START_STEP, 2.0 ** math.floor(math.log2(scheme.rate / 2.0)))
+    if isinstance(scheme, (WithoutReplacement, PoissonReplaceOne)):
+        # replace-one subsampling of additive noise: the losses also shrink with Δ/σ (σ = 16·Δ puts
+        # a step's losses ~16 times below λ), and coarser grids leave the dominated side trivial
+        scale = min(1.0, _shift(scheme.pair))
+        return min(START_STEP, 2.0 ** math.floor(math.log2(scheme.rate * scale / 2.0)))
     return START_STEP
+
+
+def _shift(pair) -> float:
+    """Δ/σ (Gaussian) or Δ/b (Laplace): the scale of one step's privacy loss; 1 for other pairs."""
+    if isinstance(pair, Gaussian):
+        return pair.sensitivity / pair.sigma
+    if isinstance(pair, Laplace):
+        return pair.sensitivity / pair.scale
+    return 1.0
 
 
 def _width(b: Bracket) -> float:
