@@ -7,6 +7,7 @@ of verifier's code); the broken ones each make one of the mistakes the catalogue
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -93,3 +94,53 @@ def test_replace_one_accountant_is_refused_for_subsampled_schemes():
 
     with pytest.raises(InvalidArgument, match="replace_one"):
         Accountant("r", exact, schemes=(Poisson,), neighboring="replace_one")
+
+
+def exact_delta(scheme, eps):
+    inner = scheme.scheme if isinstance(scheme, Composed) else scheme
+    times = scheme.times if isinstance(scheme, Composed) else 1
+    return gaussian_delta(math.sqrt(times) / inner.pair.sigma, eps)
+
+
+def exact_rdp(scheme, order):
+    """D_α of the Gaussian mechanism: α Δ²/(2σ²) per step (Mironov 2017, Prop 7)."""
+    inner = scheme.scheme if isinstance(scheme, Composed) else scheme
+    times = scheme.times if isinstance(scheme, Composed) else 1
+    return times * order / (2 * inner.pair.sigma**2)
+
+
+DELTA_CASE = Case(Composed(Single(Gaussian(2.0)), 10), 1e-5, epsilon=2.0, order=4.0)
+CURVES = Accountant("curves", exact, schemes=(Single, Composed), delta=exact_delta, rdp=exact_rdp)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["delta_soundness", "delta_nonincreasing_in_epsilon", "delta_convex_in_exp_epsilon", "round_trip", "rdp_soundness", "rdp_nondecreasing_in_order", "rdp_convexity"],
+)
+def test_exact_curves_pass(name):
+    by_name(name).check(CURVES, DELTA_CASE)
+
+
+@pytest.mark.parametrize(
+    "name, field, broken",
+    [
+        ("delta_soundness", "delta", lambda s, e: 0.97 * exact_delta(s, e)),
+        ("delta_nonincreasing_in_epsilon", "delta", lambda s, e: exact_delta(s, -e)),  # e^ε and e^-ε confused
+        ("delta_convex_in_exp_epsilon", "delta", lambda s, e: exact_delta(s, max(e, 2.5))),  # flat, then the curve: a concave splice
+        ("round_trip", "delta", lambda s, e: exact_delta(s, e - 0.1)),  # δ read off a shifted grid
+        ("rdp_soundness", "rdp", lambda s, a: exact_rdp(s, a) / 2),  # α/(4σ²)
+        ("rdp_nondecreasing_in_order", "rdp", lambda s, a: exact_rdp(s, 1 / a)),
+        ("rdp_convexity", "rdp", lambda s, a: exact_rdp(s, min(a, 5.0))),  # capped at α = 5
+    ],
+)
+def test_broken_curves_fail(name, field, broken):
+    accountant = dataclasses.replace(CURVES, **{field: broken})
+    with pytest.raises(PropertyFailure) as info:
+        by_name(name).check(accountant, DELTA_CASE)
+    assert info.value.finding.property == name
+
+
+def test_delta_only_accountant_gets_only_delta_properties():
+    only_delta = Accountant("d", None, schemes=(Single, Composed), delta=exact_delta)
+    names = {p.name for p in CATALOGUE if p.applies_to(only_delta)}
+    assert names == {"delta_soundness", "delta_nonincreasing_in_epsilon", "delta_convex_in_exp_epsilon"}

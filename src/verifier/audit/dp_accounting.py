@@ -75,7 +75,8 @@ def rows(examples: int = 0, quick: bool = False) -> tuple[list[AuditRow], list[s
 
 
 def _hypothesis_rows(examples: int) -> list[AuditRow]:
-    """The catalogue on dp_accounting's add/remove accountants (Gaussian, compositions, Poisson)."""
+    """The catalogue on dp_accounting's add/remove accountants (Gaussian, compositions, Poisson;
+    their ε(δ) and δ(ε))."""
     from dp_accounting import dp_event as E
 
     from verifier.properties.accountant import Accountant
@@ -93,5 +94,9 @@ def _hypothesis_rows(examples: int) -> list[AuditRow]:
         def epsilon(scheme, delta, make=make):
             return make().compose(event(scheme)).get_epsilon(delta)
 
-        out += catalogue_rows(Accountant(f"dp_accounting {name}", epsilon, schemes=(Single, Composed, Poisson)), examples)
+        def delta_at(scheme, eps, make=make):
+            return make().compose(event(scheme)).get_delta(eps)
+
+        accountant = Accountant(f"dp_accounting {name}", epsilon, schemes=(Single, Composed, Poisson), delta=delta_at)
+        out += catalogue_rows(accountant, examples)
     return out

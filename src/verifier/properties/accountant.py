@@ -25,7 +25,7 @@ from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
 from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
 
-__all__ = ["Accountant", "Case", "claim_for", "certify_command", "rigorous_epsilon", "claim_epsilon", "EpsilonFunction", "SETTLED_RTOL"]
+__all__ = ["Accountant", "Case", "claim_for", "certify_command", "rigorous_epsilon", "rigorous_delta", "rigorous_renyi", "claim_epsilon", "EpsilonFunction", "SETTLED_RTOL"]
 
 #: Relative width at which verifier's bracket counts as exact and slower methods are not run.
 SETTLED_RTOL = 1e-9
@@ -36,25 +36,31 @@ EpsilonFunction = Callable[[Scheme, float], float]
 
 @dataclass(frozen=True)
 class Accountant:
-    """An accountant to test: its ε function, the schemes and pairs it accepts, the relation it
-    claims for (one of :data:`~verifier.certify.claim.NEIGHBORING`), and optionally its δ(ε).
+    """An accountant to test: its functions (``epsilon(scheme, δ)``, and optionally
+    ``delta(scheme, ε)`` and ``rdp(scheme, α)``; at least one), the schemes and pairs it accepts,
+    and the relation it claims for (one of :data:`~verifier.certify.claim.NEIGHBORING`). Each
+    catalogue property needs one of the functions and runs where it is given.
 
     ``schemes`` are classes of :mod:`verifier.schemes` (a :class:`Composed` is of a :class:`Single`);
     ``pairs`` classes of :mod:`verifier.pairs`. Strategies only draw cases inside both.
     """
 
     name: str
-    epsilon: EpsilonFunction
+    epsilon: EpsilonFunction | None
     schemes: tuple[type, ...] = (Single, Composed, Poisson)
     pairs: tuple[type, ...] = (Gaussian,)
     neighboring: str = "add_or_remove"
     delta: Callable[[Scheme, float], float] | None = field(default=None, compare=False)
+    rdp: Callable[[Scheme, float], float] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.neighboring not in NEIGHBORING:
             raise InvalidArgument("neighboring", self.neighboring, f"must be one of {', '.join(NEIGHBORING)}")
-        if not callable(self.epsilon):
-            raise InvalidArgument("epsilon", self.epsilon, "must be a callable epsilon(scheme, delta) -> float")
+        for name in ("epsilon", "delta", "rdp"):
+            if getattr(self, name) is not None and not callable(getattr(self, name)):
+                raise InvalidArgument(name, getattr(self, name), f"must be a callable {name}(scheme, x) -> float or None")
+        if self.epsilon is None and self.delta is None and self.rdp is None:
+            raise InvalidArgument("epsilon", None, "an accountant needs at least one of epsilon, delta, rdp")
         for kind in self.schemes:
             if kind not in (Single, Composed, Poisson, Allocation):
                 raise InvalidArgument("schemes", kind, "must list scheme classes (Single, Composed, Poisson, Allocation)")
@@ -76,13 +82,22 @@ class Accountant:
 
 @dataclass(frozen=True)
 class Case:
-    """One question put to an accountant: ε(δ) of ``scheme``."""
+    """One question put to an accountant about ``scheme``: ε at ``delta``; δ at ``epsilon`` and
+    D_α at ``order`` for the properties of δ(ε) and RDP curves."""
 
     scheme: Scheme
     delta: float
+    epsilon: float = 1.0
+    order: float = 2.0
 
     def __str__(self) -> str:
         return f"{_scheme_text(self.scheme)}, δ={self.delta!r}"
+
+    def at_epsilon(self) -> str:
+        return f"{_scheme_text(self.scheme)}, ε={self.epsilon!r}"
+
+    def at_order(self) -> str:
+        return f"{_scheme_text(self.scheme)}, α={self.order!r}"
 
 
 def _pair_object(pair: DominatingPair) -> dict:
@@ -149,6 +164,29 @@ def rigorous_epsilon(scheme: Scheme, delta: float, neighboring: str = "add_or_re
     return claim_epsilon(claim_for(scheme, neighboring, 1.0, delta))
 
 
+@functools.lru_cache(maxsize=4096)
+def rigorous_delta(scheme: Scheme, epsilon: float, neighboring: str = "add_or_remove") -> Bracket:
+    """verifier's rigorous bracket on δ(``epsilon``) of ``scheme`` under ``neighboring`` (the same
+    methods as :func:`claim_epsilon`), maximised over the required directions."""
+    claim = claim_for(scheme, neighboring, epsilon, 0.5)
+    return _collect(claim, Quantity.DELTA, epsilon)
+
+
+def rigorous_renyi(scheme: Scheme, order: float, neighboring: str = "add_or_remove") -> Bracket:
+    """verifier's rigorous bracket on D_α of a single or composed step (the pair's Rényi divergence
+    in ball arithmetic, times the number of steps: Rényi divergences of products add; van Erven &
+    Harremoës 2014, Thm 28), maximised over the required directions. Other schemes are refused."""
+    claim = claim_for(scheme, neighboring, 1.0, 0.5)
+    model = claim.model
+    times = 1
+    if isinstance(model, Composed):
+        model, times = model.scheme, model.times
+    if not isinstance(model, Single):
+        raise InvalidArgument("scheme", scheme, "rigorous Rényi brackets are computed here for single and composed steps only")
+    brackets = [model.pair.renyi(order, d) for d in claim.directions]
+    return Bracket(times * max(b.lower for b in brackets), times * max(b.upper for b in brackets))
+
+
 def claim_epsilon(claim: Claim) -> Bracket:
     """verifier's rigorous bracket on ε(claimed δ) of the claim's model: the largest lower and
     smallest upper bound of the registered methods that give rigorous lower bounds or are cheap
@@ -156,6 +194,10 @@ def claim_epsilon(claim: Claim) -> Bracket:
     relation requires (Feldman & Shenfeld, Def 2.2). Upper-only methods of cost >= 2 (the slower
     analytic theorems) are left out: they cannot move the lower bound, which is what decides
     soundness. Once a closed form pins ε down to :data:`SETTLED_RTOL`, nothing slower runs."""
+    return _collect(claim, Quantity.EPSILON, claim.delta)
+
+
+def _collect(claim: Claim, quantity: Quantity, at: float) -> Bracket:
     rigorous = [m.name for m in select_methods(claim.model) if Side.LOWER in m.sides() or (m.sides() and m.cost <= 1)]
     directions = claim.directions
 
@@ -163,4 +205,4 @@ def claim_epsilon(claim: Claim) -> Bracket:
         brackets = [best_bracket(bounds, d) for d in directions]
         return all(math.isfinite(b.upper - b.lower) and b.upper - b.lower <= SETTLED_RTOL * abs(b.upper) for b in brackets)
 
-    return collect_bounds(claim.model, Quantity.EPSILON, claim.delta, directions, only=rigorous, settled=settled).combined
+    return collect_bounds(claim.model, quantity, at, directions, only=rigorous, settled=settled).combined

@@ -21,7 +21,7 @@ from typing import Callable
 
 from verifier._types import Bracket
 from verifier.pairs import Gaussian, Laplace
-from verifier.properties.accountant import Accountant, Case, certify_command, claim_for, rigorous_epsilon
+from verifier.properties.accountant import Accountant, Case, certify_command, claim_for, rigorous_delta, rigorous_epsilon, rigorous_renyi
 from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
 
 __all__ = ["Property", "Finding", "PropertyFailure", "CATALOGUE", "by_name", "SOUNDNESS_RTOL", "GRID_RTOL", "IDENTITY_RTOL"]
@@ -87,9 +87,14 @@ class Property:
     catches: str
     check: Callable[[Accountant, Case], None]
     needs: tuple[type, ...] = ()
+    uses: tuple[str, ...] = ("epsilon",)  # the accountant functions the check calls
 
     def applies_to(self, accountant: Accountant) -> bool:
-        return any(k in accountant.schemes for k in self.kinds) and all(k in accountant.schemes for k in self.needs)
+        return (
+            any(k in accountant.schemes for k in self.kinds)
+            and all(k in accountant.schemes for k in self.needs)
+            and all(getattr(accountant, f) is not None for f in self.uses)
+        )
 
 
 def _eps(accountant: Accountant, scheme: Scheme, delta: float) -> float:
@@ -130,6 +135,79 @@ def _check_soundness(accountant: Accountant, case: Case) -> None:
             bracket=bracket,
             reproducer=certify_command(claim) if claim else "",
         )
+
+
+def _check_delta_soundness(accountant: Accountant, case: Case) -> None:
+    """δ_acc(ε) >= verifier's rigorous lower bound on δ(ε)."""
+    value = float(accountant.delta(case.scheme, case.epsilon))
+    bracket = rigorous_delta(case.scheme, case.epsilon, accountant.neighboring)
+    _steer((bracket.lower - value) / max(bracket.lower, 1e-300) if math.isfinite(value) else 0.0)
+    if not value >= bracket.lower * (1 - SOUNDNESS_RTOL):
+        raise PropertyFailure(
+            Finding(
+                "delta_soundness",
+                case,
+                {f"{accountant.name} δ(ε={case.epsilon!r})": value, "verifier's δ bracket": (bracket.lower, bracket.upper)},
+                f"at {case.at_epsilon()} the accountant's δ is below verifier's rigorous lower bound on the true δ(ε)",
+            )
+        )
+
+
+def _check_round_trip(accountant: Accountant, case: Case) -> None:
+    """δ_acc(ε_acc(δ)) <= δ: ε(δ) is the least ε with δ(ε) <= δ (Steinke 2022, §3)."""
+    eps = _eps(accountant, case.scheme, case.delta)
+    back = float(accountant.delta(case.scheme, eps))
+    if not back <= case.delta * (1 + 1e-6):
+        _fail("round_trip", case, {"ε(δ)": eps, "δ(ε(δ))": back}, "δ at the accountant's own ε(δ) exceeds δ: the two functions disagree")
+
+
+def _check_delta_monotone_in_epsilon(accountant: Accountant, case: Case) -> None:
+    """δ(ε + 1/2) <= δ(ε): the hockey-stick divergence H_{e^ε} is non-increasing in ε."""
+    low, high = float(accountant.delta(case.scheme, case.epsilon)), float(accountant.delta(case.scheme, case.epsilon + 0.5))
+    if not high <= low * (1 + 1e-9) + 1e-300:
+        _fail("delta_nonincreasing_in_epsilon", case, {f"δ(ε={case.epsilon!r})": low, f"δ(ε={case.epsilon + 0.5!r})": high}, "a larger ε got a larger δ")
+
+
+def _check_delta_convex(accountant: Accountant, case: Case) -> None:
+    """δ is convex in γ = e^ε: H_γ(P‖Q) = E_Q[(P/Q − γ)_+] is a mean of convex functions of γ
+    (Steinke 2022, Def 4); checked at the midpoint of γ and γe."""
+    g0 = math.exp(case.epsilon)
+    g1 = g0 * math.e
+    mid = math.log((g0 + g1) / 2)
+    d0, d1, dm = (float(accountant.delta(case.scheme, e)) for e in (case.epsilon, case.epsilon + 1.0, mid))
+    if not dm <= (d0 + d1) / 2 * (1 + 1e-9) + 1e-300:
+        _fail(
+            "delta_convex_in_exp_epsilon",
+            case,
+            {f"δ(ε={case.epsilon!r})": d0, f"δ(ε={mid!r})": dm, f"δ(ε={case.epsilon + 1.0!r})": d1},
+            "δ at the midpoint of e^ε lies above the chord: not convex in e^ε",
+        )
+
+
+def _check_rdp_soundness(accountant: Accountant, case: Case) -> None:
+    """RDP_acc(α) >= verifier's rigorous lower bound on D_α (single and composed steps)."""
+    value = float(accountant.rdp(case.scheme, case.order))
+    bracket = rigorous_renyi(case.scheme, case.order, accountant.neighboring)
+    if not value >= bracket.lower * (1 - SOUNDNESS_RTOL):
+        raise PropertyFailure(
+            Finding("rdp_soundness", case, {f"{accountant.name} D_α(α={case.order!r})": value}, f"at {case.at_order()} the accountant's RDP is below the rigorous lower bound on D_α", bracket=bracket)
+        )
+
+
+def _check_rdp_monotone(accountant: Accountant, case: Case) -> None:
+    """D_α is non-decreasing in α (van Erven & Harremoës 2014, Thm 3)."""
+    low, high = float(accountant.rdp(case.scheme, case.order)), float(accountant.rdp(case.scheme, case.order + 1))
+    if not high >= low * (1 - 1e-9):
+        _fail("rdp_nondecreasing_in_order", case, {f"D(α={case.order!r})": low, f"D(α={case.order + 1!r})": high}, "a larger order got a smaller RDP")
+
+
+def _check_rdp_convex(accountant: Accountant, case: Case) -> None:
+    """(α − 1)·D_α is convex in α (it is the log of E_Q[(P/Q)^α], a log-convex moment; van Erven &
+    Harremoës 2014, Thm 11); checked at α, α + 1, α + 2."""
+    a = case.order
+    g = [(x - 1) * float(accountant.rdp(case.scheme, x)) for x in (a, a + 1, a + 2)]
+    if not g[1] <= (g[0] + g[2]) / 2 + 1e-9 * max(abs(v) for v in g) + 1e-300:
+        _fail("rdp_convexity", case, {f"(α−1)D_α at α={x!r}": v for x, v in zip((a, a + 1, a + 2), g)}, "(α − 1)·RDP is not convex in α")
 
 
 # --- monotonicity -------------------------------------------------------------------------------------
@@ -300,6 +378,81 @@ CATALOGUE: tuple[Property, ...] = (
         "a k-reduction with ⌈t/k⌉ or ⌊t/k⌋ applied where k = t",
         _check_allocation_full,
         needs=(Composed, Single),
+    ),
+)
+
+
+CATALOGUE += (
+    Property(
+        "delta_soundness",
+        "δ_acc(ε) >= verifier's rigorous lower bound on the true δ(ε)",
+        "definition of (ε, δ)-DP (the hockey-stick divergence, Steinke 2022 Def 4)",
+        "inequality",
+        (Single, Composed, Poisson, Allocation),
+        "a δ(ε) curve that understates the divergence (a missing factor, the wrong direction)",
+        _check_delta_soundness,
+        uses=("delta",),
+    ),
+    Property(
+        "delta_nonincreasing_in_epsilon",
+        "δ(ε + 1/2) <= δ(ε)",
+        "H_{e^ε} is non-increasing in ε (Steinke 2022, Prop 7)",
+        "inequality",
+        (Single, Composed, Poisson, Allocation),
+        "e^ε and e^-ε confused, a δ(ε) read off the wrong tail",
+        _check_delta_monotone_in_epsilon,
+        uses=("delta",),
+    ),
+    Property(
+        "delta_convex_in_exp_epsilon",
+        "δ(ln((e^ε + e^(ε+1))/2)) <= (δ(ε) + δ(ε+1))/2",
+        "H_γ = E_Q[(P/Q − γ)_+] is convex in γ = e^ε (not in ε). A property of the exact curve: an upper "
+        "bound that is a minimum of convex bounds (an RDP conversion over orders) may break it without being unsound",
+        "inequality",
+        (Single, Composed, Poisson, Allocation),
+        "a δ(ε) spliced from pieces (flat, then decreasing: a concave kink)",
+        _check_delta_convex,
+        uses=("delta",),
+    ),
+    Property(
+        "round_trip",
+        "δ(ε(δ)) <= δ",
+        "ε(δ) = inf{ε : δ(ε) <= δ} (Steinke 2022, §3)",
+        "inequality",
+        (Single, Composed, Poisson, Allocation),
+        "an inverse taken on the wrong side of a grid or bisection",
+        _check_round_trip,
+        uses=("epsilon", "delta"),
+    ),
+    Property(
+        "rdp_soundness",
+        "RDP_acc(α) >= verifier's rigorous lower bound on D_α",
+        "definition of RDP (Mironov 2017); D_α of a composition is the sum (van Erven & Harremoës 2014, Thm 28)",
+        "inequality",
+        (Single, Composed),
+        "an RDP curve with a wrong constant (α/(4σ²) for α/(2σ²)) or sensitivity",
+        _check_rdp_soundness,
+        uses=("rdp",),
+    ),
+    Property(
+        "rdp_nondecreasing_in_order",
+        "D_(α+1) >= D_α",
+        "van Erven & Harremoës 2014, Thm 3",
+        "inequality",
+        (Single, Composed, Poisson, Allocation),
+        "an RDP curve divided by α where it should be multiplied",
+        _check_rdp_monotone,
+        uses=("rdp",),
+    ),
+    Property(
+        "rdp_convexity",
+        "(α − 1)·D_α is convex in α",
+        "log-convexity of E_Q[(P/Q)^α] (van Erven & Harremoës 2014, Thm 11)",
+        "inequality",
+        (Single, Composed, Poisson, Allocation),
+        "an RDP curve capped or clipped at some order, a bound spliced from two regimes",
+        _check_rdp_convex,
+        uses=("rdp",),
     ),
 )
 

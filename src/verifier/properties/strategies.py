@@ -20,7 +20,7 @@ from verifier.pairs import DominatingPair, Gaussian, Laplace
 from verifier.properties.accountant import Accountant, Case, claim_for
 from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
 
-__all__ = ["pairs", "schemes", "deltas", "cases", "claims", "NOISE", "MAX_TIMES", "MAX_POISSON_STEPS", "MAX_ALLOCATION_STEPS"]
+__all__ = ["pairs", "schemes", "deltas", "epsilons", "orders", "cases", "claims", "NOISE", "MAX_TIMES", "MAX_POISSON_STEPS", "MAX_ALLOCATION_STEPS"]
 
 #: Range of σ (Gaussian) and scale (Laplace), drawn on a grid of 1/4.
 NOISE = (0.5, 8.0)
@@ -67,7 +67,17 @@ def deltas() -> st.SearchStrategy[float]:
 def cases(accountant: Accountant, kinds: Sequence[type] | None = None) -> st.SearchStrategy[Case]:
     """Cases the accountant accepts (restricted to the scheme classes ``kinds`` when given)."""
     allowed = [k for k in accountant.schemes if kinds is None or k in kinds]
-    return st.builds(Case, schemes(allowed, accountant.pairs), deltas())
+    return st.builds(Case, schemes(allowed, accountant.pairs), deltas(), epsilons(), orders())
+
+
+def epsilons() -> st.SearchStrategy[float]:
+    """ε in [0, 10] on a grid of 1/4 (shrinks to 0)."""
+    return st.integers(0, 40).map(lambda i: i / 4)
+
+
+def orders() -> st.SearchStrategy[float]:
+    """Rényi orders α in [1.5, 32] on a grid of 1/2 (shrinks to 1.5)."""
+    return st.integers(3, 64).map(lambda i: i / 2)
 
 
 def claims(kinds: Sequence[type] = (Single, Composed, Poisson), neighboring: str = "add_or_remove") -> st.SearchStrategy[Claim]:
