@@ -32,6 +32,7 @@ PEERS = {
     "dp_accounting": "verifier.audit.dp_accounting",
     "opacus": "verifier.audit.opacus",
     "autodp": "verifier.audit.autodp",
+    "prv_accountant": "verifier.audit.prv_accountant",
 }
 
 
@@ -105,12 +106,17 @@ class AuditReport:
         return out
 
 
-def judge(accountant: str, claim_object: dict, peer_epsilon: float, *, note: str = "", verify: bool = True) -> AuditRow:
+def judge(accountant: str, claim_object: dict, peer_epsilon: float, *, note: str = "", verify: bool = True, side: str = "upper") -> AuditRow:
     """The row for a peer that claimed ``peer_epsilon`` for the claim ``claim_object`` (its
-    ``epsilon`` is replaced by the peer's). An UNSOUND row is re-decided by ``certify`` (``verify``)."""
+    ``epsilon`` is replaced by the peer's). An UNSOUND row is re-decided by ``certify`` (``verify``).
+    With ``side="lower"`` the peer's number is a claimed LOWER bound on ε: it is unsound above
+    verifier's rigorous upper bound (no certify reproducer: a claim states an upper bound)."""
     claim = parse_claim({**claim_object, "epsilon": float(peer_epsilon)})
     bracket = claim_epsilon(claim)
     case = describe(claim)
+    if side == "lower":
+        ok = peer_epsilon <= bracket.upper + SOUNDNESS_RTOL * max(abs(bracket.upper), 1e-12)
+        return AuditRow(accountant, claim.neighboring, case, float(peer_epsilon), bracket, "sound" if ok else "UNSOUND", check="lower_soundness", note=note)
     scale = max(abs(bracket.lower), 1e-12)
     if not peer_epsilon >= bracket.lower - SOUNDNESS_RTOL * scale:
         verdict = certify(claim).verdict.value if verify and math.isfinite(peer_epsilon) else ""

@@ -40,7 +40,7 @@ def report_lines(report: AuditReport) -> list[str]:
     """The terminal report: a table of rows, then each finding with its reproducer, then notes."""
     if report.skipped:
         return [f"{report.peer}: skipped ({report.skipped})"]
-    lines = [f"audit of {report.peer}: {len(report.rows)} numbers checked, {len(report.findings)} below verifier's rigorous lower bound"]
+    lines = [f"audit of {report.peer}: {len(report.rows)} numbers checked, {len(report.findings)} unsound (on the wrong side of verifier's rigorous bracket)"]
     lines.append(f"{'status':8} {'accountant':48} {'relation':14} {'peer ε':>12} {'verifier [lower, upper]':>28} {'excess':>9}  case")
     for row in report.rows:
         bracket = f"[{_fmt(row.bracket.lower)}, {_fmt(row.bracket.upper)}]" if row.bracket else ""
