@@ -88,3 +88,14 @@ def test_dp_accounting_computes_the_same_theorem_at_half_the_sigma():
     assert np.all(right <= ours * (1 + 1e-12))
     np.testing.assert_allclose(right, ours, rtol=MARGIN_RTOL)
     assert np.all(wrong < 0.5 * ours)
+
+
+def test_zcdp_of_replace_one_subsampling_is_the_unamplified_replace_one_rho():
+    """ρ <= T·(2C)²/(2σ²) for fixed batches and for Poisson under replace-one (Lemma 33.6: the
+    mixtures share R); at q = 1 that is exact (the full-batch Gaussian with shift 2: D_α = αT·2/σ²)."""
+    from verifier.rdp.zcdp import rho_upper
+    from verifier.schemes import PoissonReplaceOne
+
+    assert rho_upper(WithoutReplacement(Gaussian(4.0, 2.0), 1000, 1000, 100)) == pytest.approx(12.5, rel=1e-15)
+    assert rho_upper(WithoutReplacement(Gaussian(4.0, 2.0), 1000, 10, 100)) == pytest.approx(12.5, rel=1e-15)
+    assert rho_upper(PoissonReplaceOne(Gaussian(4.0, 1.0), 0.01, 100)) == pytest.approx(12.5, rel=1e-15)

@@ -9,8 +9,10 @@ bounds it from both sides:
   every α, Lemma 33.4), and for pure ε₀-DP pairs (Laplace with ε₀ = Δ/b, randomized response,
   ApproxDP with δ₀ = 0) ε₀²/2 (Prop 16); Composed → ``times`` × the inner ρ (Thm 13: ρ adds under
   composition, adaptive or not, Prop 19); Sequence → the sum of its phases' ρ (Thm 13 again,
-  heterogeneous; a phase without a known ρ leaves the sequence without one). Another scheme type
-  registers its own rule with :func:`register_rho`.
+  heterogeneous; a phase without a known ρ leaves the sequence without one); fixed-size batches and
+  Poisson sampling under replace-one → ``steps`` × the replace-one pair's ρ (joint quasi-convexity,
+  Lemma 33.6: no amplification in zCDP). Another scheme type registers its own rule with
+  :func:`register_rho`.
 - LOWER: :func:`rho_lower_at`: D_α/α <= ρ* at any single order, from a rigorous lower bound on
   D_α dispatched through :data:`RENYI_LOWER` (Single → the pair's Rényi bracket; Composed → ``times``
   × the inner one, exact additivity for products, Lemma 33.2; Sequence → the sum of its phases'
@@ -43,10 +45,10 @@ from verifier._directed import arb_bound, up, with_precision
 from verifier._types import Direction, Side
 from verifier._validation import check_nonnegative, check_open_unit, check_order, check_real
 from verifier.errors import InvalidArgument, NotApplicable
-from verifier.pairs import ApproxDP, Gaussian, Laplace, RandomizedResponse
+from verifier.pairs import ApproxDP, Gaussian, Laplace, RandomizedResponse, replace_one_pair
 from verifier.rdp.conversion import Conversion, Converted, delta_upper, epsilon_upper
 from verifier.rdp.curve import RdpCurve
-from verifier.schemes import Composed, Scheme, Sequence, Single
+from verifier.schemes import Composed, PoissonReplaceOne, Scheme, Sequence, Single, WithoutReplacement
 
 __all__ = [
     "PAIR_RHO",
@@ -119,8 +121,27 @@ def _sequence_rho(scheme: Sequence) -> float:
         return arb_bound(sum((arb(r) for r in rhos), arb(0)), Side.UPPER)
 
 
+def _replace_one_subsampled_rho(scheme: WithoutReplacement | PoissonReplaceOne) -> float:
+    """Fixed-size batches and Poisson sampling under replace-one: a step's output laws are
+    λA + (1 − λ)R and λA' + (1 − λ)R with (A, A') one substitution, so by joint quasi-convexity
+    (Steinke 2022, Lemma 33.6) D_α <= max{D_α(A‖A'), D_α(R‖R)} <= α·ρ of the replace-one pair:
+    zCDP sees no amplification (Thm 38 needs add/remove neighbours). ``steps`` steps add (Thm 13)."""
+    pair = scheme.pair if isinstance(scheme, WithoutReplacement) else replace_one_pair(scheme.pair)
+    rule = PAIR_RHO.get(type(pair))
+    if rule is None:
+        raise NotApplicable(f"no zCDP parameter is known for {type(pair).__name__}")
+    with with_precision():
+        return arb_bound(scheme.steps * arb(rule(pair)), Side.UPPER)
+
+
 #: Scheme type → UPPER bound on its ρ; extend with :func:`register_rho`.
-RHO: dict[type, Callable[..., float]] = {Single: _single_rho, Composed: _composed_rho, Sequence: _sequence_rho}
+RHO: dict[type, Callable[..., float]] = {
+    Single: _single_rho,
+    Composed: _composed_rho,
+    Sequence: _sequence_rho,
+    WithoutReplacement: _replace_one_subsampled_rho,
+    PoissonReplaceOne: _replace_one_subsampled_rho,
+}
 
 
 def register_rho(scheme_type: type, rule: Callable[..., float]) -> None:
