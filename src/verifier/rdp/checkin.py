@@ -155,16 +155,22 @@ def _shuffle_base(pair: DominatingPair, k: npt.NDArray[np.float64], j: npt.NDArr
 BASES: dict[str, BaseLogMoments] = {"sum": _gaussian_sum_base, "shuffle": _shuffle_base}
 
 
-def wbk_log_moment(base: npt.NDArray[np.float64], log_q: npt.NDArray[np.float64], lam: int) -> tuple[np.ndarray, np.ndarray]:
+def wbk_log_moment(
+    base: npt.NDArray[np.float64], log_q: npt.NDArray[np.float64], lam: int, *, second_order_min: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """ln of WBK Thm 9's bound on E[(M/M')^λ] per row (module docstring; ε(∞) = ∞ form), and the
-    row's rounding scale (:func:`_logsumexp`); ``base[:, j]`` = (j−1)ε(j), j = 0 … λ; ``log_q`` per row."""
+    row's rounding scale (:func:`_logsumexp`); ``base[:, j]`` = (j−1)ε(j), j = 0 … λ; ``log_q`` per row.
+    ``second_order_min=False`` keeps only 4(e^{ε(2)} − 1) in the j = 2 term (Liew et al.'s Approach 1
+    as printed; larger, so still an upper bound)."""
     log_binom = _log_binomials(lam)
     j = np.arange(lam + 1)
     terms = np.full((len(log_q), lam + 2), -math.inf)
     terms[:, 0] = 0.0
     eps2 = base[:, 2]
     with np.errstate(over="ignore"):
-        second = np.minimum(math.log(4.0) + np.log(np.expm1(eps2)), math.log(2.0) + eps2)
+        second = math.log(4.0) + np.log(np.expm1(eps2))
+        if second_order_min:
+            second = np.minimum(second, math.log(2.0) + eps2)
     terms[:, 1] = 2 * log_q + log_binom[2] + second
     if lam >= 3:
         terms[:, 2 : lam] = math.log(2.0) + j[None, 3:] * log_q[:, None] + log_binom[None, 3:] + base[:, 3:]

@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive
 from verifier.pairs import Gaussian
-from verifier.rdp.checkin import wbk_mixture_upper
+from verifier.rdp.checkin import wbk_log_moment, wbk_mixture_upper
 from verifier.rdp.shuffle import shuffle_lower
 
 __all__ = [
@@ -115,25 +115,17 @@ def theorem4_printed(sigma: float, users: int, rate: float, orders: npt.ArrayLik
 def theorem5_optimistic(sigma: float, users: int, batch: int, orders: npt.ArrayLike) -> list[PublishedValue]:
     """Thm 5: WBK Thm 9 at rate γ = m/n fed with the shuffle-Gaussian divergence ε^SG_m(j) of Eq. (8)
     (a specific-pair LOWER bound) for j = 2 … λ: an "optimistic" value, never a bound."""
-    from scipy.special import gammaln
-
     n = check_integer("users", users, minimum=1)
     m = check_integer("batch", batch, minimum=1, maximum=n)
     ints = np.asarray(orders, dtype=np.int64)
     lam_max = int(ints.max())
-    sg = shuffle_lower(Gaussian(sigma), m, np.arange(2, lam_max + 1))  # sg[j − 2] = ε^SG_m(j)
-    log_g = math.log(m / n)
+    base = np.zeros((1, lam_max + 1))
+    base[0, 2:] = np.arange(1, lam_max) * shuffle_lower(Gaussian(sigma), m, np.arange(2, lam_max + 1))  # (j−1)·ε^SG_m(j)
     out = []
     for lam in ints:
-        lam = int(lam)
-        log_c = lambda j: gammaln(lam + 1) - gammaln(j + 1) - gammaln(lam - j + 1)  # noqa: E731
-        e2 = float(sg[0])
-        terms = [0.0, 2 * log_g + log_c(2) + min(math.log(4 * math.expm1(e2)), math.log(2) + e2)]
-        terms += [math.log(2) + j * log_g + log_c(j) + (j - 1) * float(sg[j - 2]) for j in range(3, lam + 1)]
-        top = max(terms)
-        value = (top + math.log(sum(math.exp(t - top) for t in terms))) / (lam - 1)
+        log_e, _ = wbk_log_moment(base[:, : int(lam) + 1], np.array([math.log(m / n)]), int(lam))
         out.append(
-            PublishedValue(value, OPTIMISTIC, "Liew et al. Thm 5 (WBK 2019 Thm 9 + Eq. (8))", "Eq. (8) is a lower bound fed to an upper-bound device (errata 11)")
+            PublishedValue(float(log_e[0]) / (int(lam) - 1), OPTIMISTIC, "Liew et al. Thm 5 (WBK 2019 Thm 9 + Eq. (8))", "Eq. (8) is a lower bound fed to an upper-bound device (errata 11)")
         )
     return out
 
@@ -192,8 +184,6 @@ def approach2_printed(epsilon0: float, delta0: float, users: int, rate: float, o
 def approach1_printed(epsilon0: float, delta0: float, users: int, rate: float, orders: npt.ArrayLike, delta1: float) -> list[PublishedValue]:
     """Approach 1 (§3.3, "shuffling conversion") as printed: per k, FMT (Eqs. 10–11), Lemma 1 for the
     shuffle RDP at every j <= λ, WBK's ternary bounds at rate k/n (with ε(∞) = ∞), then Eq. (5)."""
-    from scipy.special import gammaln
-
     from verifier.rdp.checkin import binomial_log_weights
 
     n = check_integer("users", users, minimum=1)
@@ -201,21 +191,15 @@ def approach1_printed(epsilon0: float, delta0: float, users: int, rate: float, o
     per_k = _fmt_per_k(epsilon0, delta0, n, delta1)
     ints = np.asarray(orders, dtype=np.int64)
     lam_max = int(ints.max())
-    shuffle_rdp = [[0.0, 0.0] + [lemma1_printed(j, e, min(d, 1.0)).value for j in range(2, lam_max + 1)] for e, d, _ in per_k]
+    base = np.zeros((n, lam_max + 1))  # base[k − 1, j] = (j − 1)·(Lemma 1 shuffle RDP of k reports at order j)
+    for row, (e, d, _) in enumerate(per_k):
+        base[row, 2:] = [(j - 1) * lemma1_printed(j, e, min(d, 1.0)).value for j in range(2, lam_max + 1)]
+    log_q = np.log(np.arange(1, n + 1) / n)
+    regime = all(r for _, _, r in per_k)
     out = []
     for lam in ints:
-        lam = int(lam)
-        log_e = []
-        for k in range(1, n + 1):
-            eps_j = shuffle_rdp[k - 1]
-            log_q = math.log(k / n)
-            log_c = lambda j: float(gammaln(lam + 1) - gammaln(j + 1) - gammaln(lam - j + 1))  # noqa: E731
-            terms = [0.0, 2 * log_q + log_c(2) + math.log(4 * math.expm1(eps_j[2])) if eps_j[2] > 0 else -math.inf]
-            terms += [math.log(2) + j * log_q + log_c(j) + (j - 1) * eps_j[j] for j in range(3, lam + 1)]
-            top = max(terms)
-            log_e.append(top + math.log(sum(math.exp(t - top) for t in terms)))
-        regime = all(r for _, _, r in per_k)
-        out.append(PublishedValue(_mixture(log_w, log_e, lam), PUBLISHED, "Liew et al. Approach 1 (Table 1) as printed", "goes through Lemma 1", regime))
+        log_e, _ = wbk_log_moment(base[:, : int(lam) + 1], log_q, int(lam), second_order_min=False)
+        out.append(PublishedValue(_mixture(log_w, list(log_e), int(lam)), PUBLISHED, "Liew et al. Approach 1 (Table 1) as printed", "goes through Lemma 1", regime))
     return out
 
 
