@@ -50,9 +50,13 @@ def report_lines(report: AuditReport) -> list[str]:
         lines.append(f"FINDING ({row.check}): {row.accountant}, {row.relation}, {row.case}: ε = {row.peer_epsilon!r} < {row.bracket.lower!r}")
         lines.append(f"  reproduce: {row.reproducer}" + (f"   → {row.verdict}" if row.verdict else ""))
     for key in dict.fromkeys((r.accountant, r.relation) for r in report.findings):
-        sound = [r.case for r in report.rows if (r.accountant, r.relation) == key and r.status == "sound"]
-        if sound:
-            lines.append(f"{key[0]} ({key[1]}) is not caught (at or above verifier's lower bound) at: " + "; ".join(sound))
+        mine = [r for r in report.rows if (r.accountant, r.relation) == key and r.status == "sound"]
+        above = [r.case for r in mine if r.excess is not None and r.excess >= 0]
+        inside = [r.case for r in mine if r.excess is None or r.excess < 0]
+        if above:
+            lines.append(f"{key[0]} ({key[1]}) does not bite (at or above verifier's upper bound) at: " + "; ".join(above))
+        if inside:
+            lines.append(f"{key[0]} ({key[1]}) is undecided (inside verifier's bracket) at: " + "; ".join(inside))
     lines += [f"note: {note}" for note in report.notes]
     return lines
 
