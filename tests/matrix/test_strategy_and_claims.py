@@ -125,3 +125,21 @@ def test_rdp_cli_prints_the_curve_and_the_abs_note(tmp_path):
     result = _cli("rdp", "--scheme", "matrix", "--matrix-file", str(tmp_path / "c.csv"), "--batches", "2", "--sigma", "1", "--orders", "2,3")
     assert result.returncode == 0, result.stderr
     assert "|C|" in result.stdout and "exact" in result.stdout
+
+
+def test_compare_draws_matrix_mechanism_curves(tmp_path, capsys):
+    """`verifier compare --matrix …`: every method's ε against σ; the projection LOWER bound stays
+    below the Rényi UPPER bound, and both fall as σ grows."""
+    from verifier.cli import main
+
+    out = tmp_path / "matrix.png"
+    code = main(["compare", "--matrix", "bsr", "--bands", "2", "--batches", "5", "--epochs", "2", "--sigma-min", "1",
+                 "--sigma-max", "3", "--points", "3", "--delta", "1e-5", "--method", "rdp", "--method", "matrix-projection",
+                 "--out", str(out), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and out.stat().st_size > 1000
+    series = {(s["label"], s["side"]): s["values"] for s in data["series"]}
+    lower, upper = series[("matrix-projection", "lower")], series[("rdp", "upper")]
+    assert all(0 < lo <= up for lo, up in zip(lower, upper))
+    assert upper == sorted(upper, reverse=True) and lower == sorted(lower, reverse=True)
+    assert main(["compare", "--matrix", "bsr", "--sigma-min", "1", "--sigma-max", "2", "--delta", "1e-5"]) == 2

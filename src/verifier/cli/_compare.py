@@ -1,5 +1,6 @@
 """``verifier compare``: ε(δ) against σ for every method, for Gaussian k-out-of-t random allocation
-(the figure style of Feldman & Shenfeld 2025, Fig. 2): upper bounds solid, lower bounds dashed,
+(the figure style of Feldman & Shenfeld 2025, Fig. 2) or a matrix mechanism (``--matrix``; read
+across, the curves are Schuchardt & Kalinin's calibrated σ against ε): upper bounds solid, lower bounds dashed,
 Poisson subsampling at rate k/t (PLD) for comparison, as a PNG and a table.
 
 Per method the curve is the maximum over the two directions of its per-direction bound (a method
@@ -47,11 +48,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--sigma-min", type=float, required=True, help="smallest noise σ > 0")
     parser.add_argument("--sigma-max", type=float, required=True, help="largest noise σ")
     parser.add_argument("--points", type=int, default=12, help=f"σ values, geometrically spaced, 2..{MAX_POINTS} (default 12)")
-    parser.add_argument("--steps", type=int, required=True, help="number of steps t >= 1")
+    parser.add_argument("--steps", type=int, help="allocation: number of steps t >= 1")
     parser.add_argument("--k", type=int, default=1, help="steps per element (default 1)")
     parser.add_argument("--epochs", type=int, default=1, help="epochs (default 1)")
     parser.add_argument("--delta", type=float, required=True, help="δ in (0, 1) at which ε is bounded")
     parser.add_argument("--method", action="append", help="only this method (repeatable; default: all that apply)")
+    parser.add_argument("--matrix", help="compare a matrix mechanism instead (identity, bsr, toeplitz, blt; with --batches, --epochs)")
+    parser.add_argument("--matrix-file", dest="matrix_file", help="matrix mechanism with C from a .npy/.csv file")
+    parser.add_argument("--bands", type=int, help="matrix bsr: number of bands p")
+    parser.add_argument("--batches", type=int, help="matrix: batches per epoch b")
     parser.add_argument("--out", metavar="FILE.png", help="write the figure here")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.set_defaults(handler=_run)
@@ -99,18 +104,23 @@ def _poisson(sigma: float, steps: int, k: int, epochs: int, delta: float) -> flo
         return math.nan
 
 
-def compare_series(sigmas, steps: int, k: int, epochs: int, delta: float, only=None, progress=None) -> list[Series]:
+def compare_series(sigmas, steps: int, k: int, epochs: int, delta: float, only=None, progress=None, make_scheme=None) -> list[Series]:
     """Every method's ε(δ) curve over ``sigmas`` for Allocation(Gaussian(σ), steps, k, epochs),
-    plus "Poisson k/t (PLD)"."""
+    plus "Poisson k/t (PLD)"; or, with ``make_scheme`` (σ → scheme, e.g. a matrix mechanism), every
+    method's curve for that scheme without the Poisson comparison."""
     columns: dict[tuple[str, Side], list[float]] = {}
     poisson: list[float] = []
     for index, sigma in enumerate(sigmas):
         started = time.perf_counter()
-        scheme = Allocation(Gaussian(float(sigma)), steps, k, epochs)
+        if make_scheme is None:
+            scheme = Allocation(Gaussian(float(sigma)), steps, k, epochs)
+        else:
+            scheme = make_scheme(float(sigma))
         collected = collect_bounds(scheme, Quantity.EPSILON, delta, BOTH, only=only)
         for key, value in _per_method(collected.bounds).items():
             columns.setdefault(key, [math.nan] * len(sigmas))[index] = value
-        poisson.append(_poisson(float(sigma), steps, k, epochs, delta))
+        if make_scheme is None:
+            poisson.append(_poisson(float(sigma), steps, k, epochs, delta))
         if progress is not None:
             seconds: dict[str, float] = {}
             for b in collected.bounds:
@@ -118,7 +128,8 @@ def compare_series(sigmas, steps: int, k: int, epochs: int, delta: float, only=N
             detail = ", ".join(f"{m} {t:.1f}" for m, t in sorted(seconds.items()))
             progress(f"σ = {sigma:.4g}: {time.perf_counter() - started:.1f} s ({detail})")
     series = [Series(label, side, tuple(v)) for (label, side), v in sorted(columns.items(), key=lambda kv: (kv[0][1].value, kv[0][0]))]
-    series.append(Series("Poisson rate k/t (PLD)", Side.UPPER, tuple(poisson)))
+    if make_scheme is None:
+        series.append(Series("Poisson rate k/t (PLD)", Side.UPPER, tuple(poisson)))
     return series
 
 
@@ -146,20 +157,41 @@ def _plot(sigmas, series: list[Series], path: str, title: str) -> None:
     save_figure(fig, path, "out")
 
 
+def _matrix_factory(args: argparse.Namespace, epochs: int):
+    """(σ → MatrixMechanism, title) from the matrix flags (the strategy is built and validated once)."""
+    from verifier.certify.claim import strategy_from_fields
+    from verifier.schemes import MatrixMechanism
+
+    if args.batches is None:
+        raise InvalidArgument("batches", None, "--batches is required with --matrix / --matrix-file")
+    batches = check_integer("batches", args.batches, minimum=1)
+    strategy = strategy_from_fields(batches * epochs, args.matrix, args.matrix_file, args.bands, None, None, None)
+    return (lambda sigma: MatrixMechanism(Gaussian(sigma), strategy, batches, epochs)), (
+        f"matrix mechanism {strategy.label}, b={batches}, epochs={epochs}"
+    )
+
+
 def _run(args: argparse.Namespace) -> int:
     low = check_positive("sigma_min", args.sigma_min)
     high = check_positive("sigma_max", args.sigma_max)
     if not high >= low:
         raise InvalidArgument("sigma_max", high, f"must be >= sigma_min = {low:g}")
     points = check_integer("points", args.points, minimum=1 if high == low else 2, maximum=MAX_POINTS)
-    steps = check_integer("steps", args.steps, minimum=1)
-    k = check_integer("k", args.k, minimum=1, maximum=steps)
     epochs = check_integer("epochs", args.epochs, minimum=1)
     delta = check_open_unit("delta", args.delta)
     sigmas = np.geomspace(low, high, points)
-    series = compare_series(sigmas, steps, k, epochs, delta, args.method,
-                            progress=lambda line: print(line, file=sys.stderr, flush=True))
-    title = f"Gaussian random allocation, t={steps}, k={k}, epochs={epochs}, δ={delta:g}"
+    progress = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    if args.matrix is not None or args.matrix_file is not None:
+        make_scheme, title = _matrix_factory(args, epochs)
+        series = compare_series(sigmas, 0, 1, epochs, delta, args.method, progress=progress, make_scheme=make_scheme)
+        title = f"{title}, δ={delta:g}"
+    else:
+        if args.steps is None:
+            raise InvalidArgument("steps", None, "--steps is required for random allocation (or give --matrix for a matrix mechanism)")
+        steps = check_integer("steps", args.steps, minimum=1)
+        k = check_integer("k", args.k, minimum=1, maximum=steps)
+        series = compare_series(sigmas, steps, k, epochs, delta, args.method, progress=progress)
+        title = f"Gaussian random allocation, t={steps}, k={k}, epochs={epochs}, δ={delta:g}"
     if args.out:
         _plot(sigmas, series, args.out, title)
     if args.json:
