@@ -164,6 +164,11 @@ def audit(peer: str, *, examples: int = 0, quick: bool = False) -> AuditReport:
     plus ``examples`` Hypothesis examples per catalogue property where it exposes an ε function."""
     if peer not in PEERS:
         raise InvalidArgument("peer", peer, f"must be one of {', '.join(PEERS)}")
+    if examples:
+        try:
+            import hypothesis  # noqa: F401
+        except ImportError:
+            raise InvalidArgument("examples", examples, "needs Hypothesis (pip install hypothesis), or run the grid only with --examples 0") from None
     module = importlib.import_module(PEERS[peer])
     try:
         rows, notes = module.rows(examples=examples, quick=quick)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import warnings
 
 from verifier.adapters.opacus import from_opacus
-from verifier.audit import AuditRow, judge, require
+from verifier.audit import AuditRow, catalogue_rows, judge, require
 
 __all__ = ["rows", "GRID", "QUICK_GRID"]
 
@@ -40,8 +40,28 @@ def rows(examples: int = 0, quick: bool = False) -> tuple[list[AuditRow], list[s
                 eps = float(accountant.get_epsilon(delta=DELTA))
             claim = claim or from_opacus(accountant, delta=DELTA, epsilon=eps).to_dict()
             out.append(judge(f"opacus {kind.__name__}", claim, eps))
+    if examples:
+        out += _hypothesis_rows(examples)
     notes = [
         "GaussianAccountant is a central-limit approximation (Opacus: 'can underestimate privacy expenditure'), not a bound",
         "PRVAccountant returns its upper estimate (eps_error 0.01 by default); a row below the lower bound is outside its stated error",
     ]
     return out, notes
+
+
+def _hypothesis_rows(examples: int) -> list[AuditRow]:
+    """The catalogue on Opacus's RDP and PRV accountants (Poisson-sampled Gaussian runs)."""
+    from opacus.accountants import PRVAccountant, RDPAccountant
+
+    from verifier.properties.accountant import Accountant
+    from verifier.schemes import Poisson
+
+    out = []
+    for kind in (RDPAccountant, PRVAccountant):
+        def epsilon(scheme, delta, kind=kind):
+            accountant = kind()
+            accountant.history = [(scheme.pair.sigma / scheme.pair.sensitivity, scheme.rate, scheme.steps)]
+            return float(accountant.get_epsilon(delta=delta))
+
+        out += catalogue_rows(Accountant(f"opacus {kind.__name__}", epsilon, schemes=(Poisson,)), examples)
+    return out

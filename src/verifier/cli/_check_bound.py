@@ -55,6 +55,11 @@ def load_function(spec: str):
 
 def _run(args: argparse.Namespace) -> int:
     examples = check_integer("examples", args.examples, minimum=0)
+    if examples:
+        try:
+            import hypothesis  # noqa: F401
+        except ImportError:
+            raise InvalidArgument("examples", examples, "needs Hypothesis (pip install hypothesis); --examples 0 searches the grid only") from None
     if args.builtin:
         form, side, function, kinds = BUILTINS[args.builtin]
         name = args.builtin

@@ -10,7 +10,7 @@ Two forms of candidate:
   ε-DP, hence (ε, δ)-DP for every δ >= 0, and its D_λ is known in ball arithmetic; a candidate
   below the rigorous lower bound on that D_λ (either direction) is false there.
 
-The search is a grid, then Hypothesis steered (``target``) toward the largest violation; the result
+The search is a grid, then (``examples`` > 0, needs Hypothesis) Hypothesis steered (``target``) toward the largest violation; the result
 is the worst violation found, with its parameters, or none.
 """
 
@@ -92,11 +92,6 @@ _GRID += [Poisson(Gaussian(s), q, t) for s, q, t in ((1.0, 0.01, 100), (2.0, 0.1
 def check_epsilon_bound(f: Callable[[Scheme, float], float], side: str = "upper", *, examples: int = 20, kinds=(Single, Composed, Poisson)) -> BoundCheck:
     """Search Gaussian schemes (add/remove) and δ for the worst violation of the candidate
     ``f(scheme, delta)`` claimed as an ``side`` ("upper" or "lower") bound on ε(δ)."""
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
-
-    from verifier.properties.strategies import deltas, schemes
-
     if side not in ("upper", "lower"):
         raise ValueError(f"side={side!r} must be 'upper' or 'lower'")
     worst = _Worst("epsilon", side)
@@ -106,6 +101,10 @@ def check_epsilon_bound(f: Callable[[Scheme, float], float], side: str = "upper"
             violation, value, bracket = _epsilon_violation(f, side, case)
             worst.see(violation, str(case), value, bracket)
     if examples:
+        from hypothesis import HealthCheck, given, settings
+        from hypothesis import strategies as st
+
+        from verifier.properties.strategies import deltas, schemes
 
         @settings(max_examples=examples, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
         @given(st.builds(Case, schemes(kinds), deltas()))
@@ -135,9 +134,6 @@ def check_dp_to_rdp(f: Callable[[float, float, float], float], *, examples: int 
     """Search orders λ, ε and δ for the worst violation of the candidate DP → RDP conversion
     ``f(order, epsilon, delta)`` (claimed: every (ε, δ)-DP mechanism has D_λ <= f), with
     ε-randomized response as the witness (module docstring)."""
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
-
     worst = _Worst("dp-to-rdp", "upper")
 
     def see(order: float, epsilon: float, delta: float) -> float:
@@ -150,6 +146,8 @@ def check_dp_to_rdp(f: Callable[[float, float, float], float], *, examples: int 
             for delta in (0.0, 1e-6, 1e-3):
                 see(order, epsilon, delta)
     if examples:
+        from hypothesis import HealthCheck, given, settings
+        from hypothesis import strategies as st
 
         @settings(max_examples=examples, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
         @given(st.integers(3, 64).map(lambda i: i / 2), st.integers(1, 50).map(lambda i: i / 10), st.sampled_from([0.0, 1e-9, 1e-6, 1e-3]))
