@@ -14,7 +14,7 @@ from typing import Callable
 from verifier._types import Direction, Dominance
 from verifier._validation import check_integer, check_open_unit, check_positive, check_real
 from verifier.errors import AccuracyNotReachable, InvalidArgument, NotApplicable
-from verifier.pairs import Gaussian, Laplace
+from verifier.pairs import AntipodalMixture, Gaussian, Laplace
 from verifier.pairs.subsampled import PoissonSubsampled
 from verifier.pairs.substitution import SubstitutionSubsampled, replace_one_pair
 from verifier.pld.bracket import PLDBracket
@@ -97,12 +97,11 @@ def _poisson_replace_one(
     for ε >= 0 and its dual for ε < 0, a bound on every step's profile (an adversary may switch
     orientation between steps, so it is symmetric), composed ``steps`` times: UPPER.
 
-    DOMINATED side: the add/remove mixture (λP + (1 − λ)Q, Q) in the fixed orientation of
-    ``direction``, composed: attained by the neighbours where every other record contributes 0
-    and the target's record contributes C on one dataset and 0 on the other (a record of norm 0 is
-    a valid record), so the outputs are exactly λP + (1 − λ)Q and Q each step: LOWER. (The
-    antipodal pair dp_accounting uses for REPLACE_ONE, λN(C) + (1 − λ)N(0) against
-    λN(−C) + (1 − λ)N(0), is also attained, but verifier has no rigorous evaluation of it yet.)
+    DOMINATED side, an attained pair composed ``steps`` times (every other record contributes 0):
+    for a Gaussian step the target's record contributes +C on one dataset and −C on the other,
+    :class:`~verifier.pairs.AntipodalMixture` (the pair dp_accounting's PLD accountant uses for
+    REPLACE_ONE; symmetric, so both directions); for Laplace, +C against a record of norm 0, the
+    add/remove mixture (λP + (1 − λ)Q, Q) in the orientation of ``direction``: LOWER.
     """
     doubled = replace_one_pair(scheme.pair)  # NotApplicable for non-additive steps
     coarsen = _coarsening(scheme.steps, step, tail_mass, target_delta)
@@ -110,10 +109,11 @@ def _poisson_replace_one(
         SubstitutionSubsampled(doubled, scheme.rate, absent=scheme.pair), direction, step, tail_mass,
         sides=(Dominance.DOMINATING,), coarsen_below=coarsen,
     )
-    (dominated,) = pld_sides_from_pair(
-        PoissonSubsampled(scheme.pair, scheme.rate), direction, step, tail_mass,
-        sides=(Dominance.DOMINATED,), coarsen_below=coarsen,
+    pair = scheme.pair
+    attained = (
+        AntipodalMixture(pair.sigma, pair.sensitivity, scheme.rate) if isinstance(pair, Gaussian) else PoissonSubsampled(pair, scheme.rate)
     )
+    (dominated,) = pld_sides_from_pair(attained, direction, step, tail_mass, sides=(Dominance.DOMINATED,), coarsen_below=coarsen)
     return PLDBracket(dominating, dominated).self_compose(scheme.steps, tail_mass=tail_mass)
 
 
