@@ -28,3 +28,32 @@ def test_approaches_with_the_papers_delta1_are_loose_here():
     a2 = lemma3_epsilon([v.value for v in approach2_printed(1.0, 0.0, n, 0.5, ORDERS, delta)], ORDERS, 1, delta)
     assert a1 == pytest.approx(1.2052, abs=2e-3) and a2 == pytest.approx(0.8790, abs=2e-3)
     assert rr_checkin_delta(n, 0.5, 1.0, 0.0556, 1) <= delta < rr_checkin_delta(n, 0.5, 1.0, 0.0554, 1)
+
+
+def test_theorem1_baseline_constants_tail_and_monotonicity():
+    """Notes §3.1 / §7 item 11: the exact composition of Eqs. (12)-(13) has the factor
+    (e^ε0 − 1)/(e^ε0 + 1) and is below the printed (e^ε0 − 1)/e^ε0 form; β is the exact one-sided
+    binomial tail (mpmath sum); ε_l increases and β decreases with the threshold l."""
+    import math
+
+    import mpmath
+
+    from verifier.rdp.checkin_published import theorem1_printed
+
+    n, gamma, e0, d0, d1 = 2000, 0.02, 1.0, 1e-9, 1e-4
+    prev_eps, prev_beta = 0.0, 1.0
+    for l_ in (40, 50, 60, 80):
+        eps, delta = theorem1_printed(e0, d0, n, gamma, l_, d1)
+        eps_exact, delta_exact = theorem1_printed(e0, d0, n, gamma, l_, d1, exact_constant=True)
+        assert eps_exact.value < eps.value and delta_exact.value == delta.value
+        c = math.expm1(e0) / (math.exp(e0) + 1)
+        inner = 8 * math.sqrt(math.exp(e0) * math.log(4 / d1)) / math.sqrt(l_) + 8 * math.exp(e0) / l_
+        fmt_then_subsample = math.log1p(l_ / n * c * inner)  # Eq. (13), then Eq. (12) at rate l/n
+        assert eps_exact.value == pytest.approx(fmt_then_subsample, rel=1e-12)
+        with mpmath.workdps(30):
+            beta = mpmath.fsum(mpmath.binomial(n, k) * mpmath.mpf(gamma) ** k * (1 - mpmath.mpf(gamma)) ** (n - k) for k in range(l_, n + 1))
+        delta_l = l_ / n * (d1 + (math.exp(e0) + 1) * (1 + math.exp(-e0) / 2) * l_ * d0)
+        assert delta.value == pytest.approx(float(beta) + delta_l, rel=1e-9)
+        assert eps.value > prev_eps and float(beta) < prev_beta
+        assert eps.label == "published_formula" and eps.in_regime is False
+        prev_eps, prev_beta = eps.value, float(beta)

@@ -40,6 +40,8 @@ __all__ = [
     "approach1_printed",
     "approach2_printed",
     "lemma3_epsilon",
+    "theorem1_printed",
+    "baseline_epsilon",
     "LabelledCurve",
     "checkin_results",
     "RESULT_ORDERS",
@@ -146,61 +148,124 @@ def fmt_shuffle_printed(epsilon0: float, delta0: float, reports: int, delta1: fl
     return PublishedValue(eps, PUBLISHED, cite, note, regime), PublishedValue(delta, PUBLISHED, cite, note, regime)
 
 
-def _fmt_per_k(epsilon0: float, delta0: float, users: int, delta1: float) -> list[tuple[float, float, bool]]:
-    """(ε_k, δ_k, in regime) of Eqs. (10)–(11) for k = 1 … n (evaluated regardless of the regime)."""
+def _fmt_per_k(epsilon0: float, delta0: float, ks: npt.NDArray[np.int64], delta1: float) -> list[tuple[float, float, bool]]:
+    """(ε_k, δ_k, in regime) of Eqs. (10)–(11) for each k in ``ks`` (evaluated regardless of the regime)."""
     out = []
-    for k in range(1, users + 1):
-        eps, delta = fmt_shuffle_printed(epsilon0, delta0, k, delta1)
+    for k in ks:
+        eps, delta = fmt_shuffle_printed(epsilon0, delta0, int(k), delta1)
         out.append((eps.value, delta.value, bool(eps.in_regime)))
     return out
 
 
-def _mixture(log_w: npt.NDArray[np.float64], log_e: list[float], lam: int) -> float:
-    terms = np.array([log_w[0], *[lw + le for lw, le in zip(log_w[1:], log_e)]])
+def _bulk(users: int, rate: float, span: float | None) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """(ln w_k for k = 0 … n, the k >= 1 kept): all of them, or (``span``, the notes' §4.0 recipe for
+    reproducing the paper) those with ln w_k >= max − span."""
+    from verifier.rdp.checkin import binomial_log_weights
+
+    log_w = binomial_log_weights(check_integer("users", users, minimum=1), rate)
+    ks = np.arange(1, users + 1)
+    if span is not None:
+        ks = ks[log_w[1:] >= np.max(log_w) - span]
+    return log_w, ks
+
+
+def _mixture(log_w: npt.NDArray[np.float64], ks: npt.NDArray[np.int64], log_e: npt.ArrayLike, lam: int) -> float:
+    terms = np.concatenate([[log_w[0]], log_w[ks] + np.asarray(log_e, dtype=float)])
     top = float(np.max(terms))
     return (top + math.log(float(np.sum(np.exp(terms - top))))) / (lam - 1)
 
 
-def approach2_printed(epsilon0: float, delta0: float, users: int, rate: float, orders: npt.ArrayLike, delta1: float) -> list[PublishedValue]:
+def approach2_printed(
+    epsilon0: float, delta0: float, users: int, rate: float, orders: npt.ArrayLike, delta1: float, span: float | None = None
+) -> list[PublishedValue]:
     """Approach 2 (§3.3, "subsampled shuffling conversion") as printed: per k, FMT (Eqs. 10–11,
     evaluated whatever the regime), Balle et al. 2018 Thm 9 at rate k/n (Eq. 12), Lemma 1 as printed,
-    then Eq. (5). Per-round "RDP" at each order; a published formula, not a bound (Lemma 1)."""
-    from verifier.rdp.checkin import binomial_log_weights
-
-    n = check_integer("users", users, minimum=1)
-    log_w = binomial_log_weights(n, rate)
-    per_k = _fmt_per_k(epsilon0, delta0, n, delta1)
+    then Eq. (5). Per-round "RDP" at each order; a published formula, not a bound (Lemma 1).
+    ``span``: keep only the k with ln w_k >= max − span (:func:`_bulk`)."""
+    log_w, ks = _bulk(users, rate, span)
+    per_k = _fmt_per_k(epsilon0, delta0, ks, delta1)
+    regime = all(r for _, _, r in per_k)
     out = []
     for lam in np.asarray(orders, dtype=float):
         log_e = []
-        for k, (eps_k, delta_k, _) in enumerate(per_k, start=1):
-            eps2 = math.log1p(k / n * math.expm1(eps_k))
-            log_e.append((lam - 1) * lemma1_printed(lam, eps2, min(k / n * delta_k, 1.0)).value)
-        regime = all(r for _, _, r in per_k)
-        out.append(PublishedValue(_mixture(log_w, log_e, lam), PUBLISHED, "Liew et al. Approach 2 (Table 1) as printed", "goes through Lemma 1", regime))
+        for k, (eps_k, delta_k, _) in zip(ks, per_k):
+            eps2 = math.log1p(k / users * math.expm1(eps_k))
+            log_e.append((lam - 1) * lemma1_printed(lam, eps2, min(k / users * delta_k, 1.0)).value)
+        out.append(PublishedValue(_mixture(log_w, ks, log_e, lam), PUBLISHED, "Liew et al. Approach 2 (Table 1) as printed", "goes through Lemma 1", regime))
     return out
 
 
-def approach1_printed(epsilon0: float, delta0: float, users: int, rate: float, orders: npt.ArrayLike, delta1: float) -> list[PublishedValue]:
+def approach1_printed(
+    epsilon0: float, delta0: float, users: int, rate: float, orders: npt.ArrayLike, delta1: float, span: float | None = None
+) -> list[PublishedValue]:
     """Approach 1 (§3.3, "shuffling conversion") as printed: per k, FMT (Eqs. 10–11), Lemma 1 for the
-    shuffle RDP at every j <= λ, WBK's ternary bounds at rate k/n (with ε(∞) = ∞), then Eq. (5)."""
-    from verifier.rdp.checkin import binomial_log_weights
-
-    n = check_integer("users", users, minimum=1)
-    log_w = binomial_log_weights(n, rate)
-    per_k = _fmt_per_k(epsilon0, delta0, n, delta1)
+    shuffle RDP at every j <= λ, WBK's ternary bounds at rate k/n (with ε(∞) = ∞ and the j = 2 term
+    4(e^{ε(2)} − 1) as printed), then Eq. (5). ``span`` as in :func:`approach2_printed`."""
+    log_w, ks = _bulk(users, rate, span)
+    per_k = _fmt_per_k(epsilon0, delta0, ks, delta1)
     ints = np.asarray(orders, dtype=np.int64)
     lam_max = int(ints.max())
-    base = np.zeros((n, lam_max + 1))  # base[k − 1, j] = (j − 1)·(Lemma 1 shuffle RDP of k reports at order j)
+    base = np.zeros((len(ks), lam_max + 1))  # base[row, j] = (j − 1)·(Lemma 1 shuffle RDP of k reports at order j)
     for row, (e, d, _) in enumerate(per_k):
         base[row, 2:] = [(j - 1) * lemma1_printed(j, e, min(d, 1.0)).value for j in range(2, lam_max + 1)]
-    log_q = np.log(np.arange(1, n + 1) / n)
+    log_q = np.log(ks / users)
     regime = all(r for _, _, r in per_k)
     out = []
     for lam in ints:
         log_e, _ = wbk_log_moment(base[:, : int(lam) + 1], log_q, int(lam), second_order_min=False)
-        out.append(PublishedValue(_mixture(log_w, list(log_e), int(lam)), PUBLISHED, "Liew et al. Approach 1 (Table 1) as printed", "goes through Lemma 1", regime))
+        out.append(PublishedValue(_mixture(log_w, ks, log_e, int(lam)), PUBLISHED, "Liew et al. Approach 1 (Table 1) as printed", "goes through Lemma 1", regime))
     return out
+
+
+def theorem1_printed(
+    epsilon0: float, delta0: float, users: int, rate: float, threshold: int, delta1: float, exact_constant: bool = False
+) -> tuple[PublishedValue, PublishedValue]:
+    """Thm 1 (the "first-cut" baseline): with B ~ Bin(n, γ) and β = P(B >= l) the exact one-sided
+    binomial tail (footnote 6), one round is (ε_l, β + δ_l) with Eq. (4)/(15)
+
+        ε_l = ln(1 + c·(8√(l e^{ε0} ln(4/δ1))/n + 8e^{ε0}/n)),  δ_l = (l/n)(δ1 + (e^{ε0} + 1)(1 + e^{−ε0}/2) l δ0),
+
+    c = (e^{ε0} − 1)/e^{ε0} as printed, or (e^{ε0} − 1)/(e^{ε0} + 1), the exact composition of
+    Eqs. (13) and (12) (``exact_constant``; notes §3.1: the printed one is looser). The δ term uses
+    e^{ε0}, the largest of the paper's three variants. ``in_regime``: the FMT condition at l; the
+    proof also needs FMT for every k < l, where the condition fails, so the pair is a published
+    formula, not a bound."""
+    from scipy.stats import binom
+
+    e0 = check_nonnegative("epsilon0", epsilon0)
+    d0 = check_nonnegative("delta0", delta0)
+    n = check_integer("users", users, minimum=1)
+    l_ = check_integer("threshold", threshold, minimum=1, maximum=n)
+    d1 = check_open_unit("delta1", delta1)
+    c = math.expm1(e0) / (math.exp(e0) + 1 if exact_constant else math.exp(e0))
+    eps = math.log1p(c * (8 * math.sqrt(l_ * math.exp(e0) * math.log(4 / d1)) / n + 8 * math.exp(e0) / n))
+    beta = float(binom.sf(l_ - 1, n, rate))
+    delta = beta + l_ / n * (d1 + (math.exp(e0) + 1) * (1 + math.exp(-e0) / 2) * l_ * d0)
+    regime = 16 * math.log(2 / d1) <= l_ and e0 <= math.log(l_ / (16 * math.log(2 / d1)))
+    cite = "Liew et al. Thm 1 / Eq. (4) (" + ("constant of the exact composition of Eqs. 12-13" if exact_constant else "as printed") + ")"
+    note = "needs FMT's regime for every k < l" + ("" if regime else "; fails already at l")
+    return PublishedValue(eps, PUBLISHED, cite, note, regime), PublishedValue(min(delta, 1.0), PUBLISHED, cite, note, regime)
+
+
+def baseline_epsilon(
+    epsilon0: float, delta0: float, users: int, rate: float, rounds: int, delta: float, delta1: float, orders: npt.ArrayLike, exact_constant: bool = False
+) -> tuple[float, int]:
+    """The paper's multi-round baseline: Thm 1's per-round (ε, δ) for each threshold l, Lemma 1 as
+    printed to RDP, T-fold composition, Lemma 3; the smallest final ε over l (each l is one published
+    value) and the l that gives it. A published formula, never a bound."""
+    lam = np.asarray(orders, dtype=float)
+    best, best_l = math.inf, 0
+    mean = users * rate
+    top = min(users, int(mean + 8 * math.sqrt(mean) + 20))  # beyond, β is negligible and ε_l only grows
+    for l_ in range(max(1, int(mean)), top + 1):
+        eps, dlt = theorem1_printed(epsilon0, delta0, users, rate, l_, delta1, exact_constant)
+        if dlt.value >= 1.0:
+            break
+        rdp = [lemma1_printed(a, eps.value, dlt.value).value for a in lam]
+        value = lemma3_epsilon(rdp, lam, rounds, delta)
+        if value < best:
+            best, best_l = value, l_
+    return best, best_l
 
 
 def lemma3_epsilon(rdp: npt.ArrayLike, orders: npt.ArrayLike, rounds: int, delta: float) -> float:
