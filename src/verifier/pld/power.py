@@ -50,7 +50,10 @@ of length N, so the result is moved to the safe side twice:
    - the inverse FFT in double (unscaled, error c_d·√N‖P̂‖₂ + f_d, f_d its underflow term), then the
      real part and the scaling by 2^-L, both exact (up to 2^-1075 per entry for gradual underflow):
      c_d·‖P̂‖₂/√N + f_d/N in ℓ2;
-   - ℓ1 <= √N·ℓ2, so E1 = D1 + D2 + D3 + c_d‖P̂‖₂ + f_d/√N + N·2^-1074 (rounded up).
+   - ℓ1 <= √N·ℓ2, so E1 = D1 + D2 + D3 + c_d‖P̂‖₂ + f_d/√N + N·2^-1074 (rounded up). For a pair
+     (:func:`power_self_compose_pair`) the two inverses are one transform of P̂ + i·Q̂
+     (:func:`~verifier.pld.radix2.irfft_pair_power2`), charged (c_d(1 + u) + u)(‖P̂‖₂ + ‖Q̂‖₂)
+     instead of c_d‖P̂‖₂ on each side.
 
    The result is max(ẑ, 0) (clipping moves every entry towards the exact, non-negative one).
    DOMINATING: E1 joins the mass at +∞ (then Σ_{i>=x} ours >= Σ_{i>=x} exact for every x).
@@ -88,6 +91,7 @@ from verifier.pld.fft import _norms
 from verifier.pld.radix2 import (
     componentwise_error,
     higham_constant,
+    irfft_pair_power2,
     irfft_power2,
     rfft_pair_power2,
     rfft_power2,
@@ -416,11 +420,11 @@ def power_self_compose_pair(
     norms = [_norms(plan.q) for plan in plans]
     packed_one = up(norms[0][0] + norms[1][0])  # Σ|q1 + i·q2| <= ‖q1‖₁ + ‖q2‖₁
     packed_two = math.hypot(norms[0][1], norms[1][1]) * (1 + 4 * _U)
-    results = []
-    for plan, spectrum in zip(plans, spectra):
-        kept = np.arange(spectrum.size)
-        error = _forward_error(size, packed_one, packed_two, _spectrum_norm_up(spectrum, kept, size))
-        results.append(_finish(plan, spectrum, error))
+    errors = [
+        _forward_error(size, packed_one, packed_two, _spectrum_norm_up(spectrum, np.arange(spectrum.size), size))
+        for spectrum in spectra
+    ]
+    results = _finish_pair(plans, spectra, errors)
     return results[0], results[1]
 
 
@@ -496,11 +500,23 @@ def _binwise_power_error(
     return _spectrum_norm_up(term, np.arange(spectrum.size), size)
 
 
-def _finish(plan: _Plan, spectrum: np.ndarray, error: _ForwardError) -> tuple[DiscretePLD, PowerReport]:
-    """Power the half spectrum (forward error bounds ``error``), invert, and move the window and
-    round-off charges to the safe side (module docstring)."""
-    pld, m, size, start, q = plan.pld, plan.times, plan.size, plan.start, plan.q
-    dominating = pld.dominance is Dominance.DOMINATING
+@dataclass(frozen=True)
+class _Powered:
+    """One side's m-th power spectrum before the inverse transform: ``cast`` (complex128 bins
+    0..N/2), ``rest`` (UPPER bound on E1 without the inverse transform's charge: D1 + D2 + D3 + N·s),
+    ``p_norm`` (UPPER bound on the ℓ2 norm of the full spectrum of ``cast``) and whether everything
+    came out finite."""
+
+    cast: np.ndarray
+    rest: float
+    p_norm: float
+    finite: bool
+
+
+def _powered(plan: _Plan, spectrum: np.ndarray, error: _ForwardError) -> _Powered:
+    """Power the half spectrum (forward error bounds ``error``) and bound the round-off so far
+    (module docstring: D1, D2, D3)."""
+    m, size = plan.times, plan.size
     # Bins whose computed |Â_k|² <= thr2 have |Â_k|^m <= NEGLIGIBLE_POWER·(1 + tiny) (rigorous bound
     # below, charged as d_skip): they are set to zero instead of being powered.
     thr2 = math.exp(2.0 * math.log(NEGLIGIBLE_POWER) / m) * (1.0 - 1e-6)
@@ -516,7 +532,6 @@ def _finish(plan: _Plan, spectrum: np.ndarray, error: _ForwardError) -> tuple[Di
     with with_precision():
         u_ld, u_d = arb(_U_LD), arb(_U)
         root_n = arb(size).sqrt()
-        c_d = arb(higham_constant(size, _U, twiddles(size, np.float64).mu))
         radius = arb(plan.total_up) + e_a
         d1_normwise = arb(2).sqrt() * m * radius ** (m - 1) * e_a  # √2: Hermitian rebuild of bins 0..N/2
         d1 = arb(min(_upper(d1_normwise), d1_binwise))
@@ -532,13 +547,60 @@ def _finish(plan: _Plan, spectrum: np.ndarray, error: _ForwardError) -> tuple[Di
         skipped = (arb(thr2) * (1 + _gamma(3, u_ld)) + underflow).sqrt() ** m
         d2 += root_n * skipped
         d3 = u_d * arb(w_norm) + root_n * _SUB
-        p_norm = (1 + u_d) * arb(w_norm) + root_n * _SUB
-        inverse = c_d * p_norm + arb(underflow_term(size, np.float64)) / root_n
-        e1 = _upper(d1 + d2 + d3 + inverse + size * _SUB)
+        p_norm = _upper((1 + u_d) * arb(w_norm) + root_n * _SUB)
+        rest = _upper(d1 + d2 + d3 + size * _SUB)
+    finite = math.isfinite(rest) and math.isfinite(p_norm) and bool(np.isfinite(cast[kept]).all())
+    return _Powered(cast, rest, p_norm, finite)
+
+
+def _inverse_charge(size: int, p_norm: float, packed: bool) -> float:
+    """ℓ1 charge of the double inverse transform (Higham Thm 24.2, ℓ1 <= √N·ℓ2): c_d·‖P̂‖₂ + f_d/√N
+    for one spectrum of norm ``p_norm``; for two packed into one transform
+    (:func:`verifier.pld.radix2.irfft_pair_power2`, ``p_norm`` = ‖X̂‖₂ + ‖Ŷ‖₂),
+    (c_d(1 + u) + u)·p_norm + f_d/√N for each of them."""
+    with with_precision():
+        u_d = arb(_U)
+        c_d = arb(higham_constant(size, _U, twiddles(size, np.float64).mu))
+        factor = c_d * (1 + u_d) + u_d if packed else c_d
+        return _upper(factor * arb(p_norm) + arb(underflow_term(size, np.float64)) / arb(size).sqrt())
+
+
+def _finish(plan: _Plan, spectrum: np.ndarray, error: _ForwardError) -> tuple[DiscretePLD, PowerReport]:
+    """Power the half spectrum (forward error bounds ``error``), invert, and move the window and
+    round-off charges to the safe side (module docstring)."""
+    powered = _powered(plan, spectrum, error)
+    if not powered.finite:
+        return plan.pld, PowerReport(plan.size, plan.start, plan.tau_lo, plan.tau_hi, math.inf)
+    e1 = up(powered.rest + _inverse_charge(plan.size, powered.p_norm, packed=False))
+    return _assemble(plan, irfft_power2(powered.cast, plan.size), e1)
+
+
+def _finish_pair(plans: list[_Plan], spectra, errors) -> list[tuple[DiscretePLD, PowerReport]]:
+    """:func:`_finish` of two sides of one transform length, their inverse transforms packed into one
+    (:func:`verifier.pld.radix2.irfft_pair_power2`); a side whose power is not finite is reported
+    with E1 = ∞ (and the other inverted alone)."""
+    powered = [_powered(plan, spectrum, error) for plan, spectrum, error in zip(plans, spectra, errors)]
+    if not (powered[0].finite and powered[1].finite):
+        out = []
+        for plan, side in zip(plans, powered):
+            if not side.finite:
+                out.append((plan.pld, PowerReport(plan.size, plan.start, plan.tau_lo, plan.tau_hi, math.inf)))
+            else:
+                e1 = up(side.rest + _inverse_charge(plan.size, side.p_norm, packed=False))
+                out.append(_assemble(plan, irfft_power2(side.cast, plan.size), e1))
+        return out
+    size = plans[0].size
+    charge = _inverse_charge(size, up(powered[0].p_norm + powered[1].p_norm), packed=True)
+    zs = irfft_pair_power2(powered[0].cast, powered[1].cast, size)
+    return [_assemble(plan, z, up(side.rest + charge)) for plan, z, side in zip(plans, zs, powered)]
+
+
+def _assemble(plan: _Plan, z: npt.NDArray[np.float64], e1: float) -> tuple[DiscretePLD, PowerReport]:
+    """The PLD from the inverse transform ``z`` of the window: clipped at 0, unrolled, and the window
+    (τ) and round-off (E1) charges moved to the safe side (module docstring)."""
+    pld, m, size, start, q = plan.pld, plan.times, plan.size, plan.start, plan.q
+    dominating = pld.dominance is Dominance.DOMINATING
     report = PowerReport(size, start, plan.tau_lo, plan.tau_hi, e1)
-    if not (math.isfinite(e1) and np.isfinite(cast[kept]).all()):
-        return pld, PowerReport(size, start, plan.tau_lo, plan.tau_hi, math.inf)
-    z = irfft_power2(cast, size)
     probs = np.maximum(np.roll(z, -start) if start else z, 0.0)
     support = m * (q.size - 1) + 1
     if size > support:
