@@ -98,3 +98,20 @@ def test_outside_every_regime_is_inconclusive_with_the_reason(capsys):
 def test_checkin_claims_need_replace_one():
     with pytest.raises(Exception, match="replace_one"):
         parse_claim({**_claim(1.0, 1e-3), "neighboring": "add_or_remove"})
+
+
+def test_checkin_and_shuffle_certificates_validate_against_the_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    import json
+
+    from verifier.certify.certificate import schema, to_certificate
+
+    for claim in (
+        {"mechanism": {"name": "rr", "epsilon0": 1.0}, "scheme": {"name": "checkin", "users": 8, "rate": 0.3},
+         "neighboring": "replace_one", "epsilon": 0.01, "delta": 0.1},
+        {"mechanism": {"name": "gaussian", "sigma": 2.0}, "scheme": {"name": "shuffle", "users": 3},
+         "neighboring": "replace_one", "epsilon": 0.1, "delta": 0.5},
+    ):
+        cert = to_certificate(certify(parse_claim(claim)))
+        jsonschema.Draft202012Validator(schema()).validate(json.loads(json.dumps(cert)))
+        assert cert["claim"]["scheme"]["name"] == claim["scheme"]["name"]
