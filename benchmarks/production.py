@@ -11,6 +11,7 @@ other jobs the wall time includes waiting for a core, the CPU time does not. Bes
 in-process compute time each side reports itself (verifier: the ``seconds`` of its bounds; a peer:
 ``perf_counter`` around its call, after its imports). Ratios are verifier / peer. A missing peer is
 reported and skipped. The certify row times ``python -m verifier certify`` alone (target < 1 s).
+The raw numbers go to FILE.json beside the Markdown.
 With ``--readme``, the table also replaces the block between README_START and README_END in that
 file (the README's Benchmarks section).
 """
@@ -132,8 +133,10 @@ def run_process(argv: list[str], timeout: float) -> dict:
     start = time.perf_counter()
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"timeout": timeout}
+    except subprocess.TimeoutExpired:  # run() killed and reaped the child: its usage is counted
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return {"timeout": timeout, "wall_at_least": time.perf_counter() - start, "cpu_at_least": cpu}
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -164,7 +167,8 @@ def run_peer(script: str, args: tuple, timeout: float) -> dict:
 
 def _seconds(result: dict, key: str) -> str:
     if "timeout" in result:
-        return f"> {result['timeout']:.0f} (timeout)"
+        floor = result.get(f"{key}_at_least")
+        return f"> {floor:.0f}" if floor is not None else "—"
     return f"{result[key]:.2f}" if key in result else "—"
 
 
@@ -196,6 +200,8 @@ def table_row(row: Row, ours: dict, peer: dict) -> str:
         if key and key in ours and ("seconds" if key == "inner" else key) in peer:
             mine, theirs = ours[key], peer["seconds" if key == "inner" else key]
             ratios.append(f"{mine / theirs:.2f}×")
+        elif key and key in ours and f"{key}_at_least" in peer:  # the peer ran past its cap
+            ratios.append(f"< {ours[key] / peer[f'{key}_at_least']:.3f}×")
         elif key:
             ratios.append("—")
     return (
@@ -219,22 +225,36 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
     parser.add_argument("--readme", type=Path, default=None, help="also write the table into this README")
     args = parser.parse_args()
-    lines = []
+    lines, raw_rows = [], []
     for index in (int(i) for i in args.rows.split(",") if i):
         row = ROWS[index - 1]
         ours = run_verifier(row.verifier_args, args.timeout)
         peer = run_peer(row.peer_script, row.peer_args, row.peer_timeout or args.timeout)
         lines.append(table_row(row, ours, peer))
+        raw_rows.append({"workload": row.label, "verifier": _strip(ours), "peer": row.peer, "peer_result": _strip(peer)})
         print(lines[-1], flush=True)
     certify = None
     if args.certify:
         certify = run_verifier(CERTIFY_ARGS, args.timeout)
         verdict = certify.get("stdout", "").split('"verdict": "')[-1].split('"')[0] if "stdout" in certify else "—"
         print(f"certify: {verdict}, wall {_seconds(certify, 'wall')} s, cpu {_seconds(certify, 'cpu')} s", flush=True)
+    raw = {"rows": raw_rows, "certify": _strip(certify)}
+    args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1, default=str) + "\n")
     text = _markdown(lines, certify)
     args.out.write_text(text)
     if args.readme is not None:
         _update_readme(args.readme, text)
+
+
+def _strip(result: dict | None) -> dict | None:
+    """A result without the processes' full output (kept: numbers, exit status, stderr's last line)."""
+    if result is None:
+        return None
+    out = {k: v for k, v in result.items() if k not in ("stdout", "stderr")}
+    lines = result.get("stderr", "").strip().splitlines()
+    if lines:
+        out["stderr_last_line"] = lines[-1]
+    return out
 
 
 def _update_readme(path: Path, text: str) -> None:
