@@ -116,3 +116,17 @@ def test_small_batch_fraction_still_bites_at_sigma_one():
     row = judge("rdp", claim_object_from_dp_event(event, epsilon=1.0, delta=1e-5, neighboring="replace_one"), eps_rdp)
     assert row.status == "UNSOUND" and eps_rdp == pytest.approx(0.6649, abs=1e-4)
     assert row.bracket.lower == pytest.approx(eps_pair, rel=1e-3)  # dp_accounting's PLD is pessimistic by ~1e-4
+
+
+def test_catalogue_rows_report_the_shrunk_case():
+    from verifier.audit import catalogue_rows
+    from verifier.properties import Accountant
+    from verifier.schemes import Single
+
+    def scaled(scheme, delta):
+        return 0.97 * gaussian_epsilon(1 / scheme.pair.sigma, delta)
+
+    rows = catalogue_rows(Accountant("scaled", scaled, schemes=(Single,)), examples=3)
+    assert [r.check for r in rows] == ["soundness"]
+    assert rows[0].status == "UNSOUND" and rows[0].case == "gaussian single(sigma=0.5, sensitivity=1.0), δ=0.001"
+    assert rows[0].reproducer.startswith("verifier certify --mechanism gaussian --sigma 0.5")
