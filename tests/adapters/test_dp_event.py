@@ -76,8 +76,8 @@ def test_unsupported_nodes_are_named():
     tree = dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(1.0), dp_event.RandomizedResponseDpEvent(0.1, 2)])
     with pytest.raises(InvalidArgument, match=r"event\.events\[1\]='RandomizedResponseDpEvent'"):
         from_dp_event(tree, epsilon=1, delta=1e-5)
-    with pytest.raises(InvalidArgument, match="neighboring"):  # the claim language refuses replace-one under Poisson
-        from_dp_event(dp_sgd_event(1.0, 0.1, 10), epsilon=1, delta=1e-5, neighboring="replace_one")
+    with pytest.raises(InvalidArgument, match="neighboring"):  # the claim language refuses fixed-size batches under add/remove
+        from_dp_event(dp_event.SampledWithoutReplacementDpEvent(100, 10, dp_event.GaussianDpEvent(1.0)), epsilon=1, delta=1e-5)
 
 
 def test_certify_reads_a_dp_event_file(tmp_path, capsys):

@@ -89,13 +89,6 @@ def test_catalogue_entries_state_source_and_kind():
         assert prop.kind in ("identity", "inequality") and prop.source and prop.catches and prop.statement
 
 
-def test_replace_one_accountant_is_refused_for_subsampled_schemes():
-    from verifier.errors import InvalidArgument
-
-    with pytest.raises(InvalidArgument, match="replace_one"):
-        Accountant("r", exact, schemes=(Poisson,), neighboring="replace_one")
-
-
 def exact_delta(scheme, eps):
     inner = scheme.scheme if isinstance(scheme, Composed) else scheme
     times = scheme.times if isinstance(scheme, Composed) else 1

@@ -64,10 +64,6 @@ class Accountant:
         for kind in self.schemes:
             if kind not in (Single, Composed, Poisson, Allocation):
                 raise InvalidArgument("schemes", kind, "must list scheme classes (Single, Composed, Poisson, Allocation)")
-        if self.neighboring == "replace_one" and any(k in self.schemes for k in (Poisson, Allocation)):
-            raise InvalidArgument(
-                "schemes", self.schemes, "replace_one claims are modelled for single and composed steps only (see verifier.certify.claim)"
-            )
 
     def accepts(self, scheme: Scheme) -> bool:
         """Whether ``scheme`` is of a kind the accountant declared."""
