@@ -11,11 +11,13 @@ import dataclasses
 import math
 
 import pytest
+from hypothesis import given, settings
 from scipy.optimize import brentq
 from scipy.stats import norm
 
 from verifier.pairs import Gaussian
 from verifier.properties import CATALOGUE, Accountant, Case, PropertyFailure, by_name, rigorous_epsilon
+from verifier.properties.strategies import claims
 from verifier.schemes import Allocation, Composed, Poisson, Single
 
 CASE = Case(Composed(Single(Gaussian(2.0)), 10), 1e-5)
@@ -137,3 +139,9 @@ def test_delta_only_accountant_gets_only_delta_properties():
     only_delta = Accountant("d", None, schemes=(Single, Composed), delta=exact_delta)
     names = {p.name for p in CATALOGUE if p.applies_to(only_delta)}
     assert names == {"delta_soundness", "delta_nonincreasing_in_epsilon", "delta_convex_in_exp_epsilon"}
+
+
+@settings(max_examples=5, deadline=None, database=None)
+@given(claims())
+def test_claim_strategy_gives_valid_claims(claim):
+    assert claim.model is not None and 0 < claim.delta < 1 and claim.directions
