@@ -9,7 +9,8 @@ Units of σ: μ_i = Δ·m_i/σ (b×N means, Lemma 2.8). For each step n and rela
    its law is Gaussian with mean ν and s.d. ξ (ADD: x ~ N(0, I), Thm 4.8 / Cor D.4, τ = ν + ξΦ⁻¹(β))
    or a b-component Gaussian mixture (REMOVE: x ~ (1/b) Σ_k N(μ_k, I) — the FULL mixture of
    Thm D.3, not Algorithm 4's k >= i sub-sum, which the stated proofs do not cover, notes §2.8);
-   for REMOVE τ is found by bisection on (1/b) Σ_k Φ((τ − ν_k)/ξ) <= β (the low end is returned);
+   for REMOVE every ψ gives τ = min_k ν_k + ξΦ⁻¹(β) (each term of (1/b) Σ_k Φ((τ − ν_k)/ξ) is at most
+   Φ((τ − min ν)/ξ)), and for the best ψ the exact condition is solved by bisection (low end kept);
    ψ ranges over the temperature family ψ_j ∝ exp(−‖μ_i − μ_j‖²/t), t ∈ {∞, 10^-1, 10^-0.5, 1,
    10^0.5, 10} (App. F, Options 1+3) and the Remark D.5 variant (ψ uniform on the components that
    differ from μ_i); the largest τ is kept. Where every earlier component equals μ_i, L_i ≡ 0 and
@@ -93,6 +94,8 @@ def reverse_hazard_bounds(
     rows = np.arange(first, b)
     dist = np.maximum(diag[rows, None] + diag[None, :] - 2 * k[rows], 0.0)
     tau = np.full(len(rows), -np.inf)
+    best_nu = np.zeros((len(rows), b))  # REMOVE: the ψ with the best simple bound is refined below
+    best_xi = np.zeros(len(rows))
     for psi in _candidate_weights(dist, rows):
         has = psi.sum(axis=1) > 0
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -104,8 +107,16 @@ def reverse_hazard_bounds(
         if direction is Direction.ADD:
             candidate = base + xi * quantile
         else:
-            candidate = _mixture_quantile((pk - k[rows]) + base[:, None], xi, quantile)
+            nu = (pk - k[rows]) + base[:, None]
+            candidate = nu.min(axis=1) + xi * quantile  # valid: every term is at most Φ((τ − min ν)/ξ)
+            better = has & (candidate > tau)
+            best_nu[better] = nu[better]
+            best_xi[better] = xi[better]
         tau = np.where(has, np.maximum(tau, candidate), tau)
+    if direction is Direction.REMOVE:
+        found = np.isfinite(tau)
+        if np.any(found):
+            tau[found] = np.maximum(tau[found], _mixture_quantile(best_nu[found], best_xi[found], quantile))
     identical = ~((rows[:, None] > np.arange(b)[None, :]) & (dist > 0)).any(axis=1)
     tau = np.where(identical, 0.0, tau)
     lam = np.ones(b)
@@ -114,8 +125,8 @@ def reverse_hazard_bounds(
     return lam
 
 
-#: Bisection steps for the REMOVE quantile (the bracket [q(β), q(bβ)]·ξ shrinks 2^-40-fold).
-_QUANTILE_STEPS = 40
+#: Bisection steps for the REMOVE quantile (the bracket [q(β), q(bβ)]·ξ shrinks 2^-30-fold).
+_QUANTILE_STEPS = 30
 
 
 def _mixture_quantile(nu: npt.NDArray[np.float64], xi: npt.NDArray[np.float64], quantile: float) -> npt.NDArray[np.float64]:
