@@ -103,13 +103,49 @@ def test_rounds_use_the_floor_of_t_over_k():
     assert six.upper < floor.lower
 
 
+#: A coarse grid for the brute-force composition below (np.convolve is O(n²) on the PLD's points).
+EPOCH_STEP = 2.0**-8
+#: Slack between the brute-force square and the engine's FFT composition: float sums of ~10^4 terms.
+EPOCH_ATOL = 1e-12
+
+
+def _brute_force_two_epochs(pld) -> np.ndarray:
+    """δ(ε) at EPOCHS_EPS of the two-fold composition of one discrete PLD by direct convolution
+    (np.convolve: no FFT, no Chernoff window, no shared code with ``self_compose``): losses add,
+    probabilities multiply, mass at +∞ is 1 − (1 − m)²."""
+    probs = np.convolve(pld.probs, pld.probs)
+    losses = (2 * pld.offset + np.arange(probs.size)) * pld.step
+    infinite = 1.0 - (1.0 - pld.infinite_mass) ** 2
+    return discrete_pld_delta(losses, probs, EPOCHS_EPS, infinite)
+
+
+EPOCHS_EPS = np.array([0.2, 1.0, 2.0])
+
+
+def _epochs_check(one, two) -> None:
+    """The two-epoch bracket ``two`` against the brute-force square of the one-epoch bracket ``one``:
+    the DOMINATING side must be >= the square of the DOMINATING PLD (and close), the DOMINATED side
+    <= the square of the DOMINATED PLD (and close)."""
+    upper = _brute_force_two_epochs(one.dominating)
+    lower = _brute_force_two_epochs(one.dominated)
+    got = two.delta(EPOCHS_EPS)
+    slack = EPOCH_ATOL + 2 * (one.dominating.error_budget + one.dominating.dropped_mass)
+    assert np.all(got.upper >= upper.lower - EPOCH_ATOL) and np.all(got.upper <= upper.upper + slack)
+    assert np.all(got.lower <= lower.upper + EPOCH_ATOL) and np.all(got.lower >= lower.lower - slack)
+
+
 def test_epochs_compose():
-    one = allocation_bracket(Allocation(Gaussian(1.0), 4), Direction.ADD, STEP)
-    two = allocation_bracket(Allocation(Gaussian(1.0), 4, epochs=2), Direction.ADD, STEP)
-    composed = one.self_compose(2)
-    eps = np.array([0.2, 1.0])
-    assert np.array_equal(two.delta(eps).upper, composed.delta(eps).upper)
-    assert np.all(two.delta(eps).lower > one.delta(eps).upper)
+    """Two epochs of 1-out-of-4 allocation = the two-fold composition of one epoch, checked against
+    a brute-force convolution (the old test compared ``epochs=2`` with ``self_compose(2)``, which is
+    how ``epochs=2`` is computed: a value with itself). The mutants below are what it catches: the
+    epochs ignored, or composed once too often."""
+    one = allocation_bracket(Allocation(Gaussian(1.0), 4), Direction.ADD, EPOCH_STEP)
+    two = allocation_bracket(Allocation(Gaussian(1.0), 4, epochs=2), Direction.ADD, EPOCH_STEP)
+    _epochs_check(one, two)
+    assert np.all(two.delta(EPOCHS_EPS).lower > one.delta(EPOCHS_EPS).upper)
+    for mutant in (one, one.self_compose(3)):  # epochs ignored; one epoch too many
+        with pytest.raises(AssertionError):
+            _epochs_check(one, mutant)
 
 
 def test_scheme_pld_dispatches_allocation():

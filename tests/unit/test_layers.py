@@ -44,6 +44,26 @@ def imported_tops(path: Path):
                     yield names[1]
 
 
+def _existing_tops() -> set[str]:
+    """Top-level names of verifier that exist: modules, packages, and the compiled-kernel folder."""
+    return {p.stem for p in PACKAGE.glob("*.py")} | {p.name for p in PACKAGE.iterdir() if p.is_dir() and not p.name.startswith("__")}
+
+
+def check_layer_lists(layers, existing: set[str]) -> None:
+    """Every name listed in a layer is a real module (the old lists named ``matrix`` and
+    ``properties`` before they existed: a layer rule about nothing), and no name is in two layers."""
+    listed = [name for names in layers for name in names]
+    missing = sorted(set(listed) - existing - {"__main__", "__init__"})
+    assert not missing, f"layers list modules that do not exist: {missing}"
+    assert len(listed) == len(set(listed)), "a module is listed in two layers"
+
+
+def test_layer_lists_name_existing_modules():
+    check_layer_lists((LEAF, MATH, CERTIFY, TOOLS, TOP), _existing_tops())
+    with pytest.raises(AssertionError, match="ghost"):  # the mutant: a layer naming a module that is not there
+        check_layer_lists((LEAF | {"ghost"}, MATH, CERTIFY, TOOLS, TOP), _existing_tops())
+
+
 @pytest.mark.parametrize("path, top", list(modules()), ids=lambda x: str(x).split("verifier/")[-1] if isinstance(x, Path) else x)
 def test_no_upward_imports(path, top):
     if path.name == "__init__.py" and path.parent == PACKAGE:

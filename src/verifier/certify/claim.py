@@ -299,8 +299,10 @@ def _object(path: str, value: Any) -> Mapping[str, Any]:
 def _unknown(path: str, obj: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
     extra = sorted(set(obj) - set(allowed))
     if extra:
+        key = extra[0]
+        shown = key if key.isidentifier() else json.dumps(key)  # a key such as "a\nb" stays on one line
         where = f"{path}." if path else ""
-        raise InvalidArgument(f"{where}{extra[0]}", obj[extra[0]], f"unknown field (allowed: {', '.join(allowed)})")
+        raise InvalidArgument(f"{where}{shown}", obj[key], f"unknown field (allowed: {', '.join(allowed)})")
 
 
 def _read(path: str, obj: Mapping[str, Any], kinds: dict[str, _Spec], extra: tuple[str, ...] = ()) -> tuple[str, _Spec, dict]:

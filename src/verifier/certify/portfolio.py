@@ -12,7 +12,8 @@ time of methods of cost >= 1: none is started once the budget is spent, and one 
 it runs out is interrupted (SIGALRM, in the main thread of a Unix process; elsewhere the budget is
 only checked between methods, and a compiled loop that holds the interpreter delays the interrupt
 until it returns). An interrupted call contributes no bound. Cost-0 methods (closed forms,
-microseconds) always run. Every method not run is listed in
+microseconds) always run, under the same deadline (at least CLOSED_FORM_GRACE of the budget, so a
+closed form at an extreme parameter, e.g. e^ε0 with ε0 = 1e308, cannot hold the run past it). Every method not run is listed in
 ``Collected.skipped`` with the reason, as is a method that declined (NotApplicable) or could not
 reach its guarantee (NumericalFailure): fewer bounds make a wider bracket, never a wrong one.
 """
@@ -61,6 +62,16 @@ def _deadline(seconds: float | None) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is the budget's interrupt, possibly wrapped by a compiled callback (python-flint
+    turns an exception raised in an integrand into a SystemError whose cause is the interrupt)."""
+    while exc is not None:
+        if isinstance(exc, _BudgetSpent):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
 
 #: A predicate on the bounds gathered so far; True once the question is decided.
 Settled = Callable[[Sequence[Bound]], bool]
@@ -140,6 +151,10 @@ ESTIMATE_SHARE = 0.5
 ESTIMATE_FLOOR_SECONDS = 0.05
 
 
+#: Share of the time budget a closed form (cost 0) may still use once the budget is spent: a run
+#: ends within (1 + CLOSED_FORM_GRACE)·budget plus the time to print (issue 19: at most 10% over).
+CLOSED_FORM_GRACE = 0.05
+
 #: Longest an estimate-only method (Monte Carlo evidence) may plan to run when no time budget is
 #: given: one whose smallest sample already costs more declines with its estimate instead.
 ESTIMATE_MAX_SECONDS = 60.0
@@ -199,7 +214,9 @@ def collect_bounds(
         declined_everywhere = True
         for direction in directions:
             start = time.perf_counter()
-            left = None if (time_budget is None or method.cost == 0) else time_budget - (start - started)
+            left = None if time_budget is None else time_budget - (start - started)
+            if left is not None and method.cost == 0:  # closed forms always start, with a grace
+                left = max(left, CLOSED_FORM_GRACE * time_budget)
             if left is not None and left <= 0:
                 skipped.append(f"{method.name} ({direction.value}): not run, time budget of {time_budget:g} s spent")
                 continue
@@ -221,7 +238,9 @@ def collect_bounds(
                         got = method.rho_bounds(scheme, direction)
                     else:
                         got = method.epsilon_bounds(scheme, at, direction)
-            except _BudgetSpent:
+            except (_BudgetSpent, SystemError) as exc:
+                if not _interrupted(exc):
+                    raise
                 skipped.append(f"{method.name} ({direction.value}): interrupted, time budget of {time_budget:g} s spent")
                 continue
             except NotApplicable as exc:

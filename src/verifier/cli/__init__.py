@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at exit
         return status
     except InvalidArgument as exc:
-        _say(f"verifier: error: {exc}")
+        _say(f"verifier: error: {_one_line(str(exc))}")
         return EXIT_INVALID
     except InconsistentBounds as exc:
         _say(f"verifier: INTERNAL INCONSISTENCY (a defect in verifier, please report): {exc}")
@@ -165,13 +165,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_DEFECT
     except Exception as exc:  # noqa: BLE001 - the point: no exception may exit 1 (= VIOLATED)
         kind = "error" if isinstance(exc, VerifierError) else "DEFECT"
-        message = " ".join(str(exc).split())[:300]
+        message = _one_line(str(exc))[:300]
         _say(f"verifier: {kind}: {type(exc).__name__}: {message} (a defect in verifier; {REPORT_TO})")
         _maybe_traceback(debug)
         return EXIT_DEFECT
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _one_line(text: str) -> str:
+    """``text`` with line breaks turned into spaces (a status-2 or status-4 answer is one line)."""
+    return " ".join(text.splitlines())
 
 
 def _is_main_thread() -> bool:

@@ -19,6 +19,7 @@ from flint import arb, ctx
 
 
 from verifier._validation import check_half_open_unit, check_integer, check_nonnegative
+from verifier.pairs.base import eps0_range_issue
 from verifier.pairs.finite import FinitePair
 
 __all__ = ["ApproxDP", "ApproxDPComposition"]
@@ -53,6 +54,10 @@ class ApproxDP(FinitePair):
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon0", check_nonnegative("epsilon0", self.epsilon0))
         object.__setattr__(self, "delta0", check_half_open_unit("delta0", self.delta0))
+
+    def float_range_issue(self) -> str | None:
+        """Float methods need e^ε0 finite (:func:`eps0_range_issue`)."""
+        return eps0_range_issue("ε0", self.epsilon0)
 
     def swapped(self) -> "ApproxDP":
         return self

@@ -174,11 +174,16 @@ class DominatingPair(abc.ABC):
         pair = self.oriented(direction)
 
         def bounds(eps: float) -> Bracket:
-            return arb_bracket(evaluate_adaptively(lambda: pair._delta_arb(arb(eps))), clip=(0.0, 1.0))
+            # δ(ε) >= 1 − e^ε for every pair (S = the whole space): a floor that holds even where the
+            # ball of the closed form is uninformative (ε0 = 1e308), so the search below always ends.
+            bracket = arb_bracket(evaluate_adaptively(lambda: pair._delta_arb(arb(eps))), clip=(0.0, 1.0))
+            with with_precision(ARB_PRECISION_BITS):
+                floor = arb_bound(1 - arb(eps).exp(), Side.LOWER) if eps < 0 else 0.0
+            return Bracket(max(bracket.lower, floor), max(bracket.upper, floor))
 
         with with_precision(ARB_PRECISION_BITS):
             infinite_mass = pair._infinite_loss_mass_arb()
-        lo = -1.0
+        lo = min(-1.0, 2.0 * math.log1p(-target))  # below ln(1 − δ): 1 − e^lo > δ
         while not bounds(lo).lower > target:
             lo = 2.0 * lo - 1.0  # δ(ε) >= 1 − e^ε, so this terminates for any δ < 1
         if arb_bound(infinite_mass, Side.LOWER) > target:
@@ -318,6 +323,21 @@ def _check_measure(under: Measure) -> None:
 
 
 _FLOAT_MAX = sys.float_info.max
+
+#: Largest ε0 (a pure-DP parameter, a log-ratio of masses) for which binary64 methods are used:
+#: e^ε0 must stay finite with room to spare (e^700 ≈ 1e304).
+EPS0_FLOAT_MAX = 700.0
+
+
+def eps0_range_issue(name: str, epsilon0: float) -> str | None:
+    """The reason binary64 methods decline a pair whose log-ratio ``epsilon0`` exceeds
+    EPS0_FLOAT_MAX (e^ε0 overflows), or None."""
+    if epsilon0 <= EPS0_FLOAT_MAX:
+        return None
+    return (
+        f"{name} = {epsilon0:g} is outside the binary64 range this method computes in (<= {EPS0_FLOAT_MAX:g}: "
+        "e^ε0 must not overflow); only the ball-arithmetic closed forms answer here"
+    )
 
 
 def _bisect(holds: Callable[[float], bool], lo: float, hi: float, keep: str = "high") -> float:

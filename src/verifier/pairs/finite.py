@@ -13,7 +13,7 @@ from flint import arb
 from verifier._types import Measure
 from verifier._validation import check_integer, check_positive, check_probability_vector
 from verifier.errors import InvalidArgument
-from verifier.pairs.base import DominatingPair
+from verifier.pairs.base import DominatingPair, eps0_range_issue
 
 __all__ = ["FinitePair", "DiscretePair", "RandomizedResponse"]
 
@@ -173,6 +173,10 @@ class RandomizedResponse(FinitePair):
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon0", check_positive("epsilon0", self.epsilon0))
         object.__setattr__(self, "k", check_integer("k", self.k, minimum=2))
+
+    def float_range_issue(self) -> str | None:
+        """Float methods need e^ε0 finite (:func:`eps0_range_issue`)."""
+        return eps0_range_issue("ε0", self.epsilon0)
 
     def swapped(self) -> "RandomizedResponse":
         return self

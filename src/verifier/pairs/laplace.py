@@ -10,13 +10,9 @@ from flint import arb
 
 from verifier._types import Measure
 from verifier._validation import check_positive
-from verifier.pairs.base import DominatingPair
+from verifier.pairs.base import DominatingPair, eps0_range_issue
 
 __all__ = ["Laplace"]
-
-
-#: Largest ε0 whose e^ε0 (and e^{2ε0}/2-type products) binary64 methods handle (e^700 ≈ 1e304).
-EPS0_FLOAT_MAX = 700.0
 
 
 @dataclass(frozen=True)
@@ -43,12 +39,9 @@ class Laplace(DominatingPair):
     def float_range_issue(self) -> str | None:
         """e^{ε0} must be a finite binary64 number for the float methods (ε0 = Δ/b <= EPS0_FLOAT_MAX),
         and ε0 a normal one (>= 1e-200)."""
-        if 1e-200 <= self.epsilon0 <= EPS0_FLOAT_MAX:
-            return None
-        return (
-            f"b/Δ = {self.scale / self.sensitivity:g}: ε0 = Δ/b = {self.epsilon0:g} is outside the binary64 range this "
-            f"method computes in ([1e-200, {EPS0_FLOAT_MAX:g}]: e^ε0 must not overflow); only the ball-arithmetic closed forms answer here"
-        )
+        if self.epsilon0 < 1e-200:
+            return f"ε0 = Δ/b = {self.epsilon0:g} underflows the binary64 range this method computes in (>= 1e-200)"
+        return eps0_range_issue("ε0 = Δ/b", self.epsilon0)
 
     def _eps0(self) -> arb:
         return arb(self.sensitivity) / arb(self.scale)
