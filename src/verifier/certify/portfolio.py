@@ -154,6 +154,8 @@ ESTIMATE_FLOOR_SECONDS = 0.05
 #: Share of the time budget a closed form (cost 0) may still use once the budget is spent: a run
 #: ends within (1 + CLOSED_FORM_GRACE)·budget plus the time to print (issue 19: at most 10% over).
 CLOSED_FORM_GRACE = 0.05
+#: ... and at least this long (a zero budget still runs the closed forms, as documented).
+CLOSED_FORM_MIN_SECONDS = 1.0
 
 #: Longest an estimate-only method (Monte Carlo evidence) may plan to run when no time budget is
 #: given: one whose smallest sample already costs more declines with its estimate instead.
@@ -216,7 +218,7 @@ def collect_bounds(
             start = time.perf_counter()
             left = None if time_budget is None else time_budget - (start - started)
             if left is not None and method.cost == 0:  # closed forms always start, with a grace
-                left = max(left, CLOSED_FORM_GRACE * time_budget)
+                left = max(left, CLOSED_FORM_GRACE * time_budget, CLOSED_FORM_MIN_SECONDS)
             if left is not None and left <= 0:
                 skipped.append(f"{method.name} ({direction.value}): not run, time budget of {time_budget:g} s spent")
                 continue

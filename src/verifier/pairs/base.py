@@ -35,7 +35,7 @@ from verifier._validation import (
 )
 from verifier.errors import InvalidArgument, NotApplicable, NumericalFailure
 
-__all__ = ["DominatingPair", "evaluate_adaptively", "evaluate_many"]
+__all__ = ["DominatingPair", "evaluate_adaptively", "evaluate_many", "eps0_range_issue", "EPS0_FLOAT_MAX"]
 
 #: Relative accuracy (bits) a ball result must reach before it is rounded to float64; below it the
 #: evaluation is repeated at higher precision (cancellation in closed forms such as Φ(a) − e^ε Φ(b)).

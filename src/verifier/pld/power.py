@@ -81,10 +81,11 @@ import numpy as np
 import numpy.typing as npt
 from flint import arb
 
+from verifier._budget import Cost, refusal
 from verifier._directed import arb_bound, up, with_precision
 from verifier._types import Dominance, Side
 from verifier._validation import check_integer, check_nonnegative
-from verifier.errors import InvalidArgument, NumericalFailure
+from verifier.errors import AccuracyNotReachable, InvalidArgument, NumericalFailure
 from verifier.pld.binary_power import binary_power
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, _truncate, compose, sum_down, sum_up
 from verifier.pld.fft import _norms
@@ -234,7 +235,24 @@ def _chernoff_tail(q: npt.NDArray[np.float64], times: int, s: float, start: int,
         return _upper(log_bound.exp())
 
 
+#: Peak bytes per point of the FFT length: long-double complex spectra (32 bytes) and their
+#: temporaries, about three of them.
+BYTES_PER_POINT = 96
+
+
 def _window(
+    q: npt.NDArray[np.float64], times: int, tail: float, total_up: float, min_size: int = 1
+) -> tuple[int, int, float, float]:
+    """:func:`_window_unchecked`, refused (AccuracyNotReachable, with the figure) when its FFT length
+    needs more memory than the machine has to spare (t = 1e30 compositions: a support of 1e30 points)."""
+    found = _window_unchecked(q, times, tail, total_up, min_size)
+    reason = refusal(Cost(bytes=float(found[0]) * BYTES_PER_POINT, what=f"{times:.3g} compositions"), None)
+    if reason:
+        raise AccuracyNotReachable(f"power route {reason}")
+    return found
+
+
+def _window_unchecked(
     q: npt.NDArray[np.float64], times: int, tail: float, total_up: float, min_size: int = 1
 ) -> tuple[int, int, float, float]:
     """(N, w0, τ_low, τ_high): FFT length (a power of two, at least ``min_size``), first window
