@@ -43,6 +43,10 @@ class _BudgetSpent(BaseException):
     own ``except Exception`` cannot swallow it)."""
 
 
+#: After the budget's interrupt fires it fires again this often until the method has stopped.
+REARM_SECONDS = 0.05
+
+
 @contextlib.contextmanager
 def _deadline(seconds: float | None) -> Iterator[None]:
     """Raise :class:`_BudgetSpent` after ``seconds`` of wall-clock time, where SIGALRM can deliver
@@ -53,6 +57,9 @@ def _deadline(seconds: float | None) -> Iterator[None]:
         return
 
     def interrupt(signum, frame):
+        # Re-arm first: an exception raised where Python cannot propagate it (a gc callback, a
+        # __del__) is printed and dropped, and the method would run on past the budget.
+        signal.setitimer(signal.ITIMER_REAL, REARM_SECONDS)
         raise _BudgetSpent()
 
     previous = signal.signal(signal.SIGALRM, interrupt)
