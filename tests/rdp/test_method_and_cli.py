@@ -80,7 +80,8 @@ def test_cli_rdp_json(capsys):
     code = main(["rdp", "--mechanism", "gaussian", "--sigma", "1", "--scheme", "allocation", "--steps", "1000", "--orders", "2,3,8", "--direction", "remove", "--json"])
     assert code == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["orders"] == [2.0, 3.0, 8.0] and out["exact"] == [True, True, True]
+    assert out["orders"] == [2.0, 3.0, 8.0]
+    assert out["exact"][0] is False  # t = 1000, α = 2: bracket ~4e-12 relative, wider than EXACT_RTOL
     moment = gaussian_moment_function(1.0)
     for alpha, value in zip((2, 3, 8), out["values"]):
         exact = allocation_remove_renyi(moment, 1000, alpha)

@@ -63,6 +63,10 @@ CITATION_REMOVE = "Feldman & Shenfeld, Thm 4.8 / Lemma E.1 (exact remove RDP), p
 CITATION_ADD = "Feldman & Shenfeld, Lemma E.3 (Jensen step), RDP form derived: R_a <= D_{1+(a-1)/t}(Q||P)"
 CITATION_ADD_DELTA = "Feldman & Shenfeld, Thm 4.9 / Cor 4.10 (add), sign of eps' corrected (notes 6.2 item 10)"
 
+#: An RDP value is flagged exact when its rigorous bracket is at most this wide, relative (the
+#: remove series at t = 10⁶ is only good to ~2e-9: issue 19).
+EXACT_RTOL = 1e-12
+
 #: Largest step count accepted (t·α_max must stay an exact integer in the kernel).
 MAX_STEPS = 10**12
 
@@ -122,7 +126,15 @@ def allocation_curve(
         return RdpCurve(grid, values, np.zeros(len(grid), dtype=bool), direction, CITATION_ADD).times(rounds)
 
     def at_integers(ints: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
-        return allocation_remove_integer(pair, t_round, ints), np.full(len(ints), k == 1)
+        upper = allocation_remove_integer(pair, t_round, ints, Side.UPPER)
+        if k != 1:
+            return upper, np.zeros(len(ints), dtype=bool)
+        # "exact" means exact to EXACT_RTOL: the series loses ~t·u relative (R_α ≈ c/t is a
+        # logarithm of 1 + O(1/t)), so the flag is earned by the LOWER bound, not assumed.
+        lower = allocation_remove_integer(pair, t_round, ints, Side.LOWER)
+        with np.errstate(invalid="ignore"):
+            exact = np.isfinite(upper) & (upper - lower <= EXACT_RTOL * upper)
+        return upper, exact
 
     values, exact = interpolate(grid, at_integers)
     return RdpCurve(grid, values, exact, direction, CITATION_REMOVE).times(rounds)
