@@ -27,7 +27,7 @@ from verifier.errors import InvalidArgument, NotApplicable
 from verifier.pairs import Gaussian, Laplace
 from verifier.rdp import curve_for
 from verifier.rdp.zcdp import rho_upper
-from verifier.schemes import Composed, Poisson, Sequence, Single
+from verifier.schemes import Composed, Poisson, PoissonReplaceOne, Sequence, Single
 
 #: The two-phase run of the issue, scaled down to run in seconds: 300 steps at σ = 1.1, rate 0.02,
 #: then 100 steps at σ = 0.9, rate 0.05.
@@ -210,8 +210,11 @@ def test_phases_inherit_the_claims_mechanism_and_round_trip():
 def test_replace_one_is_modelled_phase_by_phase():
     claim = parse_claim(_claim(SEQUENCE, mechanism={"name": "laplace", "scale": 1.0}, neighboring="replace_one"))
     assert claim.model == Sequence((Composed(Single(Gaussian(3.0, 2.0)), 4), Single(Laplace(1.0, 2.0))))
-    bad = {"name": "sequence", "phases": [{"name": "single"}, {"name": "poisson", "rate": 0.1, "steps": 3}]}
-    with pytest.raises(InvalidArgument, match=r"scheme\.phases\[1\] 'poisson'") as info:
+    poisson = {"name": "sequence", "phases": [{"name": "single"}, {"name": "poisson", "rate": 0.1, "steps": 3}]}
+    claim = parse_claim(_claim(poisson, mechanism={"name": "gaussian", "sigma": 1.0}, neighboring="replace_one"))
+    assert claim.model.phases[1] == PoissonReplaceOne(Gaussian(1.0), 0.1, 3)  # the substitution pair, not doubling
+    bad = {"name": "sequence", "phases": [{"name": "single"}, {"name": "allocation", "steps": 10}]}
+    with pytest.raises(InvalidArgument, match=r"scheme\.phases\[1\] 'allocation'") as info:
         parse_claim(_claim(bad, mechanism={"name": "gaussian", "sigma": 1.0}, neighboring="replace_one"))
     assert info.value.name == "neighboring"
 
