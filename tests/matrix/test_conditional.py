@@ -139,3 +139,19 @@ def test_cc_is_below_renyi_for_one_epoch_dp_sgd_at_small_epsilon():
     scheme = MatrixMechanism(Gaussian(sigma), identity(b), b, 1)
     renyi = max(epsilon_upper_for(scheme, delta, d).value for d in Direction)
     assert cc < renyi <= 1.0
+
+
+def test_hybrid_schedule_is_labelled_not_rigorous_and_agrees_in_epoch_one():
+    """The App. E hybrid schedule is offered only as a non-rigorous number (notes §2.10); in epoch 1
+    it is the union-bound schedule, so one-epoch runs agree exactly."""
+    from verifier.matrix.conditional import cc_epsilon
+
+    mu = means(identity(4), 4, 1) / 0.9
+    union = cc_epsilon(mu, Direction.ADD, 1e-5, "union", step=2.0**-8)
+    hybrid = cc_epsilon(mu, Direction.ADD, 1e-5, "hybrid", step=2.0**-8)
+    assert union.rigorous and not hybrid.rigorous and "NOT PROVEN" in hybrid.note
+    assert hybrid.value == union.value
+    multi = step_pairs(means(bsr(12, 2), 4, 3), Direction.REMOVE, 1e-6, "hybrid")
+    assert sum(multi.values()) == 12
+    with pytest.raises(Exception, match="schedule"):
+        step_pairs(mu, Direction.ADD, 1e-6, "max")

@@ -26,7 +26,8 @@ Units of σ: μ_i = Δ·m_i/σ (b×N means, Lemma 2.8). For each step n and rela
 Every τ_i fails with probability at most β = δ_E/(N(b − 1)) (union bound over steps and positions,
 Theorem 4.6 / Lemma 4.1), so δ(ε) <= δ_PLD(ε) + δ_E with δ_PLD from verifier's PLD engine
 (dominating side, directed rounding). The paper's "hybrid" per-epoch maximum schedule (App. E) is
-not proven (notes §2.10) and is not offered.
+not proven (notes §2.10): it is offered by :func:`cc_epsilon` only as a Bound with
+``rigorous=False`` (never used by the certification method).
 """
 
 from __future__ import annotations
@@ -38,11 +39,21 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from verifier._types import Direction
-from verifier._validation import check_open_unit
+from verifier._types import Bound, Direction, Quantity, Side
+from verifier._validation import check_choice, check_open_unit
 from verifier.errors import InvalidArgument
 
-__all__ = ["CITATION_CC", "CC_STEP", "TEMPERATURES", "StepPair", "cc_pld", "reverse_hazard_bounds", "step_pairs"]
+__all__ = [
+    "CITATION_CC",
+    "CC_STEP",
+    "SCHEDULES",
+    "TEMPERATURES",
+    "StepPair",
+    "cc_epsilon",
+    "cc_pld",
+    "reverse_hazard_bounds",
+    "step_pairs",
+]
 
 CITATION_CC = "Schuchardt & Kalinin, Algorithm 4 (Thm 4.6, Lemma 4.7, Thm D.3 / Cor D.4) with the union-bound schedule; PLD composition"
 
@@ -177,9 +188,15 @@ def _step_pair(current: npt.NDArray[np.float64], lam: npt.NDArray[np.float64]) -
     return StepPair(tuple(float(means[j]) for j in keep), tuple(rounded[j] for j in keep))
 
 
-def step_pairs(mu: npt.ArrayLike, direction: Direction, delta_e: float) -> Counter:
+#: Failure-probability schedules: "union" (proven: Theorem 4.6 + a union bound over N(b − 1)
+#: bounds) and "hybrid" (App. E: per-epoch maximum of λ̄ from epoch 2 on, at δ_E/(k(b − 1)) each —
+#: the maximum step is asserted without proof, notes §2.10, so its results are never rigorous).
+SCHEDULES = ("union", "hybrid")
+
+
+def step_pairs(mu: npt.ArrayLike, direction: Direction, delta_e: float, schedule: str = "union") -> Counter:
     """Counter of the per-step pairs (StepPair → number of steps) of Algorithm 4 in ``direction``
-    with failure budget ``delta_e`` (union bound)."""
+    with failure budget ``delta_e`` under ``schedule`` (see SCHEDULES)."""
     from scipy.special import ndtri
 
     m = np.asarray(mu, dtype=float)
@@ -188,18 +205,31 @@ def step_pairs(mu: npt.ArrayLike, direction: Direction, delta_e: float) -> Count
     if not isinstance(direction, Direction):
         raise InvalidArgument("direction", direction, "must be Direction.ADD or Direction.REMOVE")
     budget = check_open_unit("delta_e", delta_e)
+    schedule = check_choice("schedule", schedule, SCHEDULES)
     b, n_steps = m.shape
-    quantile = float(ndtri(budget / (n_steps * max(b - 1, 1))))
+    epochs = max(1, n_steps // b)
+    first_epoch = float(ndtri(budget / (n_steps * max(b - 1, 1))))
+    later_epochs = float(ndtri(budget / (epochs * max(b - 1, 1))))
     k = np.zeros((b, b))
     out: Counter = Counter()
+    pending: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]] = []  # hybrid: (sorted means, λ̄) of the epoch
     for n in range(n_steps):
         column = m[:, n]
         if np.any(column > 0):
             order = np.argsort(column, kind="stable")
-            first = int(np.searchsorted(column[order], column[order][0], side="right"))  # λ̄ of the lowest-mean group is unused
-            lam = reverse_hazard_bounds(k[np.ix_(order, order)], direction, quantile, first)
-            out[_step_pair(column[order], lam)] += 1
+            if schedule == "union" or n < b:
+                first = int(np.searchsorted(column[order], column[order][0], side="right"))  # λ̄ of the lowest-mean group is unused
+                lam = reverse_hazard_bounds(k[np.ix_(order, order)], direction, first_epoch, first)
+                out[_step_pair(column[order], lam)] += 1
+            else:
+                pending.append((column[order], reverse_hazard_bounds(k[np.ix_(order, order)], direction, later_epochs)))
         k += np.outer(column, column)
+        if pending and (n + 1) % b == 0 or n == n_steps - 1:
+            if pending:
+                epoch_max = np.max([lam for _, lam in pending], axis=0)
+                for current, _ in pending:
+                    out[_step_pair(current, epoch_max)] += 1
+                pending = []
     return out
 
 
@@ -219,14 +249,28 @@ def _as_pair(pair: StepPair):
     return GaussianMixture(1.0, pair.means, pair.tails)
 
 
-def cc_pld(mu: npt.ArrayLike, direction: Direction, delta_e: float, step: float = CC_STEP):
+def cc_pld(mu: npt.ArrayLike, direction: Direction, delta_e: float, step: float = CC_STEP, schedule: str = "union"):
     """PLD bracket of the composed per-step pairs (module docstring) in ``direction``, or None when
-    no step releases anything about the element (δ_PLD = 0). δ(ε) <= bracket.delta(ε).upper + δ_E."""
+    no step releases anything about the element (δ_PLD = 0). Under the "union" schedule
+    δ(ε) <= bracket.delta(ε).upper + δ_E; under "hybrid" that is NOT proven (see SCHEDULES)."""
     from verifier.pld import pair_bracket
 
     out = None
-    for pair, count in sorted(step_pairs(mu, direction, delta_e).items(), key=lambda item: (item[0].means, item[0].tails)):
+    for pair, count in sorted(step_pairs(mu, direction, delta_e, schedule).items(), key=lambda item: (item[0].means, item[0].tails)):
         one = pair_bracket(_as_pair(pair), direction, step)
         one = one.self_compose(count) if count > 1 else one
         out = one if out is None else out.compose(one)
     return out
+
+
+def cc_epsilon(mu: npt.ArrayLike, direction: Direction, delta: float, schedule: str = "union", step: float = CC_STEP) -> Bound:
+    """ε(δ) of the CC accountant in ``direction`` with δ_E = δ/2 (App. B.2) as a Bound: UPPER and
+    rigorous under the "union" schedule; under "hybrid" the same number with ``rigorous=False`` and a
+    note (the per-epoch maximum is unproven, notes §2.10)."""
+    target = check_open_unit("delta", delta)
+    bracket = cc_pld(mu, direction, target / 2, step, schedule)
+    value = 0.0 if bracket is None else float(bracket.epsilon(target / 2).upper)
+    proven = schedule == "union"
+    note = "delta_E = delta/2" if proven else "hybrid schedule (per-epoch max of the reverse hazard, App. E): NOT PROVEN, not a certificate"
+    citation = CITATION_CC if proven else CITATION_CC.replace("the union-bound schedule", "the hybrid schedule of App. E (unproven)")
+    return Bound(value, Side.UPPER, direction, Quantity.EPSILON, target, f"matrix-cc:{schedule}", citation, error_budget=target / 2, rigorous=proven, note=note)
