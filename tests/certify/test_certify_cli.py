@@ -188,7 +188,7 @@ def test_bounds_table_and_json(capsys):
     rows = [l.split() for l in out.splitlines()[2:7]]
     assert [float(r[0]) for r in rows] == [0.0, 0.5, 1.0, 1.5, 2.0]
     # Laplace(b=1), Δ=1: δ(ε) = 1 − e^{(ε−1)/2} for 0 <= ε <= 1 and 0 beyond (Steinke 2022, Cor 9)
-    assert float(rows[1][1]) == pytest.approx(1 - 2.718281828459045 ** (-0.25), rel=1e-9)
+    assert float(rows[1][1]) == pytest.approx(1 - 2.718281828459045 ** (-0.25), rel=1e-5)  # the table prints 6 digits (--json has all)
     assert float(rows[3][1]) == 0.0
     code, out, _ = run(capsys, "bounds", "--example", "gaussian-certified", "--points", "3", "--json", "--method", "exact")
     data = json.loads(out)

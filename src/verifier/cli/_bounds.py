@@ -7,6 +7,7 @@ The scheme comes from the mechanism/scheme flags, or from a claim file / ``--exa
 from __future__ import annotations
 
 import argparse
+import textwrap
 import json
 
 import numpy as np
@@ -97,9 +98,8 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 0
     print(f"bounds on δ(ε) for {title}")
-    print(f"{'ε':>10} " + " ".join(f"{c.label:>34}" for c in curves))
-    for index, eps in enumerate(epsilons):
-        print(f"{eps:>10.4g} " + " ".join(f"{c.values[index]:>34.10g}" for c in curves))
+    for line in table_lines(epsilons, curves):
+        print(line)
     if mark is not None:
         print(f"claim: (ε={mark[0]:g}, δ={mark[1]:g})")
     if args.plot:
@@ -108,12 +108,39 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Widest line the text output prints (a terminal or a CI log): columns beyond it go to the next
+#: block, long labels to a numbered key below the table.
+TABLE_WIDTH = 120
+_EPS_COLUMN = 8
+_VALUE_COLUMN = 13  # " %12.6g": 4.94066e-324 is 12 characters
+
+
+def table_lines(epsilons, curves) -> list[str]:
+    """The δ(ε) table in blocks at most TABLE_WIDTH wide: one column per curve, headed by its number
+    [i], with the key (method, direction, side) listed under the table; 6 significant digits (the
+    --json output has every digit)."""
+    per_block = max(1, (TABLE_WIDTH - _EPS_COLUMN) // _VALUE_COLUMN)
+    lines: list[str] = []
+    for start in range(0, len(curves), per_block):
+        block = list(enumerate(curves))[start : start + per_block]
+        lines.append(f"{'ε':>{_EPS_COLUMN}}" + "".join(f"{f'[{i + 1}]':>{_VALUE_COLUMN}}" for i, _ in block))
+        for index, eps in enumerate(epsilons):
+            lines.append(f"{eps:>{_EPS_COLUMN}.4g}" + "".join(f" {c.values[index]:>{_VALUE_COLUMN - 1}.6g}" for _, c in block))
+    lines += textwrap.wrap(
+        "key: " + "; ".join(f"[{i + 1}] {c.label}" for i, c in enumerate(curves)), TABLE_WIDTH, subsequent_indent="     ", break_on_hyphens=False
+    )
+    return lines
+
+
 def _print_results(scheme) -> None:
     """The per-round RDP results of the paper a scheme comes from, each with its label (only
     UPPER / LOWER values are bounds; the others are published formulas, never used in a verdict)."""
     results = checkin_results(scheme)
     if not results:
         return
-    print(f"per-round RDP (nats) at orders {', '.join(str(a) for a in RESULT_ORDERS)}; label = guarantee")
-    for r in results:
-        print(f"  {r.label:<22} {r.result:<58} " + " ".join(f"{v:.6g}" for v in r.values))
+    print(f"per-round RDP (nats) at orders {', '.join(str(a) for a in RESULT_ORDERS)}; label = guarantee; results [i] below")
+    for i, r in enumerate(results):
+        print(f"  [{i + 1}] {r.label:<22} " + " ".join(f"{v:.6g}" for v in r.values))
+    for i, r in enumerate(results):  # the citations, wrapped, as a footnote list
+        for line in textwrap.wrap(f"[{i + 1}] {r.result}", TABLE_WIDTH - 2, subsequent_indent="    ", break_on_hyphens=False):
+            print(f"  {line}")
