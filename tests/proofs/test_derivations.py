@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import mpmath as mp
+import numpy as np
 import pytest
 import sympy as sp
 
@@ -335,6 +336,11 @@ WRONG_CLAIMS = [
                   (_module("substitution_mixture").LAM * _module("gaussian_hockey_stick").claims()["delta"], True))),
     ("substitution_mixture", "delta_add", _module("substitution_mixture").claims()["delta_remove"]),
     ("substitution_mixture", "atom", 2 * Phi(Delta / (2 * sigma)) - 1),
+    ("substitution_mixture", "antipodal_threshold",  # the other root of the quadratic (sign of sqrt)
+     sp.log(((1 - _module("substitution_mixture").LAM) * (sp.exp(epsilon) - 1)
+             + sp.sqrt(((1 - _module("substitution_mixture").LAM) * (1 - sp.exp(epsilon))) ** 2
+                       + 4 * _module("substitution_mixture").LAM ** 2 * sp.exp(-(Delta / sigma) ** 2) * sp.exp(epsilon)))
+            / (2 * _module("substitution_mixture").LAM * sp.exp(-(Delta / sigma) ** 2 / 2))) * sigma / Delta * 2),
 ]
 
 
@@ -586,3 +592,9 @@ def test_substitution_mixture_exports_vs_the_pairs(lam, exports):
                                (max(r, a), glued.delta(float(x), Direction.REMOVE))):
             assert bracket.lower - 1e-15 <= value <= bracket.upper + 1e-15, (x, value, bracket)
     assert _call(got["atom"], Delta=2, sigma="1.5", lam=lam) > 0
+    from verifier.pairs import AntipodalMixture
+
+    antipodal = AntipodalMixture(1.5, 1.0, float(lam))
+    for x in EPS_POINTS:
+        z = float(_call(got["antipodal_threshold"], epsilon=x, Delta=1, sigma="1.5", lam=lam))
+        assert abs(float(antipodal._loss_inverse(np.array([float(x)]))[0]) - z) <= 1e-12 * max(1.0, abs(z))
