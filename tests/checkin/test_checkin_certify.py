@@ -115,3 +115,22 @@ def test_checkin_and_shuffle_certificates_validate_against_the_schema():
         cert = to_certificate(certify(parse_claim(claim)))
         jsonschema.Draft202012Validator(schema()).validate(json.loads(json.dumps(cert)))
         assert cert["claim"]["scheme"]["name"] == claim["scheme"]["name"]
+
+
+def test_fmt_route_upper_holds_the_oracle_and_uses_fmt_where_its_regime_holds():
+    """One round of an (ε0, δ0)-DP randomizer: the dominating finite pair's δ(ε) is above the exact
+    oracle (n <= 40: FMT's regime never holds, the (ε0, δ0) fallback is used); for large n the regime
+    holds for the bulk of k and the bound is far below the fallback's."""
+    from verifier.pld.checkin import checkin_fmt_pair
+
+    pair, in_regime = checkin_fmt_pair(1.0, 0.0, 12, 0.3, 1e-4)
+    assert in_regime == 0
+    for eps in (0.05, 0.3):
+        assert rr_checkin_delta(12, 0.3, 1.0, eps) <= float(pair.delta(eps, Direction.REMOVE).upper) + ORACLE_ATOL
+    from verifier.pairs import ApproxDP
+
+    fmt, in_regime = checkin_fmt_pair(1.0, 1e-9, 20000, 0.2, 1e-6)
+    assert in_regime > 100
+    # without FMT every k near the mean n·γ gives (ln(1 + 0.2(e − 1)), 0.2·δ0) = (0.296, 2e-10)
+    fallback = ApproxDP(math.log1p(0.2 * math.expm1(1.0)), 2e-10)
+    assert float(fmt.delta(0.1, Direction.REMOVE).upper) < 0.01 * float(fallback.delta(0.1, Direction.REMOVE).upper)

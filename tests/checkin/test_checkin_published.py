@@ -57,3 +57,20 @@ def test_theorem1_baseline_constants_tail_and_monotonicity():
         assert eps.value > prev_eps and float(beta) < prev_beta
         assert eps.label == "published_formula" and eps.in_regime is False
         prev_eps, prev_beta = eps.value, float(beta)
+
+
+@pytest.mark.slow
+def test_table2_row_robust_statements():
+    """Table 2, row ε0 = 8, γ = 1e-3 (n = 10⁴, T = 100, δ = δ1 = 1e-4, δ0 = 1e-8; benchmarks/checkin_table2.py):
+    only the robust statements: each value within a factor 3 of the paper's, and the same ordering
+    A2 < A1 < baseline as the paper (1.58 < 1.78 < 3.86)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from checkin_table2 import PAPER, row
+
+    base, a1, a2 = row(8.0, 1e-3)
+    for ours, paper in zip((base, a1, a2), PAPER[(8.0, 1e-3)]):
+        assert paper / 3 <= ours <= 3 * paper
+    assert a2 < a1 < base

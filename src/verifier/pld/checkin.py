@@ -41,7 +41,7 @@ from verifier.pld.construction import pld_sides_from_profile
 from verifier.pld.distribution import DiscretePLD, compose
 from verifier.rdp.checkin import binomial_log_weights
 
-__all__ = ["sum_pair", "checkin_lower_pld", "checkin_delta_lower", "checkin_epsilon_lower", "MASS_SLACK"]
+__all__ = ["sum_pair", "checkin_lower_pld", "checkin_delta_lower", "checkin_epsilon_lower", "checkin_fmt_pair", "MASS_SLACK"]
 
 #: Subtracted from every δ lower bound: float64 rounding of the finite pairs' masses.
 MASS_SLACK = 1e-12
@@ -127,3 +127,47 @@ def checkin_epsilon_lower(pair: DominatingPair, users: int, rate: float, rounds:
     target = check_open_unit("delta", delta)
     pld = checkin_lower_pld(pair, users, rate, rounds, direction, step)
     return float(pld.epsilon(min(target + MASS_SLACK, 1.0 - 1e-16)))
+
+
+def checkin_fmt_pair(epsilon0: float, delta0: float, users: int, rate: float, delta1: float) -> tuple[DiscretePair, int]:
+    """A finite pair that DOMINATES one round of shuffled check-in (either aggregation) of an
+    (ε0, δ0)-DP local randomizer, and the number of k whose FMT regime held.
+
+    Given k check-ins, the k shuffled reports are (ε_k, δ_k)-DP under replace-one neighbours, with
+    Feldman, McMillan & Talwar 2021 (Liew et al. Eqs. (10)–(11), e^{ε0} in the δ term, the largest of
+    the printed variants) where its regime ε0 <= ln(k / (16 ln(2/δ1))) holds, and (ε0, δ0) otherwise
+    (shuffling is a post-processing of the k reports); subsampling k of n without replacement gives
+    (ln(1 + (k/n)(e^{ε_k} − 1)), (k/n)δ_k) (Balle, Barthe & Gaboardi 2018, Thm 9 = Eq. (12)); the sum is
+    a post-processing of the shuffle. Each per-k mechanism is dominated by the (ε, δ)-randomized
+    response pair (:class:`verifier.pairs.ApproxDP`), k is observed, so the disjoint union with weights
+    w_k dominates the round; k with w_k below WEIGHT_FLOOR·max (k = 0 included) share one
+    ApproxDP(ε0, δ0) component (every per-k mechanism is (ε0, δ0)-DP). Masses are float64 products
+    (see MASS_SLACK)."""
+    from verifier.pairs import ApproxDP
+    from verifier.rdp.checkin_published import fmt_shuffle_printed
+
+    n = check_integer("users", users, minimum=1)
+    log_w = binomial_log_weights(n, rate)
+    w = np.exp(log_w - np.max(log_w))
+    w = w / math.fsum(w.tolist())
+    p_all: list[float] = []
+    q_all: list[float] = []
+    kept, in_regime = 0.0, 0
+    for k in range(1, n + 1):
+        if w[k] < WEIGHT_FLOOR * np.max(w):
+            continue
+        eps_k, delta_k = epsilon0, delta0
+        eps_fmt, delta_fmt = fmt_shuffle_printed(epsilon0, delta0, k, delta1)
+        if eps_fmt.in_regime and eps_fmt.value < epsilon0:
+            eps_k, delta_k, in_regime = eps_fmt.value, delta_fmt.value, in_regime + 1
+        q_rate = k / n
+        step = ApproxDP(math.log1p(q_rate * math.expm1(eps_k)), min(q_rate * delta_k, 1.0 - 1e-16))
+        p, q = step._masses()
+        p_all += (w[k] * p).tolist()
+        q_all += (w[k] * q).tolist()
+        kept += float(w[k])
+    p, q = ApproxDP(epsilon0, delta0)._masses()
+    rest = max(0.0, 1.0 - kept)
+    p_all += (rest * p).tolist()
+    q_all += (rest * q).tolist()
+    return DiscretePair(tuple(np.array(p_all) / math.fsum(p_all)), tuple(np.array(q_all) / math.fsum(q_all))), in_regime

@@ -12,6 +12,12 @@
   shuffle model's privacy is known (the paper's §6 open problem), so a shuffle claim is never
   CERTIFIED.
 
+"checkin-fmt" gives UPPER bounds for one round of an (ε0, δ0)-DP randomizer (``approx_dp``, or
+randomized response with δ0 = 0) under check-in: the exact δ(ε) of a finite pair that dominates the
+round (Feldman–McMillan–Talwar where its regime holds per k, (ε0, δ0) otherwise, then Balle et al.
+2018 Thm 9; :func:`verifier.pld.checkin.checkin_fmt_pair`), with FMT's δ1 = the claimed δ / 2.
+Several rounds are not built (the rdp method covers pure-DP randomizers there).
+
 Replace-one neighbours are symmetric: the specific pair in either order is a pair of neighbours, so
 each direction's lower bound uses the pair in that orientation.
 """
@@ -26,10 +32,11 @@ from verifier.certify.methods.allocation_pld import AllocationPLD
 from verifier.errors import NotApplicable
 from verifier.pairs import Gaussian
 from verifier.pairs.finite import FinitePair
-from verifier.pld.checkin import checkin_delta_lower, checkin_epsilon_lower
+from verifier.pairs import ApproxDP, RandomizedResponse
+from verifier.pld.checkin import MASS_SLACK, checkin_delta_lower, checkin_epsilon_lower, checkin_fmt_pair
 from verifier.schemes import Allocation, CheckIn, Scheme, Shuffle
 
-__all__ = ["CheckInLower", "METHODS"]
+__all__ = ["CheckInLower", "CheckInFMT", "METHODS"]
 
 _CHECKIN_CITATION = (
     "Liew et al. Eq. (3)/(5): one specific pair, mixed over the observed k, DOMINATED PLD (Lemma A.4 of the "
@@ -80,4 +87,46 @@ class CheckInLower(Method):
         return self._collect(scheme, Quantity.EPSILON, delta, direction)
 
 
-METHODS = [CheckInLower()]
+def _local_dp(scheme: Scheme) -> tuple[float, float] | None:
+    """(ε0, δ0) of a one-round CheckIn's randomizer, or None."""
+    if not isinstance(scheme, CheckIn) or scheme.rounds != 1:
+        return None
+    if isinstance(scheme.pair, ApproxDP):
+        return scheme.pair.epsilon0, scheme.pair.delta0
+    if isinstance(scheme.pair, RandomizedResponse) and scheme.pair.k == 2:
+        return scheme.pair.epsilon0, 0.0
+    return None
+
+
+class CheckInFMT(Method):
+    name = "checkin-fmt"
+    citation = (
+        "Liew et al. Eq. (3)/(5) with per-k Feldman-McMillan-Talwar 2021 Thm 3.8 (in its regime; (eps0, delta0) otherwise) "
+        "and Balle-Barthe-Gaboardi 2018 Thm 9, dominating finite pair: UPPER"
+    )
+    returns = frozenset({Guarantee.UPPER})
+    cost = 1
+    scheme_types = (CheckIn,)
+
+    def supports(self, scheme: Scheme) -> bool:
+        return _local_dp(scheme) is not None
+
+    def _pair(self, scheme: Scheme, delta1: float):
+        local = _local_dp(scheme)
+        if local is None:
+            raise NotApplicable(f"{self.name} needs a one-round CheckIn of an approx_dp or binary rr step, got {scheme!r}")
+        pair, in_regime = checkin_fmt_pair(local[0], local[1], scheme.users, scheme.rate, delta1)
+        return pair, f"FMT regime held for {in_regime} values of k (delta1 = {delta1:g}); (eps0, delta0) elsewhere"
+
+    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
+        pair, note = self._pair(scheme, 1e-3 / max(scheme.users, 1))
+        value = min(1.0, float(pair.delta(epsilon, direction).upper) + MASS_SLACK)
+        return [Bound(value, Side.UPPER, direction, Quantity.DELTA, epsilon, self.name, self.citation, note=note)]
+
+    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
+        pair, note = self._pair(scheme, delta / 2)
+        value = float(pair.epsilon(max(delta - MASS_SLACK, 1e-300), direction).upper)
+        return [Bound(value, Side.UPPER, direction, Quantity.EPSILON, delta, self.name, self.citation, note=note)]
+
+
+METHODS = [CheckInLower(), CheckInFMT()]
