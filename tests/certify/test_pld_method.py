@@ -64,3 +64,50 @@ def test_refinement_jumps_to_the_predicted_grid(monkeypatch):
         assert upper - lower <= pld_method.REL_ACCURACY * upper
     assert len(built) <= 4, built
     pld_method._cached_build.cache_clear()
+
+
+def _gaussian_epsilon(mu: float, delta: float):
+    """ε(δ) of the Gaussian pair N(μ, 1) vs N(0, 1) at 40 digits (Balle & Wang 2018, Thm 8:
+    δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)), by mpmath bisection: an independent reference."""
+    import mpmath
+
+    phi = mpmath.ncdf
+    with mpmath.workdps(40):
+        lo, hi = mpmath.mpf(0), mpmath.mpf(20)
+        for _ in range(120):  # δ(ε) decreases in ε
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if phi(mu / 2 - mid / mu) - mpmath.exp(mid) * phi(-mu / 2 - mid / mu) > delta else (lo, mid)
+        return float(lo)
+
+
+def test_refinement_refines_only_the_wide_side(monkeypatch):
+    """Adaptive refinement (issue 17): 100 compositions of N(0, 10²) are the Gaussian pair with μ = 1.
+    At a tight target (REL_ACCURACY 1e-5) the dominating side is already within a quarter of the
+    target after two grids (its Richardson estimate), the dominated side is not, so only the dominated
+    side is rebuilt on the finer grid; the note says so, each side keeps its own step, and the bracket
+    still holds the exact ε. Catches a one-sided refinement that mixes the sides' bounds up (the kept
+    side must stay the coarse one) or that refines the side that is already narrow."""
+    import verifier.certify.methods.pld as pld_method
+    from verifier.schemes import Composed, Single
+
+    built = []
+    real = pld_method.scheme_pld
+
+    def counting(scheme, direction, **kwargs):
+        built.append((kwargs["step"], kwargs["sides"]))
+        return real(scheme, direction, **kwargs)
+
+    monkeypatch.setattr(pld_method, "scheme_pld", counting)
+    monkeypatch.setattr(pld_method, "REL_ACCURACY", 1e-5)
+    pld_method._cached_build.cache_clear()
+    bounds = pld_method.PLDMethod().epsilon_bounds(Composed(Single(Gaussian(10.0)), 100), 1e-6, Direction.REMOVE)
+    pld_method._cached_build.cache_clear()
+    lower, upper = sorted(b.value for b in bounds)
+    exact = _gaussian_epsilon(1.0, 1e-6)
+    assert lower <= exact <= upper
+    assert upper - lower <= 1e-5 * upper
+    from verifier._types import Dominance
+
+    assert built[-1][1] == (Dominance.DOMINATED,), built
+    assert built[-1][0] < min(step for step, sides in built if Dominance.DOMINATING in sides)
+    assert "only the wide side refined" in bounds[0].note and "dominating side kept from grid step" in bounds[0].note

@@ -9,12 +9,12 @@ import math
 import numpy as np
 import pytest
 
-from verifier._types import Bracket, Direction
+from verifier._types import Bracket, Direction, Dominance
 from verifier.errors import AccuracyNotReachable, InvalidArgument, NotApplicable
 from verifier.pairs import Gaussian, RandomizedResponse
 from verifier.pld import PLDBracket, builder_for, register_builder, scheme_pld
 from verifier.reference import rr_composed_delta
-from verifier.schemes import Allocation, Composed, Poisson, Single
+from verifier.schemes import Allocation, Composed, Poisson, PoissonReplaceOne, Sequence, Single, WithoutReplacement
 
 EPSILONS = np.array([0.0, 0.5, 1.0, 2.0, 3.0])
 DELTAS = (1e-3, 1e-6)
@@ -112,3 +112,35 @@ def test_every_scheme_class_has_a_builder_or_is_explicitly_left_to_another_modul
 def test_bracket_type() -> None:
     bracket = scheme_pld(Single(Gaussian(1.0)), Direction.ADD, step=2.0**-6)
     assert isinstance(bracket, PLDBracket) and bracket.direction is Direction.ADD
+
+
+@pytest.mark.parametrize(
+    "scheme",
+    [
+        Composed(Single(Gaussian(2.0)), 8),
+        Poisson(Gaussian(1.0), 0.05, 20),
+        Allocation(Gaussian(1.0), 10, 1, 2),
+        Sequence((Poisson(Gaussian(1.0), 0.05, 10), Composed(Single(Gaussian(3.0)), 4))),
+        WithoutReplacement(Gaussian(1.0), 200, 10, 10),
+        PoissonReplaceOne(Gaussian(1.0), 0.05, 10),
+    ],
+    ids=lambda s: type(s).__name__,
+)
+@pytest.mark.parametrize("kept", list(Dominance))
+def test_one_sided_build_keeps_that_side_and_trivialises_the_other(scheme, kept: Dominance) -> None:
+    """``sides`` (one-sided refinement, issue 17): the requested side is the two-sided build's, the
+    other is trivial (δ = 1 above, ε lower end <= 0 below), so a bracket mixing them stays rigorous.
+    Catches a builder that drops ``sides`` on the way to an inner builder (both sides built: the
+    other side would not be trivial) or builds the wrong side."""
+    full = scheme_pld(scheme, Direction.REMOVE, step=2.0**-7)
+    one = scheme_pld(scheme, Direction.REMOVE, step=2.0**-7, sides=(kept,))
+    side = {Dominance.DOMINATING: lambda b: b.dominating, Dominance.DOMINATED: lambda b: b.dominated}
+    other = next(d for d in Dominance if d is not kept)
+    # the same PLD up to the FFT round-off and trim (the packed pair transform rounds differently)
+    eps = np.array([0.0, 0.25, 0.5, 1.0, 2.0])
+    np.testing.assert_allclose(side[kept](one).delta(eps), side[kept](full).delta(eps), rtol=1e-9, atol=1e-12)
+    assert side[other](one).probs.size == 1
+    if other is Dominance.DOMINATING:
+        assert one.dominating.delta(5.0) == 1.0
+    else:
+        assert one.dominated.epsilon(1e-6) <= 0.0

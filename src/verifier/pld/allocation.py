@@ -48,7 +48,7 @@ from verifier._validation import check_integer, check_open_unit
 from verifier.errors import InvalidArgument
 from verifier.hockey import discrete_pld_delta
 from verifier.pairs import DominatingPair
-from verifier.pld.bracket import PLDBracket
+from verifier.pld.bracket import BOTH_SIDES, PLDBracket
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD
 from verifier.pld.geometric import (
     MAX_BINS,
@@ -395,6 +395,7 @@ def allocation_bracket(
     *,
     lattice_exponent: int | None = None,
     target_delta: float | None = None,
+    sides: tuple[Dominance, ...] = BOTH_SIDES,
 ) -> PLDBracket:
     """PLD bracket of k-out-of-t random allocation with ``epochs`` epochs, in ``direction``, on the
     loss grid ``step``. ``target_delta`` (the registry's tightness hint) is not needed: the geometric
@@ -403,20 +404,21 @@ def allocation_bracket(
     1-out-of-⌊t/k⌋ allocation from convex-order laws (:func:`convex_allocation`, both sides), then
     k·epochs-fold PLD composition (S0 Lemma 3.2: **floor**, never ceiling — a ceiling gives more
     steps per round and so under-reports ε; notes/random-allocation.md §6 item 29). ``tail_mass``
-    is the truncation budget β of each one-round law and of each composition.
+    is the truncation budget β of each one-round law and of each composition. Only ``sides`` are
+    built, the others trivial (:meth:`PLDBracket.of_sides`).
     """
     if not isinstance(scheme, Allocation):
         raise InvalidArgument("scheme", scheme, "must be an Allocation")
     rounds = scheme.k * scheme.epochs
     t_round = scheme.steps // scheme.k
     k0 = lattice_exponent_for(step, t_round) if lattice_exponent is None else lattice_exponent
-    sides = []
-    for dominance in (Dominance.DOMINATING, Dominance.DOMINATED):
+    built = {}
+    for dominance in sides:
         law = convex_law(scheme.pair, t_round, dominance, k0, tail_mass)
         losses, masses, infinite = law.pld_arrays(direction)
         budget = infinite if dominance is Dominance.DOMINATING else 0.0
-        sides.append(_grid_pld(losses, masses, infinite, dominance, direction, step, law.law.relative_error, budget))
-    one = PLDBracket(*sides)
+        built[dominance] = _grid_pld(losses, masses, infinite, dominance, direction, step, law.law.relative_error, budget)
+    one = PLDBracket.of_sides(built, direction, step)
     return one if rounds == 1 else one.self_compose(rounds, tail_mass=tail_mass)
 
 

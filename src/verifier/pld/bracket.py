@@ -7,12 +7,26 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from verifier._types import Bracket, Dominance
+from verifier._types import Bracket, Direction, Dominance
 from verifier.errors import IncompatibleObjects, InconsistentBounds, InvalidArgument
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, compose
 from verifier.pld.power import self_compose_pair_routed
 
-__all__ = ["PLDBracket"]
+__all__ = ["PLDBracket", "BOTH_SIDES", "trivial_side"]
+
+#: The sides a builder builds unless told otherwise (``sides`` of the scheme builders).
+BOTH_SIDES: tuple[Dominance, ...] = (Dominance.DOMINATING, Dominance.DOMINATED)
+
+
+def trivial_side(dominance: Dominance, direction: Direction, step: float) -> DiscretePLD:
+    """The PLD that bounds every mechanism on its side, for a side nobody will query (a one-sided
+    refinement builds only the side that is wide): DOMINATING, all mass at +∞ (δ(ε) = 1 >= any δ);
+    DOMINATED, all mass at loss 0 (δ(ε) = max(0, 1 − e^ε), below any δ(ε), since the whole space
+    gives P(Ω) − e^ε·Q(Ω) = 1 − e^ε). Both stay on their side under composition (Steinke 2022, Thm 9)
+    and, one point each, cost nothing to compose."""
+    if dominance is Dominance.DOMINATING:
+        return DiscretePLD(step, 0, np.zeros(1), 1.0, 0.0, dominance, direction)
+    return DiscretePLD(step, 0, np.ones(1), 0.0, 0.0, dominance, direction)
 
 
 @dataclass(frozen=True)
@@ -69,6 +83,12 @@ class PLDBracket:
         :attr:`routes`."""
         sides, (upper, lower) = self_compose_pair_routed(self.dominating, self.dominated, times, tail_mass=tail_mass)
         return PLDBracket(*sides, self.routes + (f"dominating {upper}; dominated {lower}",))
+
+    @classmethod
+    def of_sides(cls, built: dict[Dominance, DiscretePLD], direction: Direction, step: float) -> "PLDBracket":
+        """The bracket of the sides ``built`` (DOMINATING and/or DOMINATED), the missing one
+        :func:`trivial_side`."""
+        return cls(*(built.get(d) or trivial_side(d, direction, step) for d in BOTH_SIDES))
 
     def grid_size(self) -> int:
         """The larger number of grid points of the two sides."""

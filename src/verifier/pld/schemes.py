@@ -17,15 +17,17 @@ from verifier.errors import AccuracyNotReachable, InvalidArgument, NotApplicable
 from verifier.pairs import AntipodalMixture, Gaussian, Laplace
 from verifier.pairs.subsampled import PoissonSubsampled
 from verifier.pairs.substitution import SubstitutionSubsampled, replace_one_pair
-from verifier.pld.bracket import PLDBracket
+from verifier.pld.bracket import BOTH_SIDES, PLDBracket
 from verifier.pld.construction import MAX_GRID, pld_sides_from_pair
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, check_step
 from verifier.schemes import Composed, Poisson, PoissonReplaceOne, Sequence, Single, WithoutReplacement
 
 __all__ = ["Builder", "DEFAULT_STEP", "register_builder", "builder_for", "scheme_pld", "pair_bracket"]
 
-#: ``builder(scheme, direction, step, tail_mass, *, target_delta=None)``; ``target_delta`` is the
-#: smallest δ the caller will query (a tightness hint a builder may use to thin out far tails).
+#: ``builder(scheme, direction, step, tail_mass, *, target_delta=None, sides=BOTH_SIDES)``;
+#: ``target_delta`` is the smallest δ the caller will query (a tightness hint a builder may use to
+#: thin out far tails); ``sides`` are the sides the caller will query: a builder may put
+#: :func:`~verifier.pld.bracket.trivial_side` in place of the others (a one-sided refinement).
 Builder = Callable[..., PLDBracket]
 
 #: Tail coarsening of Poisson PLDs for a known target δ (construction._tail_coarsened): the profile
@@ -62,33 +64,42 @@ def builder_for(scheme: object) -> Builder:
 
 
 def pair_bracket(
-    pair, direction: Direction, step: float, tail_mass: float = DEFAULT_TAIL_MASS, coarsen_below: float | None = None
+    pair,
+    direction: Direction,
+    step: float,
+    tail_mass: float = DEFAULT_TAIL_MASS,
+    coarsen_below: float | None = None,
+    sides: tuple[Dominance, ...] = BOTH_SIDES,
 ) -> PLDBracket:
-    """Both sides of the pair's PLD (:func:`verifier.pld.construction.pld_from_pair`)."""
-    dominating, dominated = pld_sides_from_pair(pair, direction, step, tail_mass, coarsen_below=coarsen_below)
-    return PLDBracket(dominating, dominated)
+    """The pair's PLD (:func:`verifier.pld.construction.pld_from_pair`) on ``sides``, the others
+    trivial (:meth:`PLDBracket.of_sides`)."""
+    built = pld_sides_from_pair(pair, direction, step, tail_mass, coarsen_below=coarsen_below, sides=sides)
+    return PLDBracket.of_sides(dict(zip(sides, built)), direction, step)
 
 
 def _single(
-    scheme: Single, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None
+    scheme: Single, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None,
+    sides: tuple[Dominance, ...] = BOTH_SIDES,
 ) -> PLDBracket:
     """The pair's PLD on the full grid (a single step's far tail is where small δ are decided, so
     ``target_delta`` does not thin it)."""
-    return pair_bracket(scheme.pair, direction, step, tail_mass)
+    return pair_bracket(scheme.pair, direction, step, tail_mass, sides=sides)
 
 
 def _composed(
-    scheme: Composed, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None
+    scheme: Composed, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None,
+    sides: tuple[Dominance, ...] = BOTH_SIDES,
 ) -> PLDBracket:
     """The inner scheme's PLD self-composed ``times`` times; the inner builder is told target_delta /
     times (tail coarsening scales with target δ / number of steps)."""
     hint = None if target_delta is None else target_delta / scheme.times
-    inner = builder_for(scheme.scheme)(scheme.scheme, direction, step, tail_mass, target_delta=hint)
+    inner = builder_for(scheme.scheme)(scheme.scheme, direction, step, tail_mass, target_delta=hint, sides=sides)
     return inner.self_compose(scheme.times, tail_mass=tail_mass)
 
 
 def _poisson_replace_one(
-    scheme: PoissonReplaceOne, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None
+    scheme: PoissonReplaceOne, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None,
+    sides: tuple[Dominance, ...] = BOTH_SIDES,
 ) -> PLDBracket:
     """Poisson sampling under replace-one, (P, Q) the add/remove pair of one record (shift C).
 
@@ -105,16 +116,21 @@ def _poisson_replace_one(
     """
     doubled = replace_one_pair(scheme.pair)  # NotApplicable for non-additive steps
     coarsen = _coarsening(scheme.steps, step, tail_mass, target_delta)
-    (dominating,) = pld_sides_from_pair(
-        SubstitutionSubsampled(doubled, scheme.rate, absent=scheme.pair), direction, step, tail_mass,
-        sides=(Dominance.DOMINATING,), coarsen_below=coarsen,
-    )
     pair = scheme.pair
     attained = (
         AntipodalMixture(pair.sigma, pair.sensitivity, scheme.rate) if isinstance(pair, Gaussian) else PoissonSubsampled(pair, scheme.rate)
     )
-    (dominated,) = pld_sides_from_pair(attained, direction, step, tail_mass, sides=(Dominance.DOMINATED,), coarsen_below=coarsen)
-    return PLDBracket(dominating, dominated).self_compose(scheme.steps, tail_mass=tail_mass)
+    of_side = {Dominance.DOMINATING: SubstitutionSubsampled(doubled, scheme.rate, absent=pair), Dominance.DOMINATED: attained}
+    return _per_side(of_side, scheme.steps, direction, step, tail_mass, coarsen, sides)
+
+
+def _per_side(
+    of_side: dict, steps: int, direction: Direction, step: float, tail_mass: float, coarsen: float | None, sides: tuple[Dominance, ...]
+) -> PLDBracket:
+    """Each of ``sides`` from its own pair (``of_side[dominance]``), the others trivial, composed
+    ``steps`` times."""
+    built = {d: pld_sides_from_pair(of_side[d], direction, step, tail_mass, sides=(d,), coarsen_below=coarsen)[0] for d in sides}
+    return PLDBracket.of_sides(built, direction, step).self_compose(steps, tail_mass=tail_mass)
 
 
 def _coarsening(steps: int, step: float, tail_mass: float, target_delta: float | None) -> float | None:
@@ -126,25 +142,27 @@ def _coarsening(steps: int, step: float, tail_mass: float, target_delta: float |
 
 
 def _poisson(
-    scheme: Poisson, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None
+    scheme: Poisson, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None,
+    sides: tuple[Dominance, ...] = BOTH_SIDES,
 ) -> PLDBracket:
     """PLD of the Poisson-subsampled pair (λP + (1 − λ)Q, Q) in ``direction`` (Steinke 2022, §6.2
     mixture representation), self-composed ``steps`` times; with ``target_delta`` the far tails of
     the one-step profile are evaluated sparsely (see COARSEN_SCALE)."""
     coarsen = _coarsening(scheme.steps, step, tail_mass, target_delta)
-    one = pair_bracket(PoissonSubsampled(scheme.pair, scheme.rate), direction, step, tail_mass, coarsen)
+    one = pair_bracket(PoissonSubsampled(scheme.pair, scheme.rate), direction, step, tail_mass, coarsen, sides)
     return one.self_compose(scheme.steps, tail_mass=tail_mass)
 
 
 def _sequence(
-    scheme: Sequence, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None
+    scheme: Sequence, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None,
+    sides: tuple[Dominance, ...] = BOTH_SIDES,
 ) -> PLDBracket:
     """Heterogeneous composition (Steinke 2022, Thm 9): each phase's bracket from its own registered
     builder on the common grid ``step``, then composed side by side (DOMINATING with DOMINATING,
     DOMINATED with DOMINATED), so the result bounds δ(ε) of the run from above and below.
     Each phase is told target_delta / (number of phases): the thinning error of the phases adds up."""
     hint = None if target_delta is None else target_delta / len(scheme.phases)
-    brackets = [builder_for(phase)(phase, direction, step, tail_mass, target_delta=hint) for phase in scheme.phases]
+    brackets = [builder_for(phase)(phase, direction, step, tail_mass, target_delta=hint, sides=sides) for phase in scheme.phases]
     out = brackets[0]
     for bracket in brackets[1:]:
         out = out.compose(bracket, tail_mass=tail_mass)
@@ -152,7 +170,8 @@ def _sequence(
 
 
 def _without_replacement(
-    scheme: WithoutReplacement, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None
+    scheme: WithoutReplacement, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None,
+    sides: tuple[Dominance, ...] = BOTH_SIDES,
 ) -> PLDBracket:
     """Fixed-size batches under replace-one neighbours, λ = B/n, (P, Q) the step's replace-one pair.
 
@@ -175,15 +194,11 @@ def _without_replacement(
             f"fixed-size batches: the LOWER construction is proven for additive-noise steps (Gaussian, Laplace), not {type(scheme.pair).__name__}"
         )
     coarsen = _coarsening(scheme.steps, step, tail_mass, target_delta)
-    (dominating,) = pld_sides_from_pair(
-        SubstitutionSubsampled(scheme.pair, scheme.rate), direction, step, tail_mass,
-        sides=(Dominance.DOMINATING,), coarsen_below=coarsen,
-    )
-    (dominated,) = pld_sides_from_pair(
-        PoissonSubsampled(scheme.pair, scheme.rate), direction, step, tail_mass,
-        sides=(Dominance.DOMINATED,), coarsen_below=coarsen,
-    )
-    return PLDBracket(dominating, dominated).self_compose(scheme.steps, tail_mass=tail_mass)
+    of_side = {
+        Dominance.DOMINATING: SubstitutionSubsampled(scheme.pair, scheme.rate),
+        Dominance.DOMINATED: PoissonSubsampled(scheme.pair, scheme.rate),
+    }
+    return _per_side(of_side, scheme.steps, direction, step, tail_mass, coarsen, sides)
 
 
 register_builder(Single, _single)
@@ -206,8 +221,10 @@ def scheme_pld(
     tail_mass: float = DEFAULT_TAIL_MASS,
     max_grid: int = MAX_GRID,
     target_delta: float | None = None,
+    sides: tuple[Dominance, ...] = BOTH_SIDES,
 ) -> PLDBracket:
-    """PLD bracket of ``scheme`` in ``direction``.
+    """PLD bracket of ``scheme`` in ``direction`` (``sides``: the sides to build, the others trivial;
+    see :data:`Builder`).
 
     ``target_delta`` (the smallest δ the caller will query; ``delta`` when ``eps_accuracy`` is asked)
     lets a builder spend fewer profile points where they cannot matter at that δ; the bracket is
@@ -224,7 +241,7 @@ def scheme_pld(
     limit = check_integer("max_grid", max_grid, minimum=2)
     hint = None if target_delta is None else check_open_unit("target_delta", target_delta)
     if eps_accuracy is None and delta_accuracy is None:
-        return build(scheme, direction, h, tail_mass, target_delta=hint)
+        return build(scheme, direction, h, tail_mass, target_delta=hint, sides=sides)
     if eps_accuracy is not None:
         target, width_of = check_positive("eps_accuracy", eps_accuracy), None
         at = check_open_unit("delta", delta) if delta is not None else None
@@ -239,7 +256,7 @@ def scheme_pld(
         at = check_real("epsilon", epsilon)
         width_of = lambda b: float(b.delta(at).width)  # noqa: E731
     while True:
-        bracket = build(scheme, direction, h, tail_mass, target_delta=hint)
+        bracket = build(scheme, direction, h, tail_mass, target_delta=hint, sides=sides)
         width = width_of(bracket)
         if width <= target or (math.isnan(width) is False and width == 0.0):
             return bracket

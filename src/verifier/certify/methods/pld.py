@@ -9,11 +9,12 @@ import functools
 import math
 from typing import Callable, Sequence
 
-from verifier._types import Bound, Bracket, Direction, Quantity, Side
+from verifier._types import Bound, Bracket, Direction, Dominance, Quantity, Side
 from verifier.certify.method import Guarantee, Method
 from verifier.errors import AccuracyNotReachable, NotApplicable
 from verifier.pairs import Gaussian, Laplace
 from verifier.pld import PLDBracket, builder_for
+from verifier.pld.bracket import BOTH_SIDES
 from verifier.pld.schemes import scheme_pld
 from verifier.schemes import Sequence as SchemeSequence
 from verifier.schemes import Composed, Poisson, PoissonReplaceOne, Scheme, Single, WithoutReplacement
@@ -28,6 +29,7 @@ __all__ = [
     "EPSILON_ABS_ACCURACY",
     "STALL_RATIO",
     "MAX_JUMP",
+    "NARROW_SHARE",
 ]
 
 #: Relative width of the ε (δ) bracket the adapter refines the grid toward; the returned bounds
@@ -48,6 +50,10 @@ EPSILON_ABS_ACCURACY = 1e-9
 #: Most halvings of the grid step taken at once when the coarse bracket predicts the step that meets
 #: REL_ACCURACY (:func:`_halvings`).
 MAX_JUMP = 4
+
+#: A side whose estimated distance to the true value (:func:`_side_gaps`) is at most this share of
+#: the target width counts as narrow: only the other side is refined from then on.
+NARROW_SHARE = 0.25
 
 #: Refinement stops when halving the step shrinks the bracket by less than this factor: the width
 #: is then set by something the grid step does not control (truncated tails), and finer grids only
@@ -129,21 +135,27 @@ class PLDMethod(Method):
         bounds are rigorous, so stopping early only costs tightness. ``target_delta`` (or, when it is
         None, ``hint`` of the previous grid's bracket) is passed to the builders (scheme_pld)."""
         step = _start_step(scheme)
-        best = _cached(scheme, direction, step, target_delta)
+        best = _cached(scheme, direction, step, target_delta, BOTH_SIDES)
+        steps = {d: step for d in BOTH_SIDES}
+        history: dict[Dominance, list[tuple[float, float]]] = {d: [] for d in BOTH_SIDES}
+        _record(history, steps, query(best))
         width = _width(query(best))
         while not _converged(query(best), abs_accuracy) and 2 * best.grid_size() <= MAX_GRID_POINTS:
             if hint is not None and target_delta is None:
                 target_delta = hint(best)
+            sides, jump = _next_refinement(query(best), history, abs_accuracy)
             room = max(1, int(math.log2(MAX_GRID_POINTS / best.grid_size())))
-            jump = min(_halvings(query(best)), room)
-            step /= 2.0**jump
+            jump = min(jump, room)
+            finer_step = min(steps[d] for d in sides) / 2.0**jump
             try:
-                finer = _cached(scheme, direction, step, target_delta)
+                finer = _cached(scheme, direction, finer_step, target_delta, sides)
             except AccuracyNotReachable:
                 break
-            finer_width = _width(query(finer))
-            best, stalled = finer, finer_width > STALL_RATIO**jump * width
-            width = finer_width
+            best = _merged(best, finer, sides)
+            steps.update({d: finer_step for d in sides})
+            _record(history, steps, query(best), sides)
+            finer_width = _width(query(best))
+            stalled, width = finer_width > STALL_RATIO**jump * width, finer_width
             if stalled:
                 break
         return best
@@ -151,7 +163,14 @@ class PLDMethod(Method):
     def _bounds(self, got: Bracket, quantity: Quantity, at: float, direction: Direction, bracket: PLDBracket) -> list[Bound]:
         budget = max(bracket.dominating.error_budget, bracket.dominated.error_budget)
         routes = "".join(f"; {route}" for route in bracket.routes)
-        note = f"{_NOTE}; grid step {bracket.step:g}, {bracket.grid_size()} points{routes}"
+        upper, lower = bracket.dominating, bracket.dominated
+        grid = (
+            f"grid step {bracket.step:g}, {bracket.grid_size()} points"
+            if upper.step == lower.step
+            else f"dominating side at grid step {upper.step:g} ({upper.probs.size} points), dominated side at grid step "
+            f"{lower.step:g} ({lower.probs.size} points): only the wide side refined"
+        )
+        note = f"{_NOTE}; {grid}{routes}"
         return [
             Bound(float(got.lower), Side.LOWER, direction, quantity, at, self.name, self.citation, budget, True, note),
             Bound(float(got.upper), Side.UPPER, direction, quantity, at, self.name, self.citation, budget, True, note),
@@ -213,6 +232,64 @@ def _halvings(b: Bracket) -> int:
     return max(1, min(MAX_JUMP, math.ceil(math.log(ratio, 4.0)))) if ratio > 1.0 else 1
 
 
+def _record(history: dict, steps: dict, got: Bracket, sides: tuple[Dominance, ...] = BOTH_SIDES) -> None:
+    """Append (grid step, value) of each refined side's end of ``got`` to its history."""
+    for d in sides:
+        value = float(got.upper) if d is Dominance.DOMINATING else float(got.lower)
+        history[d].append((steps[d], value))
+
+
+def _side_gaps(got: Bracket, history: dict) -> tuple[float, float] | None:
+    """Estimated distances (upper end − true value, true value − lower end) once both sides have been
+    built on two grids: each side's last two values extrapolated to step 0 by the second-order model
+    the refinement uses (Richardson: v ≈ x_f + (x_f − x_c)/(r² − 1), r = h_c/h_f), the two estimates
+    averaged and clipped into the bracket. Only steers which side is refined; the bounds are each
+    side's own rigorous end whatever the estimate."""
+    if any(len(history[d]) < 2 for d in BOTH_SIDES):
+        return None
+    estimates = []
+    for d in BOTH_SIDES:
+        (h_c, x_c), (h_f, x_f) = history[d][-2:]
+        if not (math.isfinite(x_c) and math.isfinite(x_f)):
+            return None
+        estimates.append(x_f + (x_f - x_c) / ((h_c / h_f) ** 2 - 1.0))
+    lower, upper = float(got.lower), float(got.upper)
+    centre = min(max(0.5 * (estimates[0] + estimates[1]), lower), upper)
+    return upper - centre, centre - lower
+
+
+def _next_refinement(got: Bracket, history: dict, abs_accuracy: float) -> tuple[tuple[Dominance, ...], int]:
+    """Which sides to refine and by how many halvings: both by :func:`_halvings` until the side
+    gaps (:func:`_side_gaps`) are known; then only the wide side when the other's gap is at most
+    NARROW_SHARE of the target width, by ⌈log4(gap / (target − other gap))⌉ halvings (at most
+    MAX_JUMP) — the width is second order in the step."""
+    gaps = _side_gaps(got, history)
+    if gaps is None:
+        return BOTH_SIDES, _halvings(got)
+    target = max(abs_accuracy, REL_ACCURACY * abs(float(got.upper)))
+    for narrow, wide, side in ((gaps[0], gaps[1], Dominance.DOMINATED), (gaps[1], gaps[0], Dominance.DOMINATING)):
+        if narrow <= NARROW_SHARE * target:
+            ratio = wide / (target - narrow)
+            return (side,), max(1, min(MAX_JUMP, math.ceil(math.log(ratio, 4.0)))) if ratio > 1.0 else 1
+    return BOTH_SIDES, _halvings(got)
+
+
+def _merged(best: PLDBracket, finer: PLDBracket, sides: tuple[Dominance, ...]) -> PLDBracket:
+    """``finer``'s PLDs on ``sides``, ``best``'s on the others (each side is rigorous on its own,
+    Steinke 2022, Prop 7); routes of both, the kept side's marked."""
+    if sides == BOTH_SIDES:
+        return finer
+    (side,) = sides
+    refined = finer.dominating if side is Dominance.DOMINATING else finer.dominated
+    kept_step = (best.dominated if side is Dominance.DOMINATING else best.dominating).step
+    kept = f"{'dominated' if side is Dominance.DOMINATING else 'dominating'} side kept from grid step {kept_step:g}"
+    routes = tuple(f"{side.name.lower()} side refined (the other trivial): {r}" for r in finer.routes)
+    routes += tuple(f"{kept}: {r}" for r in best.routes) if best.routes else (kept,)
+    if side is Dominance.DOMINATING:
+        return PLDBracket(refined, best.dominated, routes)
+    return PLDBracket(best.dominating, refined, routes)
+
+
 def _converged(b: Bracket, abs_accuracy: float) -> bool:
     upper, width = float(b.upper), _width(b)
     if math.isinf(upper) or math.isnan(width):
@@ -220,17 +297,17 @@ def _converged(b: Bracket, abs_accuracy: float) -> bool:
     return width <= abs_accuracy or width <= REL_ACCURACY * abs(upper)
 
 
-def _cached(scheme: Scheme, direction: Direction, step: float, target_delta: float | None) -> PLDBracket:
+def _cached(scheme: Scheme, direction: Direction, step: float, target_delta: float | None, sides: tuple[Dominance, ...]) -> PLDBracket:
     try:
         hash(scheme)
     except TypeError:
-        return scheme_pld(scheme, direction, step=step, target_delta=target_delta)
-    return _cached_build(scheme, direction, step, target_delta)
+        return scheme_pld(scheme, direction, step=step, target_delta=target_delta, sides=sides)
+    return _cached_build(scheme, direction, step, target_delta, sides)
 
 
 @functools.lru_cache(maxsize=16)
-def _cached_build(scheme: Scheme, direction: Direction, step: float, target_delta: float | None) -> PLDBracket:
-    return scheme_pld(scheme, direction, step=step, target_delta=target_delta)
+def _cached_build(scheme: Scheme, direction: Direction, step: float, target_delta: float | None, sides: tuple[Dominance, ...]) -> PLDBracket:
+    return scheme_pld(scheme, direction, step=step, target_delta=target_delta, sides=sides)
 
 
 METHODS = [PLDMethod()]
