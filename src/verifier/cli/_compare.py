@@ -21,12 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from verifier._types import Bound, Direction, Quantity, Side, json_number
-from verifier._validation import check_integer, check_open_unit, check_positive
+from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive
 from verifier.certify.portfolio import collect_bounds
 from verifier.analytic import pld_poisson_profile
 from verifier.errors import InvalidArgument, NotApplicable
 from verifier.pairs import Gaussian
-from verifier.report.plots import pyplot, save_figure
+from verifier.report.plots import legend_outside, pyplot, save_figure
 from verifier.schemes import Allocation
 
 __all__ = ["register", "Series", "compare_series"]
@@ -58,6 +58,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--bands", type=int, help="matrix bsr: number of bands p")
     parser.add_argument("--batches", type=int, help="matrix: batches per epoch b")
     parser.add_argument("--out", metavar="FILE.png", help="write the figure here")
+    parser.add_argument(
+        "--time-budget",
+        type=float,
+        metavar="SECONDS",
+        help="per σ: stop starting expensive methods after this many seconds (a method cut short leaves no point; default: no limit)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.set_defaults(handler=_run)
 
@@ -104,7 +110,9 @@ def _poisson(sigma: float, steps: int, k: int, epochs: int, delta: float) -> flo
         return math.nan
 
 
-def compare_series(sigmas, steps: int, k: int, epochs: int, delta: float, only=None, progress=None, make_scheme=None) -> list[Series]:
+def compare_series(
+    sigmas, steps: int, k: int, epochs: int, delta: float, only=None, progress=None, make_scheme=None, time_budget: float | None = None
+) -> list[Series]:
     """Every method's ε(δ) curve over ``sigmas`` for Allocation(Gaussian(σ), steps, k, epochs),
     plus "Poisson k/t (PLD)"; or, with ``make_scheme`` (σ → scheme, e.g. a matrix mechanism), every
     method's curve for that scheme without the Poisson comparison."""
@@ -116,7 +124,7 @@ def compare_series(sigmas, steps: int, k: int, epochs: int, delta: float, only=N
             scheme = Allocation(Gaussian(float(sigma)), steps, k, epochs)
         else:
             scheme = make_scheme(float(sigma))
-        collected = collect_bounds(scheme, Quantity.EPSILON, delta, BOTH, only=only)
+        collected = collect_bounds(scheme, Quantity.EPSILON, delta, BOTH, only=only, time_budget=time_budget)
         for key, value in _per_method(collected.bounds).items():
             columns.setdefault(key, [math.nan] * len(sigmas))[index] = value
         if make_scheme is None:
@@ -152,8 +160,7 @@ def _plot(sigmas, series: list[Series], path: str, title: str) -> None:
     ax.set_ylabel("ε")
     ax.set_title(f"{title}\nupper bounds solid, lower bounds dashed; a missing point: the method did not apply", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    legend_outside(fig, ax)
     save_figure(fig, path, "out")
 
 
@@ -180,17 +187,18 @@ def _run(args: argparse.Namespace) -> int:
     epochs = check_integer("epochs", args.epochs, minimum=1)
     delta = check_open_unit("delta", args.delta)
     sigmas = np.geomspace(low, high, points)
+    budget = None if args.time_budget is None else check_nonnegative("time_budget", args.time_budget)
     progress = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     if args.matrix is not None or args.matrix_file is not None:
         make_scheme, title = _matrix_factory(args, epochs)
-        series = compare_series(sigmas, 0, 1, epochs, delta, args.method, progress=progress, make_scheme=make_scheme)
+        series = compare_series(sigmas, 0, 1, epochs, delta, args.method, progress=progress, make_scheme=make_scheme, time_budget=budget)
         title = f"{title}, δ={delta:g}"
     else:
         if args.steps is None:
             raise InvalidArgument("steps", None, "--steps is required for random allocation (or give --matrix for a matrix mechanism)")
         steps = check_integer("steps", args.steps, minimum=1)
         k = check_integer("k", args.k, minimum=1, maximum=steps)
-        series = compare_series(sigmas, steps, k, epochs, delta, args.method, progress=progress)
+        series = compare_series(sigmas, steps, k, epochs, delta, args.method, progress=progress, time_budget=budget)
         title = f"Gaussian random allocation, t={steps}, k={k}, epochs={epochs}, δ={delta:g}"
     if args.out:
         _plot(sigmas, series, args.out, title)

@@ -17,7 +17,7 @@ from verifier._files import atomic_output
 from verifier._types import Direction, Side
 from verifier.errors import InvalidArgument
 
-__all__ = ["Curve", "plot_delta_curves", "pyplot", "save_figure"]
+__all__ = ["Curve", "plot_delta_curves", "pyplot", "save_figure", "legend_outside"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,18 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def legend_outside(fig, ax, fontsize: float = 7) -> None:
+    """The legend to the right of the axes, outside them, so that it never covers a curve (issue 19:
+    matplotlib's "best" placement covered curves of ``verifier compare``); the figure is widened by
+    the legend's width and laid out again."""
+    legend = ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
+    fig.canvas.draw()
+    legend_width = legend.get_window_extent().width / fig.dpi
+    width, height = fig.get_size_inches()
+    fig.set_size_inches(width + legend_width, height)
+    fig.tight_layout()
 
 
 def save_figure(fig, target, option: str) -> None:
@@ -118,7 +130,6 @@ def plot_delta_curves(
     ax.set_ylabel("δ(ε)")
     ax.set_title(title or "bounds on δ(ε): upper (solid), lower (dashed)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    legend_outside(fig, ax, fontsize=8)
     save_figure(fig, target, "plot")
     return target
