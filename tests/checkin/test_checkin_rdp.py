@@ -181,3 +181,20 @@ def test_theorem5_is_labelled_optimistic_and_fmt_regime_is_reported():
     assert eps.in_regime is False and "outside" in eps.note
     eps_ok, _ = fmt_shuffle_printed(2.0, 0.0, 20000, 1e-4)
     assert eps_ok.in_regime is True and eps_ok.value < 2.0
+
+
+def test_infinite_base_divergence_gives_an_infinite_upper_bound_not_a_small_one():
+    """An (ε0, δ0)-DP step with δ0 > 0 has infinite Rényi divergence: the WBK mixture must be +∞
+    (a log-sum-exp that turned the infinite terms into −∞ would return ln w_0/(λ−1) < 0, or a
+    small value: an unsound upper bound)."""
+    from verifier.pairs import ApproxDP
+
+    assert np.all(np.isinf(checkin_upper(ApproxDP(1.0, 0.01), 10, 0.5, [2, 3], "shuffle")))
+
+
+def test_rdp_cli_rejects_an_uncovered_combination_with_exit_2(capsys):
+    from verifier.cli import main
+
+    code = main(["rdp", "--mechanism", "laplace", "--scale", "1", "--scheme", "checkin", "--users", "10", "--rate", "0.1", "--aggregation", "sum"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Gaussian pair only" in err and err.count("\n") == 1

@@ -21,7 +21,7 @@ from verifier.cli._options import (
     requested_directions,
     scheme_notes,
 )
-from verifier.errors import InvalidArgument
+from verifier.errors import InvalidArgument, NotApplicable
 from verifier.rdp import DEFAULT_ORDERS, check_orders, curve_for
 
 __all__ = ["register", "parse_orders"]
@@ -56,7 +56,10 @@ def parse_orders(text: str | None) -> np.ndarray:
 def _run(args: argparse.Namespace) -> int:
     orders = parse_orders(args.orders)
     scheme = build_scheme(args)
-    curves = [curve_for(scheme, orders, d) for d in requested_directions(args)]
+    try:
+        curves = [curve_for(scheme, orders, d) for d in requested_directions(args)]
+    except NotApplicable as exc:  # the scheme's theorems do not cover this pair: a bad combination of options
+        raise InvalidArgument("scheme", args.scheme, str(exc)) from None
     values = np.max([c.values for c in curves], axis=0)
     exact = np.all([c.exact for c in curves], axis=0)
     citations = sorted({c.citation for c in curves})

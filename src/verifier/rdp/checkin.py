@@ -127,7 +127,7 @@ def _logsumexp(rows: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], 
     with np.errstate(divide="ignore", under="ignore", invalid="ignore"):
         value = safe + np.log(np.sum(np.exp(rows - safe[:, None]), axis=1))
         significant = rows >= (safe - _SIGNIFICANT)[:, None]
-    value = np.where(np.isfinite(top), value, -math.inf)
+    value = np.where(top == math.inf, math.inf, np.where(np.isfinite(top), value, -math.inf))  # an infinite term is +∞
     scale = np.max(np.where(significant & np.isfinite(rows), np.abs(rows), 0.0), axis=1)
     return value, scale
 
