@@ -138,6 +138,11 @@ class PLDMethod(Method):
         best = _cached(scheme, direction, step, target_delta, BOTH_SIDES)
         steps = {d: step for d in BOTH_SIDES}
         history: dict[Dominance, list[tuple[float, float]]] = {d: [] for d in BOTH_SIDES}
+        if not _converged(query(best), abs_accuracy):
+            # a probe on the twice coarser grid (half the points) gives each side's convergence before
+            # the first, most costly, jump (:func:`_next_refinement`)
+            probe = _cached(scheme, direction, 2.0 * step, target_delta, BOTH_SIDES)
+            _record(history, {d: 2.0 * step for d in BOTH_SIDES}, query(probe))
         _record(history, steps, query(best))
         width = _width(query(best))
         while not _converged(query(best), abs_accuracy) and 2 * best.grid_size() <= MAX_GRID_POINTS:
@@ -239,23 +244,22 @@ def _record(history: dict, steps: dict, got: Bracket, sides: tuple[Dominance, ..
         history[d].append((steps[d], value))
 
 
-def _side_gaps(got: Bracket, history: dict) -> tuple[float, float] | None:
+def _side_gaps(history: dict) -> tuple[float, float] | None:
     """Estimated distances (upper end − true value, true value − lower end) once both sides have been
-    built on two grids: each side's last two values extrapolated to step 0 by the second-order model
-    the refinement uses (Richardson: v ≈ x_f + (x_f − x_c)/(r² − 1), r = h_c/h_f), the two estimates
-    averaged and clipped into the bracket. Only steers which side is refined; the bounds are each
-    side's own rigorous end whatever the estimate."""
+    built on two grids: each side's own last two values extrapolated to step 0 by the second-order
+    model the refinement uses (Richardson: v ≈ x_f + (x_f − x_c)/(r² − 1), r = h_c/h_f), so the gap
+    is |x_c − x_f|/(r² − 1) — a side's estimate does not depend on the other side (a dominated side
+    that was trivial on the coarser grid moves a lot, which says only that it is wide). Only steers
+    which side is refined; the bounds are each side's own rigorous end whatever the estimate."""
     if any(len(history[d]) < 2 for d in BOTH_SIDES):
         return None
-    estimates = []
+    gaps = []
     for d in BOTH_SIDES:
         (h_c, x_c), (h_f, x_f) = history[d][-2:]
         if not (math.isfinite(x_c) and math.isfinite(x_f)):
             return None
-        estimates.append(x_f + (x_f - x_c) / ((h_c / h_f) ** 2 - 1.0))
-    lower, upper = float(got.lower), float(got.upper)
-    centre = min(max(0.5 * (estimates[0] + estimates[1]), lower), upper)
-    return upper - centre, centre - lower
+        gaps.append(abs(x_c - x_f) / ((h_c / h_f) ** 2 - 1.0))
+    return gaps[0], gaps[1]
 
 
 def _next_refinement(got: Bracket, history: dict, abs_accuracy: float) -> tuple[tuple[Dominance, ...], int]:
@@ -263,7 +267,7 @@ def _next_refinement(got: Bracket, history: dict, abs_accuracy: float) -> tuple[
     gaps (:func:`_side_gaps`) are known; then only the wide side when the other's gap is at most
     NARROW_SHARE of the target width, by ⌈log4(gap / (target − other gap))⌉ halvings (at most
     MAX_JUMP) — the width is second order in the step."""
-    gaps = _side_gaps(got, history)
+    gaps = _side_gaps(history)
     if gaps is None:
         return BOTH_SIDES, _halvings(got)
     target = max(abs_accuracy, REL_ACCURACY * abs(float(got.upper)))
