@@ -40,6 +40,7 @@ SCRIPTS = (
     "allocation_convex_split",
     "approx_dp",
     "substitution_mixture",
+    "allocation_theorem_constants",
 )
 
 

@@ -326,6 +326,14 @@ WRONG_CLAIMS = [
      sp.Piecewise((1 - (1 - delta0) * sp.exp(epsilon), epsilon < -epsilon0),
                   (delta0 + (_E - sp.exp(epsilon)) / (1 + _E), epsilon < epsilon0), (delta0, True))),
     ("approx_dp", "tv", (_E - 1) / (_E + 1)),
+    # allocation_theorem_constants (issue 19): the printed statements (cosh in Thm 4.1, 2 tau in
+    # Thm 4.2, Kasiviswanathan-Smith's factor 2 in the tail) are not what the derivation gives
+    ("allocation_theorem_constants", "gamma",
+     sp.cosh(epsilon0) * sp.sqrt(2 * sp.log(1 / _module("allocation_theorem_constants").delta_az) / _module("allocation_theorem_constants").t)),
+    ("allocation_theorem_constants", "tail",
+     2 * _module("allocation_theorem_constants").H / (1 - sp.exp(-_module("allocation_theorem_constants").x))),
+    ("allocation_theorem_constants", "tau", 2 * _module("allocation_theorem_constants").claims()["tau"]),
+    ("allocation_theorem_constants", "tau_add", 2 * _module("allocation_theorem_constants").claims()["tau_add"]),
     # substitution_mixture (issue 13): the -Delta^2/2 dropped from the loss; lam*delta_G(eps) without
     # moving to kappa'; the REMOVE curve in place of the ADD one; the atom without the (1 - lam)
     ("substitution_mixture", "loss",

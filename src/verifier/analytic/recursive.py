@@ -13,7 +13,7 @@ The constant τ. The written proof goes through Kasiviswanathan–Smith (Claim B
 P(ℓ > 2ε′) <= 2δ/(1 − e^{−ε′})) and so yields 2τ; the statement has τ (notes §6 item 11). τ holds
 because the factor 2 is not needed: for S = {ℓ_{P,Q} > 2ε′}, Q(S) <= e^{−2ε′}P(S), so
 H_{e^{ε′}}(P‖Q) >= P(S) − e^{ε′}Q(S) >= P(S)(1 − e^{−ε′}), i.e. P(S) <= H_{e^{ε′}}(P‖Q)/(1 − e^{−ε′})
-(checked numerically in tests/analytic/test_recursive.py). With the proof's change of measure
+(checked numerically in tests/analytic/test_recursive.py; derived in proofs/allocation_theorem_constants.py). With the proof's change of measure
 (factor 1/(tη) = e^{−2ε′} for REMOVE, none for ADD) this gives exactly τ and τe^{2ε′}.
 
 For m = k·E rounds the tails are union-bounded as in Thm 4.1: δ_A(ε) <= δ_{P_{m·t′,η}}(ε) + m·c·δ←_{A_{t′}}(ε′).

@@ -8,7 +8,8 @@ any δ_az > 0, in either direction,
 
 The paper states γ with cosh(ε₀); its proof (step 3) bounds the increments
 D_j = 1 − e^{ℓ_R(y_j)} ∈ [1 − e^{ε₀}, 1 − e^{−ε₀}], an interval of width e^{ε₀} − e^{−ε₀} = 2 sinh(ε₀)
-(the text writes 2 cosh, a valid but looser constant; notes §6 item 12). Maximal Azuma–Hoeffding for
+(the text writes 2 cosh, a valid but looser constant; notes §6 item 12; derived in
+proofs/allocation_theorem_constants.py). Maximal Azuma–Hoeffding for
 the supermartingale Σ D_j (E[D_j | past] = λ(1 − e^{R₂}) <= 0 under A(*), = 0 under A(⊥)) gives
 P(max_i Σ_{j<=i} D_j > t′γ) <= exp(−2(t′γ)²/(t′(2 sinh ε₀)²)) = exp(−t′γ²/(2 sinh² ε₀)) <= δ_az.
 
