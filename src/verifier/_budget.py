@@ -13,7 +13,7 @@ import os
 import time
 from dataclasses import dataclass
 
-__all__ = ["Cost", "Clock", "available_memory_bytes", "refusal", "human_bytes", "human_seconds", "MEMORY_SHARE"]
+__all__ = ["Cost", "Clock", "available_memory_bytes", "refusal", "human_bytes", "human_seconds", "MEMORY_SHARE", "ACTIVITY", "Activity"]
 
 #: Share of the memory available now that one method may plan to use (the rest is for the
 #: interpreter, the other direction's results and other processes).
@@ -83,3 +83,19 @@ def refusal(cost: Cost, seconds_left: float | None, memory_bytes: float | None =
     if seconds_left is not None and cost.seconds > seconds_left:
         return f"skipped: needs ~{human_seconds(cost.seconds)}{at} ({human_seconds(max(seconds_left, 0.0))} of the time budget left)"
     return None
+
+
+class Activity:
+    """What the process is computing now (e.g. "allocation-pld (remove)"), for a progress display.
+    Written by the portfolio before each method runs, read by the command line's progress thread;
+    a plain attribute write, so reading a stale label is harmless."""
+
+    def __init__(self) -> None:
+        self.label = ""
+
+    def set(self, label: str) -> None:
+        self.label = label
+
+
+#: The one activity record of the process.
+ACTIVITY = Activity()

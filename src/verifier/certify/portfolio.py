@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Sequence
 
+from verifier._budget import ACTIVITY
 from verifier._types import Bound, Bracket, Direction, Estimate, Quantity, Side
 from verifier._validation import check_nonnegative
 from verifier.certify.method import Guarantee, Method
@@ -237,6 +238,7 @@ def collect_bounds(
                 skipped.append(f"{method.name} ({direction.value}): {declined}")
                 continue
             declined_everywhere = False
+            ACTIVITY.set(f"{method.name} ({direction.value})")
             try:
                 with _deadline(left):
                     if quantity is Quantity.DELTA:

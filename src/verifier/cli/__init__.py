@@ -12,7 +12,8 @@ Exit statuses (the command's API: ``verifier certify … && deploy`` must never 
 - 130 interrupted (SIGINT), 143 terminated (SIGTERM), 141 output pipe closed (SIGPIPE, e.g.
   ``verifier … | head``), each with one line on stderr.
 
-An unexpected exception never exits 1 (Python's own status for a traceback), so it can never be
+A run longer than a few seconds shows a progress line on stderr when stderr is a terminal
+(:mod:`verifier.cli._progress`); stdout carries only the result. An unexpected exception never exits 1 (Python's own status for a traceback), so it can never be
 read as VIOLATED.
 """
 
@@ -27,6 +28,7 @@ from typing import NoReturn, Sequence
 
 from verifier.cli import _bounds, _certify, _demo, _mc, _profile, _rdp, _compare
 from verifier.cli import _zcdp
+from verifier.cli._progress import progress_line
 from verifier.cli import _calibrate
 from verifier.cli import _sweep
 from verifier.cli import _audit, _check_bound
@@ -137,7 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
         args = build_parser().parse_args(argv)
-        status = int(args.handler(args) or EXIT_OK)
+        with progress_line():
+            status = int(args.handler(args) or EXIT_OK)
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at exit
         return status
     except InvalidArgument as exc:

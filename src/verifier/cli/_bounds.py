@@ -22,7 +22,7 @@ from verifier.rdp.checkin_published import RESULT_ORDERS, checkin_results
 from verifier.report import plot_delta_curves
 from verifier.report.curves import delta_curves
 
-__all__ = ["register"]
+__all__ = ["register", "table_lines", "TABLE_WIDTH"]
 
 #: Most grid points one call may ask for (each costs one call of every method per direction).
 MAX_POINTS = 1000
