@@ -46,6 +46,7 @@ __all__ = [
     "convolve_convex",
     "self_convolve_convex",
     "refine",
+    "thinned",
     "infinite_loss_mass",
 ]
 
@@ -457,6 +458,79 @@ def refine(law: MomentLaw, step_exponent: int) -> MomentLaw:
     return fine
 
 
+#: Upper-tail thinning of the laws a binary exponentiation convolves (:func:`thinned`): with W =
+#: THIN_WIDTHS times the labels from the median to the THIN_QUANTILE of the mass, the lattice stays
+#: dense up to W above that quantile; beyond, the spacing doubles with every band (W, 2W, 4W, ...
+#: labels long). Measured (issue 17, σ = 0.46, t = 10^5 and σ = 0.4, t = 10^6, δ = 1e-6, base lattice
+#: 2^-3): the ε brackets' ends move by at most 0.1% of their width, the laws cost 3–6× less, and the
+#: cost grows ~5.6× per decade of t instead of ~11× (the unthinned upper tail, out to the truncation
+#: at ln x ≈ 19, held √(summands) more points at every level).
+THIN_QUANTILE = 0.99
+THIN_WIDTHS = 2
+
+
+def _kept_labels(law: MomentLaw) -> npt.NDArray[np.int64] | None:
+    """Indices kept by :func:`thinned` (increasing, the last at or above the top index), or None when
+    thinning would keep nearly everything."""
+    n = law.probs.size
+    cumulative = np.cumsum(law.probs)
+    median = int(np.searchsorted(cumulative, 0.5 * cumulative[-1]))
+    quantile = int(np.searchsorted(cumulative, THIN_QUANTILE * cumulative[-1]))
+    width = THIN_WIDTHS * max(quantile - median, 8)
+    dense_end = quantile + width
+    if dense_end + 4 * width >= n:
+        return None
+    pieces = [np.arange(0, dense_end + 1)]
+    cap = max(2, 1 << max(law.step_exponent - 1, 0))  # spacing·Δ <= 1/2: kept neighbours within e^½
+    start, spacing, band = dense_end, 2, width
+    while start < n - 1:
+        stop = min(start + 2 * band, n - 1 + spacing)
+        pieces.append(np.arange(start + spacing, stop + 1, spacing))
+        start, spacing, band = int(pieces[-1][-1]), min(2 * spacing, cap), 2 * band
+    return np.concatenate(pieces)
+
+
+def thinned(law: MomentLaw) -> MomentLaw:
+    """``law`` with its far upper tail on sparser lattice points (:func:`_kept_labels`): DOMINATING,
+    each atom between two kept points split between them keeping its first moment (a mean-preserving
+    spread, so still above the true law in convex order); DOMINATED, the atoms from one kept point up
+    to the next merged into one atom at their mean (a contraction, still below). The convolution
+    kernel skips empty labels, so its cost falls with the tail's atom count; the resolution stays
+    relative to the distance from the body, where δ at small ε is decided."""
+    kept = _kept_labels(law)
+    if kept is None:
+        return law
+    size = int(kept[-1]) + 1
+    n = law.probs.size
+    probs, moments = np.zeros(size), np.zeros(size)
+    slot = np.searchsorted(kept, np.arange(n), side="right") - 1  # the kept point at or below each index
+    lower = kept[slot]
+    if law.dominance is Dominance.DOMINATED:
+        np.add.at(probs, lower, law.probs)
+        np.add.at(moments, lower, law.moments)
+        run = int(np.max(np.bincount(slot)))  # the most terms one sum adds up
+        out = MomentLaw(law.step_exponent, law.offset, probs, moments, law.zero_mass, law.lost_moment, law.dominance,
+                        law.summands, law.relative_error + 1.01 * run * _U)  # fmt: skip
+        return _trimmed_moments(_regrouped(out))
+    upper = kept[np.minimum(slot + 1, kept.size - 1)]
+    step = law.step
+    x = np.exp((law.offset + np.arange(n)) * step)
+    x0, x1 = np.exp((law.offset + lower) * step), np.exp((law.offset + upper) * step)
+    on_point = upper == lower
+    with np.errstate(divide="ignore", invalid="ignore"):
+        up_share = np.where(on_point, 0.0, np.clip((x - x0) / (x1 - x0), 0.0, 1.0))
+        down_share = np.where(on_point, 1.0, np.clip((x1 - x) / (x1 - x0), 0.0, 1.0))
+    np.add.at(probs, upper, law.probs * up_share)
+    np.add.at(probs, lower, law.probs * down_share)
+    moments = probs * np.exp((law.offset + np.arange(size)) * step)
+    # each share: exp's and the differences' rounding, relative to x1 − x0 >= x0·(e^Δ − 1) (<= 8u/Δ
+    # while x1/x0 <= e); each kept point sums at most 2·run shares
+    run = int(np.max(np.bincount(slot)))
+    relative = law.relative_error + 16.0 * _U * 2.0**law.step_exponent + 2.02 * run * _U
+    return MomentLaw(law.step_exponent, law.offset, probs, moments, law.zero_mass, law.lost_moment, law.dominance,
+                     law.summands, relative)  # fmt: skip
+
+
 def self_convolve_convex(
     base: MomentLaw, times: int, tail_for, step_for=None, *, max_bins: int = MAX_BINS
 ) -> MomentLaw:
@@ -467,15 +541,16 @@ def self_convolve_convex(
     copies: the laws are refined (:func:`refine`, exact) before such a convolution. A sum of m
     copies is relatively m^{1/2} times narrower than one copy, so the grid that resolves it equally
     well is m^{1/2} times finer; a mean-preserving split then adds the same relative variance at
-    every level.
+    every level. Before each convolution the far upper tails are thinned (:func:`thinned`, a spread
+    or contraction, so the convex order holds): the fine lattice is needed where the sum concentrates.
     """
     times = check_integer("times", times, minimum=1)
 
     def combine(x: MomentLaw, y: MomentLaw | None) -> MomentLaw:
         summands = x.summands + (x.summands if y is None else y.summands)
         k = max(x.step_exponent, y.step_exponent if y is not None else 0, step_for(summands) if step_for else 0)
-        x = refine(x, k)
-        other = x if y is None else refine(y, k)
+        x = thinned(refine(x, k))
+        other = x if y is None else thinned(refine(y, k))
         return convolve_convex(x, other, tail_for(summands), max_bins=max_bins)
 
     return binary_power(base, times, combine)

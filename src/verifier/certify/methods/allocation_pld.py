@@ -46,7 +46,9 @@ _MAX_POINTS = 1 << 21
 _NOTE = (
     "convex-order bounds (mean-preserving spread / contraction on geometric grids) are exact in real "
     "arithmetic; float64 mass rounding is covered by a tracked relative allowance, and the base masses "
-    "come from the pair's ball-arithmetic loss brackets (their half-widths are part of the allowance)"
+    "come from the pair's ball-arithmetic loss brackets (their half-widths are part of the allowance); "
+    "the far upper tails of the partial sums are thinned before each convolution (spread / contraction "
+    "onto sparser lattice points, verifier.pld.geometric.thinned)"
 )
 
 
