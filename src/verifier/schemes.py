@@ -25,6 +25,25 @@ def _check_pair(pair: object) -> DominatingPair:
     return pair
 
 
+def _check_rate_steps(scheme: "Poisson | PoissonReplaceOne") -> None:
+    """Validate and store the pair, inclusion rate and step count of a Poisson-sampled scheme."""
+    _check_pair(scheme.pair)
+    object.__setattr__(scheme, "rate", check_rate("rate", scheme.rate))
+    object.__setattr__(scheme, "steps", check_integer("steps", scheme.steps, minimum=1))
+
+
+def _check_part_of_whole(scheme: object, part: str, whole: str, symbol: str, reason: str) -> None:
+    """Validate the pair and the counts ``part`` <= ``whole`` (both >= 1) of ``scheme``, and store
+    the checked counts; ``symbol`` names ``whole`` in the error and ``reason`` says why."""
+    _check_pair(getattr(scheme, "pair"))
+    total = check_integer(whole, getattr(scheme, whole), minimum=1)
+    count = check_integer(part, getattr(scheme, part), minimum=1)
+    if count > total:
+        raise InvalidArgument(part, count, f"must be <= {whole} ({symbol}={total}): {reason}")
+    object.__setattr__(scheme, whole, total)
+    object.__setattr__(scheme, part, count)
+
+
 @dataclass(frozen=True)
 class Single:
     """One run of the mechanism step on the full data."""
@@ -59,9 +78,7 @@ class Poisson:
     steps: int = 1
 
     def __post_init__(self) -> None:
-        _check_pair(self.pair)
-        object.__setattr__(self, "rate", check_rate("rate", self.rate))
-        object.__setattr__(self, "steps", check_integer("steps", self.steps, minimum=1))
+        _check_rate_steps(self)
 
 
 @dataclass(frozen=True)
@@ -75,13 +92,7 @@ class Allocation:
     epochs: int = 1
 
     def __post_init__(self) -> None:
-        _check_pair(self.pair)
-        steps = check_integer("steps", self.steps, minimum=1)
-        k = check_integer("k", self.k, minimum=1)
-        if k > steps:
-            raise InvalidArgument("k", k, f"must be <= steps (t={steps}): an element cannot be in more steps than exist")
-        object.__setattr__(self, "steps", steps)
-        object.__setattr__(self, "k", k)
+        _check_part_of_whole(self, "k", "steps", "t", "an element cannot be in more steps than exist")
         object.__setattr__(self, "epochs", check_integer("epochs", self.epochs, minimum=1))
 
 
@@ -198,13 +209,7 @@ class WithoutReplacement:
     steps: int = 1
 
     def __post_init__(self) -> None:
-        _check_pair(self.pair)
-        n = check_integer("dataset_size", self.dataset_size, minimum=1)
-        batch = check_integer("batch_size", self.batch_size, minimum=1)
-        if batch > n:
-            raise InvalidArgument("batch_size", batch, f"must be <= dataset_size (n={n}): a batch drawn without replacement cannot exceed the data")
-        object.__setattr__(self, "dataset_size", n)
-        object.__setattr__(self, "batch_size", batch)
+        _check_part_of_whole(self, "batch_size", "dataset_size", "n", "a batch drawn without replacement cannot exceed the data")
         object.__setattr__(self, "steps", check_integer("steps", self.steps, minimum=1))
 
     @property
@@ -226,9 +231,7 @@ class PoissonReplaceOne:
     steps: int = 1
 
     def __post_init__(self) -> None:
-        _check_pair(self.pair)
-        object.__setattr__(self, "rate", check_rate("rate", self.rate))
-        object.__setattr__(self, "steps", check_integer("steps", self.steps, minimum=1))
+        _check_rate_steps(self)
 
 
 Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne]
