@@ -17,7 +17,7 @@ from verifier.errors import NotApplicable
 from verifier.schemes import Composed, Scheme
 from verifier.schemes import Sequence as SchemeSequence
 
-__all__ = ["Method", "Guarantee", "step_pairs"]
+__all__ = ["Method", "EstimateMethod", "Guarantee", "step_pairs"]
 
 
 def step_pairs(scheme: Scheme) -> list:
@@ -118,3 +118,16 @@ class Method(abc.ABC):
         if self.returns & {Guarantee.LOWER, Guarantee.EXACT}:
             out.add(Side.LOWER)
         return frozenset(out)
+
+
+class EstimateMethod(Method):
+    """A method that gives only statistical evidence (Guarantee.ESTIMATE through
+    :meth:`delta_estimates`), never a rigorous bound: it answers every bound query with nothing."""
+
+    returns = frozenset({Guarantee.ESTIMATE})
+
+    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
+        return []
+
+    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
+        return []

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from verifier._types import Bound, Direction, Estimate, Quantity, Side
-from verifier.certify.method import Guarantee, Method
+from verifier.certify.method import EstimateMethod, Guarantee, Method
 from verifier.matrix.evidence import CITATION_PROJECTION, mc_delta, projection_delta_lower, projection_epsilon_lower
 from verifier.matrix.gram import means
 from verifier.rdp.matrix import scaled_gram
@@ -42,21 +42,14 @@ class MatrixProjection(Method):
         return [Bound(value, Side.LOWER, direction, Quantity.EPSILON, delta, self.name, self.citation)]
 
 
-class MatrixMonteCarlo(Method):
+class MatrixMonteCarlo(EstimateMethod):
     name = "matrix-mc"
     citation = "Monte Carlo of the Lemma 2.8 pair's privacy loss (estimate with a KL-Chernoff interval)"
-    returns = frozenset({Guarantee.ESTIMATE})
     cost = 3
     scheme_types = (MatrixMechanism,)
 
     def supports(self, scheme: Scheme) -> bool:
         return isinstance(scheme, MatrixMechanism) and scheme.batches * scheme.strategy.size <= MC_MAX_SIZE
-
-    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        return []
-
-    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        return []
 
     def delta_estimates(
         self, scheme: Scheme, epsilon: float, direction: Direction, *, seconds: float | None = None

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from verifier._budget import Cost
-from verifier._types import Bound, Direction, Estimate
-from verifier.certify.method import Guarantee, Method
+from verifier._types import Direction, Estimate
+from verifier.certify.method import EstimateMethod
 from verifier.montecarlo import estimate_delta
 from verifier.montecarlo.plan import CITATION
 from verifier.montecarlo.samplers import BATCH_COORDINATES, allocation_rounds
@@ -79,10 +79,9 @@ def sample_count(scheme: Scheme, seconds: float | None = None) -> int:
     return max(MIN_TIMED_SAMPLES, min(MAX_SAMPLES, 1 << max(allowed, 1).bit_length() - 1))
 
 
-class MonteCarlo(Method):
+class MonteCarlo(EstimateMethod):
     name = "montecarlo"
     citation = CITATION
-    returns = frozenset({Guarantee.ESTIMATE})
     cost = 3
     scheme_types = (Single, Composed, Poisson, Allocation, SchemeSequence)
 
@@ -102,12 +101,6 @@ class MonteCarlo(Method):
             bytes=BYTES_PER_DRAW * max(block, BATCH_COORDINATES),
             what=f"{draws:.3g} step outputs per sample",
         )
-
-    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        return []
-
-    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        return []
 
     def delta_estimates(
         self, scheme: Scheme, epsilon: float, direction: Direction, *, seconds: float | None = None
