@@ -17,13 +17,13 @@ import numpy.typing as npt
 
 from verifier._types import Direction
 from verifier.errors import InvalidArgument
-from verifier.matrix.gram import gram
+from verifier.matrix.gram import gram, means
 from verifier.matrix.renyi import CITATION_ADD, CITATION_REMOVE, RemoveTable, add_values, remove_table
 from verifier.rdp.curve import RdpCurve, check_orders
 from verifier.rdp.interpolation import interpolate
 from verifier.schemes import MatrixMechanism
 
-__all__ = ["matrix_curve", "scaled_gram", "matrix_remove_table"]
+__all__ = ["matrix_curve", "scaled_gram", "scaled_means", "matrix_remove_table"]
 
 
 @lru_cache(maxsize=16)
@@ -33,6 +33,12 @@ def scaled_gram(scheme: MatrixMechanism) -> npt.NDArray[np.float64]:
     gamma = g * (scheme.pair.sensitivity**2 / scheme.pair.sigma**2)
     gamma.setflags(write=False)
     return gamma
+
+
+def scaled_means(scheme: MatrixMechanism) -> npt.NDArray[np.float64]:
+    """The means Δ·m/σ of the scheme's per-step Gaussians in the Lemma 2.8 pair (shared by the
+    conditional-composition accountant and the Monte Carlo evidence)."""
+    return means(scheme.strategy, scheme.batches, scheme.epochs) * (scheme.pair.sensitivity / scheme.pair.sigma)
 
 
 @lru_cache(maxsize=16)

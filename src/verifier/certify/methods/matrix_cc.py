@@ -16,7 +16,7 @@ from verifier._directed import up
 from verifier._types import Bound, Direction, Quantity, Side
 from verifier.certify.method import Guarantee, Method
 from verifier.matrix.conditional import CITATION_CC, cc_pld
-from verifier.matrix.gram import means
+from verifier.rdp.matrix import scaled_means
 from verifier.schemes import MatrixMechanism, Scheme
 
 __all__ = ["ConditionalComposition", "METHODS", "DELTA_E", "MAX_STEPS"]
@@ -29,8 +29,7 @@ MAX_STEPS = 1 << 14
 
 @lru_cache(maxsize=8)
 def _bracket(scheme: MatrixMechanism, direction: Direction, delta_e: float):
-    mu = means(scheme.strategy, scheme.batches, scheme.epochs) * (scheme.pair.sensitivity / scheme.pair.sigma)
-    return cc_pld(mu, direction, delta_e)
+    return cc_pld(scaled_means(scheme), direction, delta_e)
 
 
 class ConditionalComposition(Method):

@@ -9,8 +9,7 @@ from typing import Sequence
 from verifier._types import Bound, Direction, Estimate, Quantity, Side
 from verifier.certify.method import EstimateMethod, Guarantee, Method
 from verifier.matrix.evidence import CITATION_PROJECTION, mc_delta, projection_delta_lower, projection_epsilon_lower
-from verifier.matrix.gram import means
-from verifier.rdp.matrix import scaled_gram
+from verifier.rdp.matrix import scaled_gram, scaled_means
 from verifier.schemes import MatrixMechanism, Scheme
 
 __all__ = ["MatrixProjection", "MatrixMonteCarlo", "METHODS"]
@@ -55,8 +54,7 @@ class MatrixMonteCarlo(EstimateMethod):
         self, scheme: Scheme, epsilon: float, direction: Direction, *, seconds: float | None = None
     ) -> Sequence[Estimate]:
         assert isinstance(scheme, MatrixMechanism)
-        mu = means(scheme.strategy, scheme.batches, scheme.epochs) * (scheme.pair.sensitivity / scheme.pair.sigma)
-        return [mc_delta(mu, epsilon, direction, MC_SAMPLES, MC_SEED, MC_CONFIDENCE)]
+        return [mc_delta(scaled_means(scheme), epsilon, direction, MC_SAMPLES, MC_SEED, MC_CONFIDENCE)]
 
 
 METHODS = [MatrixProjection(), MatrixMonteCarlo()]
