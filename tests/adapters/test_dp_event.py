@@ -37,26 +37,14 @@ def test_dp_sgd_event_is_the_poisson_claim():
     assert claim.model == by_hand.model
 
 
-def test_two_phases_are_a_sequence_and_certify_decides():
+def test_two_phases_are_a_sequence_and_certify_decides(two_phases, two_phase_claim):
     builder = dp_accounting.DpEventBuilder()
-    builder.compose(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.1)), 30)
-    builder.compose(dp_event.PoissonSampledDpEvent(0.02, dp_event.GaussianDpEvent(0.9)), 10)
+    for rate, steps, sigma in two_phases:
+        builder.compose(dp_event.PoissonSampledDpEvent(rate, dp_event.GaussianDpEvent(sigma)), steps)
     event = builder.build()
     eps_rdp = rdp_epsilon(event, 1e-5)  # dp_accounting's RDP bound: sound and loose
     claim = from_dp_event(event, epsilon=eps_rdp, delta=1e-5)
-    by_hand = parse_claim(
-        {
-            "scheme": {
-                "name": "sequence",
-                "phases": [
-                    {"name": "poisson", "rate": 0.01, "steps": 30, "mechanism": {"name": "gaussian", "sigma": 1.1}},
-                    {"name": "poisson", "rate": 0.02, "steps": 10, "mechanism": {"name": "gaussian", "sigma": 0.9}},
-                ],
-            },
-            "epsilon": eps_rdp,
-            "delta": 1e-5,
-        }
-    )
+    by_hand = two_phase_claim(eps_rdp)
     assert claim.model == by_hand.model and claim.scheme == by_hand.scheme
     assert certify(claim, only=["rdp"]).verdict is Verdict.CERTIFIED
     assert certify(from_dp_event(event, epsilon=0.5 * eps_rdp, delta=1e-5), only=["pld"]).verdict is Verdict.VIOLATED
