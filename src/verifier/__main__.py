@@ -1,7 +1,5 @@
-"""``python -m verifier`` runs the command-line interface."""
+"""``python -m verifier`` runs the command-line interface (through the import guard of the console script)."""
 
-import sys
+from verifier._console import run
 
-from verifier.cli import main
-
-sys.exit(main())
+run()

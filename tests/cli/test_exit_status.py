@@ -130,3 +130,27 @@ def test_output_writes_the_certificate_whole(tmp_path):
 def test_output_to_an_unwritable_place_is_invalid_input(tmp_path):
     result = _verifier("certify", "--example", "gaussian-certified", "--output", str(tmp_path / "missing" / "cert.json"))
     assert result.returncode == 2 and "output" in result.stderr
+
+
+@pytest.mark.parametrize("module", ["verifier._fast.rdp_series", "verifier._fast.hockey"])
+def test_a_kernel_or_dependency_that_fails_to_import_is_a_defect_not_violated(module):
+    """A compiled kernel that cannot be imported: the console script's import guard exits 4
+    with one line naming the module. Broken implementation caught: an entry point that imports
+    ``verifier.cli`` at module level (Python's traceback exits 1, read as VIOLATED)."""
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.modules[{module!r}] = None  # import of it now raises ImportError, as a missing .so does
+        sys.argv = ["verifier", "certify", "--mechanism", "gaussian", "--sigma", "1", "--epsilon", "3", "--delta", "1e-5"]
+        from verifier._console import run
+        run()
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert done.returncode == 4, done.stderr
+    assert done.stderr.count("\n") == 1 and module in done.stderr and "Traceback" not in done.stderr
+
+
+def test_python_dash_m_verifier_uses_the_import_guard():
+    done = subprocess.run([sys.executable, "-m", "verifier", "--version"], capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert done.returncode == 0 and done.stdout.strip()
