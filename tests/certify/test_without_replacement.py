@@ -92,6 +92,20 @@ def test_two_step_upper_covers_an_adversary_that_switches_orientation():
         assert bracket.delta(eps).upper >= switched * (1 - 1e-6)
 
 
+def fixed_batch_claim(sigma, n, batch, steps, epsilon):
+    """The replace-one claim "``steps`` Gaussian steps (σ, sensitivity 1) on fixed batches of ``batch``
+    out of ``n`` are (ε, DELTA)-DP", as a user writes it."""
+    return parse_claim(
+        {
+            "mechanism": {"name": "gaussian", "sigma": sigma, "sensitivity": 1.0},
+            "scheme": {"name": "without_replacement", "dataset_size": n, "batch_size": batch, "steps": steps},
+            "neighboring": "replace_one",
+            "epsilon": epsilon,
+            "delta": DELTA,
+        }
+    )
+
+
 def test_full_batch_is_the_gaussian_with_doubled_shift_and_the_peer_claim_is_violated():
     """Issue 13, DP-GD: σ = 4, n = B = 1000, T = 100 is the Gaussian with shift 2 composed 100 times
     (μ = 2·10/4 = 5): ε(1e-5) ≈ 33.1037 in mpmath; the PLD bracket holds it and is < 1% wide.
@@ -105,15 +119,7 @@ def test_full_batch_is_the_gaussian_with_doubled_shift_and_the_peer_claim_is_vio
         assert got.lower <= exact <= got.upper
         assert got.upper - got.lower <= 0.01 * exact
 
-    claim = parse_claim(
-        {
-            "mechanism": {"name": "gaussian", "sigma": 4.0, "sensitivity": 1.0},
-            "scheme": {"name": "without_replacement", "dataset_size": 1000, "batch_size": 1000, "steps": 100},
-            "neighboring": "replace_one",
-            "epsilon": 14.132226163159334,
-            "delta": DELTA,
-        }
-    )
+    claim = fixed_batch_claim(4.0, 1000, 1000, 100, 14.132226163159334)
     assert certify(claim, only=["pld"]).verdict is Verdict.VIOLATED
 
 
@@ -165,15 +171,7 @@ def test_dp_sgd_claim_of_the_issue_is_violated():
     reports 1.9551575979610412; the issue expected CERTIFIED, but the attained fixed-orientation pair
     (others contribute v, the target switches v → v − 2C) already has ε(1e-5) >= 6.71: VIOLATED.
     dp_accounting's own PLD of that pair (Poisson add/remove at σ = 0.55) agrees: 6.72."""
-    claim = parse_claim(
-        {
-            "mechanism": {"name": "gaussian", "sigma": 1.1, "sensitivity": 1.0},
-            "scheme": {"name": "without_replacement", "dataset_size": 60000, "batch_size": 256, "steps": 2344},
-            "neighboring": "replace_one",
-            "epsilon": 1.9551575979610412,
-            "delta": DELTA,
-        }
-    )
+    claim = fixed_batch_claim(1.1, 60000, 256, 2344, 1.9551575979610412)
     outcome = certify(claim, only=["pld"])
     assert outcome.verdict is Verdict.VIOLATED
     remove = outcome.epsilon.brackets[Direction.REMOVE]
