@@ -17,7 +17,7 @@ from scipy.stats import norm
 
 from verifier.pairs import Gaussian
 from verifier.properties import CATALOGUE, Accountant, Case, PropertyFailure, by_name, rigorous_epsilon
-from verifier.properties.strategies import claims
+from verifier.strategies import claims
 from verifier.schemes import Allocation, Composed, Poisson, Single
 
 CASE = Case(Composed(Single(Gaussian(2.0)), 10), 1e-5)

@@ -104,7 +104,7 @@ def check_epsilon_bound(f: Callable[[Scheme, float], float], side: str = "upper"
         from hypothesis import HealthCheck, given, settings
         from hypothesis import strategies as st
 
-        from verifier.properties.strategies import deltas, schemes
+        from verifier.strategies import deltas, schemes
 
         @settings(max_examples=examples, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
         @given(st.builds(Case, schemes(kinds), deltas()))

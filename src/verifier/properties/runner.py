@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from verifier.properties.accountant import Accountant
 from verifier.properties.catalogue import Property
-from verifier.properties.strategies import cases
+from verifier.strategies import cases
 
 __all__ = ["run_property", "DEFAULT_EXAMPLES"]
 

@@ -1,10 +1,15 @@
-"""Hypothesis strategies for pairs, schemes, cases and claims in the ranges accountants are used in.
+"""Public Hypothesis strategies for pairs, schemes, cases and claims in the ranges accountants are used in.
 
 Ranges (DP-SGD and aggregation practice): σ and Laplace scale in [0.5, 8] on a grid of 1/4,
 δ = 10^-e for e in 3…9, composition up to 200 steps, Poisson rates in [0.001, 1] on a grid of 1/1000
 over up to 256 steps, random allocation up to 12 steps with k <= 3. Parameters live on grids so that
 a failing example shrinks to a small readable counterexample (σ = 0.5, one step, δ = 1e-3) in few
 distinct (and so few expensive) oracle calls.
+
+Steering: the catalogue's soundness property (:mod:`verifier.properties.catalogue`) calls
+``hypothesis.target`` with the accountant's shortfall below verifier's rigorous lower bound, and
+``verifier check-bound`` with the violation, so a run drawn from these strategies moves toward the
+largest claim/lower-bound gap.
 
 Requires Hypothesis (installed with the ``test`` extra).
 """
