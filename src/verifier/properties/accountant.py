@@ -37,7 +37,7 @@ EpsilonFunction = Callable[[Scheme, float], float]
 @dataclass(frozen=True)
 class Accountant:
     """An accountant to test: its functions (``epsilon(scheme, δ)``, and optionally
-    ``delta(scheme, ε)`` and ``rdp(scheme, α)``; at least one), the schemes and pairs it accepts,
+    ``delta(scheme, ε)``, ``rdp(scheme, α)`` and ``directed_delta(scheme, ε, direction)``; at least one), the schemes and pairs it accepts,
     and the relation it claims for (one of :data:`~verifier.certify.claim.NEIGHBORING`). Each
     catalogue property needs one of the functions and runs where it is given.
 
@@ -52,15 +52,19 @@ class Accountant:
     neighboring: str = "add_or_remove"
     delta: Callable[[Scheme, float], float] | None = field(default=None, compare=False)
     rdp: Callable[[Scheme, float], float] | None = field(default=None, compare=False)
+    #: ``directed_delta(scheme, ε, direction)``: the accountant's δ(ε) for one direction,
+    #: ``"remove"`` (H_{e^ε}(P‖Q), P the output with the record) or ``"add"`` (H_{e^ε}(Q‖P)), at
+    #: any real ε (the duality property asks at −ε).
+    directed_delta: Callable[[Scheme, float, str], float] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.neighboring not in NEIGHBORING:
             raise InvalidArgument("neighboring", self.neighboring, f"must be one of {', '.join(NEIGHBORING)}")
-        for name in ("epsilon", "delta", "rdp"):
+        for name in ("epsilon", "delta", "rdp", "directed_delta"):
             if getattr(self, name) is not None and not callable(getattr(self, name)):
                 raise InvalidArgument(name, getattr(self, name), f"must be a callable {name}(scheme, x) -> float or None")
-        if self.epsilon is None and self.delta is None and self.rdp is None:
-            raise InvalidArgument("epsilon", None, "an accountant needs at least one of epsilon, delta, rdp")
+        if all(getattr(self, name) is None for name in ("epsilon", "delta", "rdp", "directed_delta")):
+            raise InvalidArgument("epsilon", None, "an accountant needs at least one of epsilon, delta, rdp, directed_delta")
         for kind in self.schemes:
             if kind not in (Single, Composed, Poisson, Allocation):
                 raise InvalidArgument("schemes", kind, "must list scheme classes (Single, Composed, Poisson, Allocation)")

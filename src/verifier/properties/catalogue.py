@@ -24,7 +24,7 @@ from verifier.pairs import Gaussian, Laplace
 from verifier.properties.accountant import Accountant, Case, certify_command, claim_for, rigorous_delta, rigorous_epsilon, rigorous_renyi
 from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
 
-__all__ = ["Property", "Finding", "PropertyFailure", "CATALOGUE", "by_name", "SOUNDNESS_RTOL", "GRID_RTOL", "IDENTITY_RTOL"]
+__all__ = ["Property", "Finding", "PropertyFailure", "CATALOGUE", "by_name", "SOUNDNESS_RTOL", "GRID_RTOL", "IDENTITY_RTOL", "DUALITY_ATOL"]
 
 #: Relative shortfall below verifier's rigorous lower bound that is still passed: accountants compute
 #: in float64 without directed rounding, so an exact accountant may land a few ulps below.
@@ -35,6 +35,10 @@ SOUNDNESS_RTOL = 1e-9
 GRID_RTOL = 1e-3
 #: Relative disagreement allowed between two routes to the same quantity (an identity).
 IDENTITY_RTOL = 0.02
+#: Absolute error allowed on δ(−ε) of one direction in the duality identity: δ(−ε) >= 1 − e^{−ε} is of
+#: order one, so an accountant computing it in float64 loses ~1e-16 to 1e-12 absolutely, and the
+#: identity multiplies that by e^ε.
+DUALITY_ATOL = 1e-10
 
 
 @dataclass(frozen=True)
@@ -303,6 +307,26 @@ def _check_allocation_full(accountant: Accountant, case: Case) -> None:
     _check_identity("allocation_k_equals_t", "Allocation(t, k=t) differs from t-fold composition", accountant, Case(Allocation(pair, t, k=t), case.delta), same)
 
 
+def _check_duality(accountant: Accountant, case: Case) -> None:
+    """δ_{P‖Q}(ε) = 1 − e^ε + e^ε·δ_{Q‖P}(−ε) for both orientations (remove/add), ε = case.epsilon.
+
+    Exact for any pair of probability distributions and real ε (proofs/hockey_stick_duality.py: per
+    atom max(0, p − κq) − κ·max(0, q − p/κ) = p − κq, summed; notes/composition-and-subsampling.md
+    §11.1 H6). Evaluated as e^ε·δ(−ε) − expm1(ε) to keep the cancellation in one place; tolerance
+    :data:`IDENTITY_RTOL` relative plus :data:`DUALITY_ATOL`·e^ε absolute."""
+    eps = case.epsilon
+    for one, other in (("remove", "add"), ("add", "remove")):
+        direct = float(accountant.directed_delta(case.scheme, eps, one))
+        dual = math.exp(eps) * float(accountant.directed_delta(case.scheme, -eps, other)) - math.expm1(eps)
+        if not abs(direct - dual) <= IDENTITY_RTOL * max(abs(direct), abs(dual)) + DUALITY_ATOL * math.exp(eps):
+            _fail(
+                "add_remove_duality",
+                Case(case.scheme, case.delta, eps),
+                {f"δ_{one}(ε={eps!r})": direct, f"1 − e^ε + e^ε·δ_{other}(−ε)": dual},
+                f"at {case.at_epsilon()} the {one} curve and the {other} curve at −ε break the hockey-stick duality",
+            )
+
+
 CATALOGUE: tuple[Property, ...] = (
     Property(
         "soundness",
@@ -423,6 +447,19 @@ CATALOGUE += (
         "an inverse taken on the wrong side of a grid or bisection",
         _check_round_trip,
         uses=("epsilon", "delta"),
+    ),
+    Property(
+        "add_remove_duality",
+        "δ_remove(ε) = 1 − e^ε + e^ε·δ_add(−ε), and with add and remove exchanged",
+        "H_{e^ε}(P‖Q) = 1 − e^ε + e^ε·H_{e^{−ε}}(Q‖P) for all real ε: derivation and exact rational check in "
+        "proofs/hockey_stick_duality.py (notes/composition-and-subsampling.md §11.1 H6 and §13 D1: complement the set S)",
+        "identity",
+        (Single, Composed, Poisson, Allocation),
+        "one direction's δ curve returned for both (the direction ignored), an add curve derived from the remove "
+        "curve with a wrong duality (e^{−ε} for e^ε, ε for −ε). An accountant that exchanges the two labels "
+        "consistently is a relabelling the identity cannot see (delta_soundness per relation catches it)",
+        _check_duality,
+        uses=("directed_delta",),
     ),
     Property(
         "rdp_soundness",
