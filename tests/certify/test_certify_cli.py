@@ -194,8 +194,10 @@ def test_bounds_table_and_json(capsys):
     data = json.loads(out)
     assert code == 0 and data["claim"] == {"epsilon": 4.3772, "delta": 1e-5}
     assert {(c["direction"], c["side"]) for c in data["curves"]} == {("add", "lower"), ("add", "upper"), ("remove", "lower"), ("remove", "upper")}
-    code, _, err = run(capsys, "bounds", "--sigma", "1", "--method", "montecarlo")
-    assert code == 2 and "no method with rigorous bounds" in err
+    code, out, _ = run(capsys, "bounds", "--sigma", "1", "--method", "montecarlo", "--points", "2")  # estimates only, apart
+    assert code == 0 and "ESTIMATES of δ(ε)" in out and "key: [1]" not in out
+    code, _, err = run(capsys, "bounds", "--sigma", "1", "--method", "montecarlo", "--points", "2", "--plot", "x.png")
+    assert code == 2 and "plot" in err and "estimates only" in err
 
 
 def test_bounds_plot_writes_a_png(capsys, tmp_path):

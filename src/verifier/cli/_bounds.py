@@ -1,4 +1,6 @@
-"""``verifier bounds``: every applicable method's bounds on δ(ε) over a grid of ε (research view).
+"""``verifier bounds``: every applicable method's bounds on δ(ε) over a grid of ε (research view),
+and, in a table of their own below, the estimate-only methods' (Monte Carlo) ESTIMATEs with their
+confidence intervals: statistical evidence, never a bound column.
 
 The scheme comes from the mechanism/scheme flags, or from a claim file / ``--example`` (whose
 (ε, δ) is then marked). ``--plot FILE.png`` draws the curves on a log scale with the claim marked.
@@ -9,6 +11,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 import json
+from typing import Sequence
 
 import numpy as np
 
@@ -20,9 +23,9 @@ from verifier.cli._options import add_mechanism_options, add_output_options, add
 from verifier.errors import InvalidArgument
 from verifier.rdp.checkin_published import RESULT_ORDERS, checkin_results
 from verifier.report import plot_delta_curves
-from verifier.report.curves import delta_curves
+from verifier.report.curves import EstimateCurve, grid_curves
 
-__all__ = ["register", "table_lines", "TABLE_WIDTH"]
+__all__ = ["register", "table_lines", "estimate_lines", "TABLE_WIDTH"]
 
 #: Most grid points one call may ask for (each costs one call of every method per direction).
 MAX_POINTS = 1000
@@ -32,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "bounds",
         help="table (and plot) of every applicable method's bounds on δ(ε) over a grid of ε",
-        description="Every applicable method's rigorous bounds on δ(ε) at a grid of ε, per direction.",
+        description="Every applicable method's rigorous bounds on δ(ε) at a grid of ε, per direction, and "
+        "the estimate-only methods' (Monte Carlo) estimates with their confidence intervals, apart.",
     )
     parser.add_argument("claim", nargs="?", help="claim JSON file: use its scheme and mark its (ε, δ)")
     parser.add_argument("--example", choices=[e.name for e in EXAMPLES + DEMO], help="use a built-in example claim")
@@ -77,8 +81,10 @@ def _grid(args: argparse.Namespace) -> np.ndarray:
 def _run(args: argparse.Namespace) -> int:
     scheme, directions, mark, title = _setup(args)
     epsilons = _grid(args)
-    curves = delta_curves(scheme, directions, epsilons, args.method)
+    curves, estimates = grid_curves(scheme, directions, epsilons, args.method)
     if args.plot:
+        if not curves:
+            raise InvalidArgument("plot", args.plot, "draws rigorous bounds only, and the methods selected give estimates only")
         plot_delta_curves(epsilons, curves, args.plot, claim=mark, title=title)
     if args.json:
         print(
@@ -91,6 +97,18 @@ def _run(args: argparse.Namespace) -> int:
                         {"method": c.method, "direction": c.direction.value, "side": c.side.value, "values": [json_number(v) for v in c.values]}
                         for c in curves
                     ],
+                    "estimates": [
+                        {
+                            "method": e.method,
+                            "direction": e.direction.value,
+                            "side": "estimate",
+                            "confidence": e.confidence,
+                            "values": [json_number(v) for v in e.values],
+                            "lower": [json_number(v) for v in e.lower],
+                            "upper": [json_number(v) for v in e.upper],
+                        }
+                        for e in estimates
+                    ],
                     "plot": args.plot,
                     "results": [{"result": r.result, "label": r.label, "orders": list(RESULT_ORDERS), "values": [json_number(v) for v in r.values]} for r in checkin_results(scheme)],
                 }
@@ -98,7 +116,7 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 0
     print(f"bounds on δ(ε) for {title}")
-    for line in table_lines(epsilons, curves):
+    for line in table_lines(epsilons, curves) + estimate_lines(epsilons, estimates):
         print(line)
     if mark is not None:
         print(f"claim: (ε={mark[0]:g}, δ={mark[1]:g})")
@@ -118,7 +136,9 @@ _VALUE_COLUMN = 13  # " %12.6g": 4.94066e-324 is 12 characters
 def table_lines(epsilons, curves) -> list[str]:
     """The δ(ε) table in blocks at most TABLE_WIDTH wide: one column per curve, headed by its number
     [i], with the key (method, direction, side) listed under the table; 6 significant digits (the
-    --json output has every digit)."""
+    --json output has every digit); no lines without curves (only estimate-only methods ran)."""
+    if not curves:
+        return []
     per_block = max(1, (TABLE_WIDTH - _EPS_COLUMN) // _VALUE_COLUMN)
     lines: list[str] = []
     for start in range(0, len(curves), per_block):
@@ -128,6 +148,27 @@ def table_lines(epsilons, curves) -> list[str]:
             lines.append(f"{eps:>{_EPS_COLUMN}.4g}" + "".join(f" {c.values[index]:>{_VALUE_COLUMN - 1}.6g}" for _, c in block))
     lines += textwrap.wrap(
         "key: " + "; ".join(f"[{i + 1}] {c.label}" for i, c in enumerate(curves)), TABLE_WIDTH, subsequent_indent="     ", break_on_hyphens=False
+    )
+    return lines
+
+
+def estimate_lines(epsilons, estimates: Sequence[EstimateCurve]) -> list[str]:
+    """The estimate-only methods' δ(ε) in a table of their own (never among the bound columns),
+    at most TABLE_WIDTH wide: per estimate [Ei] three columns, the estimate and its confidence
+    interval's lower and upper ends, with the key under the table."""
+    if not estimates:
+        return []
+    width = 3 * _VALUE_COLUMN
+    per_block = max(1, (TABLE_WIDTH - _EPS_COLUMN) // width)
+    lines = ["ESTIMATES of δ(ε) (statistical evidence with a confidence interval, not bounds; never in a verdict):"]
+    for start in range(0, len(estimates), per_block):
+        block = list(enumerate(estimates))[start : start + per_block]
+        lines.append(f"{'ε':>{_EPS_COLUMN}}" + "".join(f"{f'[E{i + 1}]':>{_VALUE_COLUMN}}{'lower':>{_VALUE_COLUMN}}{'upper':>{_VALUE_COLUMN}}" for i, _ in block))
+        for index, eps in enumerate(epsilons):
+            cells = "".join(f" {v[index]:>{_VALUE_COLUMN - 1}.6g}" for _, e in block for v in (e.values, e.lower, e.upper))
+            lines.append(f"{eps:>{_EPS_COLUMN}.4g}" + cells)
+    lines += textwrap.wrap(
+        "key: " + "; ".join(f"[E{i + 1}] {e.label}" for i, e in enumerate(estimates)), TABLE_WIDTH, subsequent_indent="     ", break_on_hyphens=False
     )
     return lines
 

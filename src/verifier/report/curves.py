@@ -1,19 +1,40 @@
-"""Every applicable method's rigorous bounds on δ(ε) over a grid of ε, as plottable curves."""
+"""Every applicable method's rigorous bounds on δ(ε) over a grid of ε, as plottable curves, and the
+estimate-only methods' (Monte Carlo) estimates with their confidence intervals beside them."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from verifier._types import Bound, Direction, Quantity, Side
+from verifier._types import Bound, Direction, Estimate, Quantity, Side
 from verifier.certify.portfolio import collect_bounds, select_methods
 from verifier.errors import InvalidArgument, NotApplicable, NumericalFailure
 from verifier.report.plots import Curve
 from verifier.schemes import Scheme
 
-__all__ = ["bounding_methods", "delta_curves"]
+__all__ = ["EstimateCurve", "bounding_methods", "delta_curves", "grid_curves"]
+
+
+@dataclass(frozen=True)
+class EstimateCurve:
+    """One estimate-only method's statistical estimates of δ(ε) in one direction at the ε grid, with
+    confidence intervals [lower, upper] that hold jointly with probability ``confidence`` at each
+    point (NaN where the method gave no estimate). Evidence, never a bound: it is kept apart from
+    the :class:`Curve` columns and never enters a bracket."""
+
+    method: str
+    direction: Direction
+    confidence: float
+    values: tuple[float, ...]
+    lower: tuple[float, ...]
+    upper: tuple[float, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.method} {self.direction.value} ESTIMATE ({self.confidence:.0%} interval)"
 
 
 def bounding_methods(scheme: Scheme, only: Sequence[str] | None) -> list[str]:
@@ -33,26 +54,62 @@ def delta_curves(
     with ``focus``, each method answers the whole grid at once, tightest near ``focus``
     (:meth:`Method.delta_curve`; e.g. one PLD for all points), and a method that declines or fails
     gives no curve."""
-    values: dict[tuple[str, Direction, Side], list[float]] = {}
     names = bounding_methods(scheme, only)
-
-    def put(index: int, bound: Bound) -> None:
-        column = values.setdefault((bound.method, bound.direction, bound.side), [math.nan] * len(epsilons))
-        column[index] = bound.value
-
     if focus is None:
-        for index, eps in enumerate(epsilons):
-            for bound in collect_bounds(scheme, Quantity.DELTA, float(eps), directions, only=names).bounds:
-                put(index, bound)
-    else:
-        for method in select_methods(scheme, names):
-            for direction in directions:
-                try:
-                    per_point = method.delta_curve(scheme, [float(e) for e in epsilons], direction, focus)
-                except (NotApplicable, NumericalFailure):
-                    continue
-                for index, bounds in enumerate(per_point):
-                    for bound in bounds:
-                        put(index, bound)
-    ordered = sorted(values.items(), key=lambda kv: (kv[0][0], kv[0][1].value, kv[0][2].value))
-    return [Curve(m, d, s, tuple(v)) for (m, d, s), v in ordered]
+        return grid_curves(scheme, directions, epsilons, names)[0]
+    values = _Columns(len(epsilons))
+    for method in select_methods(scheme, names):
+        for direction in directions:
+            try:
+                per_point = method.delta_curve(scheme, [float(e) for e in epsilons], direction, focus)
+            except (NotApplicable, NumericalFailure):
+                continue
+            for index, bounds in enumerate(per_point):
+                for bound in bounds:
+                    values.put(index, bound)
+    return values.curves()
+
+
+def grid_curves(
+    scheme: Scheme, directions: Sequence[Direction], epsilons: np.ndarray, only: Sequence[str] | None
+) -> tuple[list[Curve], list[EstimateCurve]]:
+    """The portfolio at every grid point (each point as tight as each method gets it): one
+    :class:`Curve` per (method, direction, side) of rigorous bounds, and one :class:`EstimateCurve`
+    per (method, direction) of the estimate-only methods among those applicable (``only``), whose
+    time allowance is the portfolio's (a share of the rigorous methods' time)."""
+    methods = select_methods(scheme, only)
+    if not methods:
+        raise InvalidArgument("method", only or "all", f"no method applies to {scheme!r}")
+    values = _Columns(len(epsilons))
+    estimates: dict[tuple[str, Direction], list[Estimate | None]] = {}
+    for index, eps in enumerate(epsilons):
+        got = collect_bounds(scheme, Quantity.DELTA, float(eps), directions, only=[m.name for m in methods])
+        for bound in got.bounds:
+            values.put(index, bound)
+        for estimate in got.estimates:
+            estimates.setdefault((estimate.method, estimate.direction), [None] * len(epsilons))[index] = estimate
+    return values.curves(), [_estimate_curve(m, d, column) for (m, d), column in sorted(estimates.items(), key=lambda kv: (kv[0][0], kv[0][1].value))]
+
+
+def _estimate_curve(method: str, direction: Direction, column: Sequence[Estimate | None]) -> EstimateCurve:
+    given = [e for e in column if e is not None]
+
+    def field(name: str) -> tuple[float, ...]:
+        return tuple(math.nan if e is None else getattr(e, name) for e in column)
+
+    return EstimateCurve(method, direction, min(e.confidence for e in given), field("value"), field("lower"), field("upper"))
+
+
+class _Columns:
+    """Bounds gathered per (method, direction, side), NaN where a method gave none at a point."""
+
+    def __init__(self, points: int) -> None:
+        self.points = points
+        self.values: dict[tuple[str, Direction, Side], list[float]] = {}
+
+    def put(self, index: int, bound: Bound) -> None:
+        self.values.setdefault((bound.method, bound.direction, bound.side), [math.nan] * self.points)[index] = bound.value
+
+    def curves(self) -> list[Curve]:
+        ordered = sorted(self.values.items(), key=lambda kv: (kv[0][0], kv[0][1].value, kv[0][2].value))
+        return [Curve(m, d, s, tuple(v)) for (m, d, s), v in ordered]
