@@ -130,3 +130,61 @@ def test_catalogue_rows_report_the_shrunk_case():
     assert [r.check for r in rows] == ["soundness"]
     assert rows[0].status == "UNSOUND" and rows[0].case == "gaussian single(sigma=0.5, sensitivity=1.0), δ=0.001"
     assert rows[0].reproducer.startswith("verifier certify --mechanism gaussian --sigma 0.5")
+
+
+#: (σ, t, k, epochs, δ) cells of random allocation that both allocation peers accept.
+ALLOCATION_CELL = {"mechanism": {"name": "gaussian", "sigma": 1.0}, "scheme": {"name": "allocation", "steps": 10, "k": 1, "epochs": 1}, "delta": 1e-5, "epsilon": 1.0}
+
+
+def test_pld_accounting_encloses_verifier():
+    """pld-accounting (an independent PLD implementation of random allocation) returns (upper, lower)
+    that enclose verifier's rigorous bracket on the quick grid, and neither end is unsound."""
+    pytest.importorskip("PLD_accounting")
+    report = audit("pld_accounting", quick=True)
+    assert len(report.rows) == 6 and not report.findings
+    by_case: dict = {}
+    for row in report.rows:
+        by_case.setdefault(row.case, {})["upper" if row.accountant.endswith("(upper)") else "lower"] = row
+    for case, ends in by_case.items():
+        bracket = ends["upper"].bracket
+        assert ends["lower"].peer_epsilon <= bracket.lower and bracket.upper <= ends["upper"].peer_epsilon, case
+        assert ends["upper"].peer_epsilon <= 1.05 * bracket.upper, case  # informative, not vacuous
+
+
+def test_random_allocation_one_cell():
+    """random-allocation's RDP_DCO upper bound and its lower bound, σ = 1, t = 10, δ = 1e-5: the
+    lower bound lies below verifier's upper bound and the upper bound above verifier's lower bound
+    (both peer numbers are the package's own)."""
+    pytest.importorskip("random_allocation")
+    from random_allocation import PrivacyParams, SchemeConfig
+    from random_allocation.comparisons.structs import Direction, Verbosity
+    from random_allocation.random_allocation_scheme.lower_bound import allocation_epsilon_lower_bound
+    from random_allocation.random_allocation_scheme.RDP_DCO import allocation_epsilon_RDP_DCO
+
+    from verifier.audit import judge
+
+    params, config = PrivacyParams(sigma=1.0, num_steps=10, delta=1e-5), SchemeConfig(verbosity=Verbosity.NONE)
+    upper = judge("RDP_DCO", ALLOCATION_CELL, allocation_epsilon_RDP_DCO(params, config, Direction.BOTH))
+    lower = judge("lower_bound", ALLOCATION_CELL, allocation_epsilon_lower_bound(params, config, Direction.BOTH), side="lower")
+    assert upper.status == lower.status == "sound"
+    assert lower.peer_epsilon == pytest.approx(2.1817, abs=1e-3) and upper.peer_epsilon == pytest.approx(2.8296, abs=1e-3)
+    assert lower.peer_epsilon <= upper.bracket.lower <= upper.bracket.upper <= upper.peer_epsilon
+
+
+@pytest.mark.slow  # every method on the quick grid (~15 s)
+def test_random_allocation_audit_finds_nothing(tmp_path):
+    pytest.importorskip("random_allocation")
+    out = tmp_path / "report.json"
+    assert main(["audit", "random_allocation", "--quick", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["findings"] == 0 and len(report["rows"]) == 18
+
+
+def test_absent_allocation_peers_are_skipped(monkeypatch):
+    import sys
+
+    for module in ("random_allocation", "PLD_accounting"):
+        monkeypatch.setitem(sys.modules, module, None)  # import raises ImportError, as when not installed
+    for peer in ("random_allocation", "pld_accounting"):
+        report = audit(peer, quick=True)
+        assert "not installed" in report.skipped and not report.rows

@@ -33,6 +33,8 @@ PEERS = {
     "opacus": "verifier.audit.opacus",
     "autodp": "verifier.audit.autodp",
     "prv_accountant": "verifier.audit.prv_accountant",
+    "random_allocation": "verifier.audit.random_allocation",
+    "pld_accounting": "verifier.audit.pld_accounting",
 }
 
 
@@ -111,7 +113,8 @@ def judge(accountant: str, claim_object: dict, peer_epsilon: float, *, note: str
     ``epsilon`` is replaced by the peer's). An UNSOUND row is re-decided by ``certify`` (``verify``).
     With ``side="lower"`` the peer's number is a claimed LOWER bound on ε: it is unsound above
     verifier's rigorous upper bound (no certify reproducer: a claim states an upper bound)."""
-    claim = parse_claim({**claim_object, "epsilon": float(peer_epsilon)})
+    # A claim needs a finite ε; an upper bound of +∞ is (vacuously) sound and is judged on the bracket alone.
+    claim = parse_claim({**claim_object, "epsilon": float(peer_epsilon) if math.isfinite(peer_epsilon) else 1.0})
     bracket = claim_epsilon(claim)
     case = describe(claim)
     if side == "lower":
