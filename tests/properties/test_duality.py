@@ -6,12 +6,14 @@ Correct reference accountant: closed forms, independent of verifier's code, for
 - one Poisson-subsampled Gaussian step (rate λ), asymmetric: remove P = (1−λ)N(0,σ²) + λN(1,σ²) vs
   Q = N(0,σ²); the likelihood ratio 1 − λ + λ·exp((2x − 1)/(2σ²)) is increasing in x, so each
   direction's H_{e^ε} is an integral over a half-line, written with Φ below.
-Broken ones: the remove curve returned for both directions, and an add curve obtained from the
+Also a peer: dp_accounting's PLD, its two directions read separately, passes. Broken ones: the remove
+curve returned for both directions (ours and dp_accounting's), and an add curve obtained from the
 remove curve with a wrong duality (e^{−ε} in place of e^ε).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pytest
@@ -112,3 +114,38 @@ def test_wrong_duality_fails_on_symmetric_gaussian_through_the_runner():
 def test_property_only_runs_where_directed_delta_is_given():
     assert not PROP.applies_to(Accountant("eps only", lambda s, d: 1.0, schemes=(Poisson,)))
     assert PROP.applies_to(accountant(exact))
+
+
+@functools.lru_cache(maxsize=None)
+def _dp_accounting_pld(sigma, rate, steps):
+    from dp_accounting.pld import privacy_loss_distribution as pld_module
+
+    pld = pld_module.from_gaussian_mechanism(sigma, sampling_prob=rate, value_discretization_interval=1e-4)
+    return pld.self_compose(steps) if steps > 1 else pld
+
+
+def dp_accounting_directed(direction_ignored: bool = False):
+    """dp_accounting's PLD for a Poisson-subsampled Gaussian, one direction at a time (its add/remove
+    PLD keeps the two pmfs as ``_pmf_remove`` and ``_pmf_add``: private names, read here only)."""
+    def delta(scheme, eps, direction):
+        pld = _dp_accounting_pld(scheme.pair.sigma, scheme.rate, scheme.steps)
+        pmf = pld._pmf_remove if direction == "remove" or direction_ignored else pld._pmf_add
+        return pmf.get_delta_for_epsilon(eps)
+
+    return delta
+
+
+CELLS = [(1.0, 0.5, 1, 1.0), (1.0, 0.01, 100, 1.0), (2.0, 0.1, 10, 0.5), (0.8, 0.3, 5, 2.0)]
+
+
+@pytest.mark.parametrize("sigma, rate, steps, eps", CELLS)
+def test_dp_accounting_pld_directions_are_dual(sigma, rate, steps, eps):
+    """A peer's two directions (pessimistic PLDs, discretisation 1e-4) satisfy the duality."""
+    pytest.importorskip("dp_accounting")
+    PROP.check(accountant(dp_accounting_directed()), Case(Poisson(Gaussian(sigma), rate, steps), 1e-5, eps))
+
+
+def test_dp_accounting_with_direction_ignored_fails():
+    pytest.importorskip("dp_accounting")
+    with pytest.raises(PropertyFailure, match="add_remove_duality"):
+        PROP.check(accountant(dp_accounting_directed(direction_ignored=True)), Case(Poisson(Gaussian(1.0), 0.5, 1), 1e-5, 1.0))
