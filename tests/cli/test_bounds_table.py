@@ -47,3 +47,16 @@ def test_table_fits_and_reads_back(count):
         assert len(got) == len(EXTREMES)
         for value, expected in zip(got, curve.values):
             assert value == pytest.approx(expected, rel=1e-5) or (value == 0.0 and expected < 1e-300) or value == expected
+
+
+def test_whole_output_fits_for_a_long_scheme_title(capsys):
+    """The title line names the scheme's repr, 124 characters for the README's check-in example:
+    it wraps at TABLE_WIDTH too (a bare print of the title fails this)."""
+    from verifier.cli import main
+
+    status = main(["bounds", "--sigma", "1", "--sensitivity", "2", "--scheme", "checkin", "--users", "1000", "--rate", "0.1",
+                   "--rounds", "100", "--aggregation", "sum", "--points", "2"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "rounds=100, aggregation='sum')" in out.replace("\n    ", " ")
+    assert max(len(line) for line in out.splitlines()) <= TABLE_WIDTH

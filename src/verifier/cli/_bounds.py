@@ -115,7 +115,8 @@ def _run(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    print(f"bounds on δ(ε) for {title}")
+    for line in textwrap.wrap(f"bounds on δ(ε) for {title}", TABLE_WIDTH, subsequent_indent="    ", break_on_hyphens=False):
+        print(line)
     for line in table_lines(epsilons, curves) + estimate_lines(epsilons, estimates):
         print(line)
     if mark is not None:
