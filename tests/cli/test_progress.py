@@ -41,3 +41,30 @@ def test_nothing_is_written_to_a_pipe_or_a_short_run(monkeypatch):
     with _progress.progress_line(terminal):
         pass
     assert terminal.getvalue() == ""
+
+
+def test_with_a_time_budget_the_bar_is_the_share_spent():
+    """A bar whose fill is the spent share of --time-budget (the mutant that fills by anything else,
+    or overflows past the budget, fails); without a budget only the elapsed time is shown."""
+    assert _progress.progress_text(0.0, 40.0, "") == "verifier: [....................] 0 s of 40 s budget"
+    assert _progress.progress_text(10.0, 40.0, "pld (add)") == (
+        "verifier: [#####...............] 10 s of 40 s budget, running pld (add)"
+    )
+    assert _progress.progress_text(50.0, 40.0, "").startswith("verifier: [" + "#" * 20 + "] 50 s")
+    assert _progress.progress_text(12.4, None, "rdp") == "verifier: 12 s, running rdp"
+
+
+def test_main_passes_the_commands_time_budget(monkeypatch):
+    from verifier import cli
+
+    seen = []
+
+    def fake_progress_line(stream=None, budget=None):
+        seen.append(budget)
+        return _progress.progress_line(io.StringIO(), budget)
+
+    monkeypatch.setattr(cli, "progress_line", fake_progress_line)
+    argv = ["certify", "--mechanism", "gaussian", "--sigma", "1", "--epsilon", "3", "--delta", "1e-5"]
+    cli.main([*argv, "--time-budget", "35"])
+    cli.main(argv)
+    assert seen == [35.0, None]

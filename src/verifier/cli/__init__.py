@@ -131,6 +131,12 @@ def _say(line: str) -> None:
         pass
 
 
+def _budget_of(args: argparse.Namespace) -> float | None:
+    """The run's ``--time-budget`` in seconds, when the command has one and it is a usable number."""
+    budget = getattr(args, "time_budget", None)
+    return budget if isinstance(budget, (int, float)) and 0 < budget < float("inf") else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status (see the module docstring)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -139,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
         args = build_parser().parse_args(argv)
-        with progress_line():
+        with progress_line(budget=_budget_of(args)):
             status = int(args.handler(args) or EXIT_OK)
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at exit
         return status
