@@ -17,6 +17,17 @@ of the t ratios, r̄ >= Π r_i^{1/t} gives E_{Q^t}[r̄^{−(α−1)}] <= (E_Q[(P
 
     R_α(Q^{⊗t} ‖ P̄_t) <= D_{1 + (α−1)/t}(Q ‖ P)        (Gaussian: (1 + (α−1)/t)·Δ²/(2σ²)).
 
+ADD, UPPER, Gaussian, every real α > 1 [DERIVED: proofs/allocation_add_taylor.py]: the Jensen bound
+stays near Δ²/(2σ²) for every t; with m = α − 1, M₂ = E_Q[(P/Q)²] = e^{Δ²/σ²}, v = M₂ − 1 and any
+s₀ ∈ (0, 1), p > 1, q = p/(p − 1),
+
+    E[r̄^{−m}] <= 1 + (m(m+1)/2)·s₀^{−(m+2)}·v/t + e^{m·D_{1+mp/t}(Q‖P)}·e^{−t(1−s₀)²/(2 M₂ q)}
+
+(second-order Taylor with Lagrange remainder on {r̄ >= s₀}, whose quadratic is >= 0 everywhere;
+Hölder on {r̄ < s₀} with the Jensen bound for E[r̄^{−mp}] and Maurer's lower tail for non-negative
+summands, P(r̄ <= s₀) <= e^{−t(1−s₀)²/(2M₂)}). It is ≈ α(e^{Δ²/σ²} − 1)/(2t) for large t; the
+curve takes, per order, the smaller of the two bounds, (s₀, p) picked on a grid (any choice is valid).
+
 ADD δ for the Gaussian, UPPER (Thm 4.9 / Cor 4.10 with the sign fixed as in notes §6.2 item 10:
 ε' = ε − (t−1)·R_{1/t}(P‖Q), which is ε − (1 − 1/t)Δ²/(2σ²) for the Gaussian): the add loss is at
 most the loss of N(0, tσ²) vs N(Δ, tσ²) plus (1 − 1/t)Δ²/(2σ²) pointwise, so over r = k·E rounds
@@ -56,11 +67,16 @@ __all__ = [
     "allocation_add_gaussian_shift",
     "CITATION_REMOVE",
     "CITATION_ADD",
+    "CITATION_ADD_TAYLOR",
     "CITATION_ADD_DELTA",
 ]
 
 CITATION_REMOVE = "Feldman & Shenfeld, Thm 4.8 / Lemma E.1 (exact remove RDP), power-series form"
 CITATION_ADD = "Feldman & Shenfeld, Lemma E.3 (Jensen step), RDP form derived: R_a <= D_{1+(a-1)/t}(Q||P)"
+CITATION_ADD_TAYLOR = (
+    "min of the Jensen bound (Feldman & Shenfeld Lemma E.3) and a Taylor/Hoelder/Maurer-tail bound "
+    "on E[mean ratio^-(a-1)] (derived: proofs/allocation_add_taylor.py)"
+)
 CITATION_ADD_DELTA = "Feldman & Shenfeld, Thm 4.9 / Cor 4.10 (add), sign of eps' corrected (notes 6.2 item 10)"
 
 #: An RDP value is flagged exact when its rigorous bracket is at most this wide, relative (the
@@ -112,6 +128,41 @@ def _add_jensen(pair: DominatingPair, t: int, ints_or_orders: npt.NDArray[np.flo
     return out
 
 
+#: Candidate (1 − s₀) and Hölder p of the Taylor add bound; the best pair is chosen per order.
+_TAYLOR_GAPS = np.geomspace(1e-7, 0.95, 400)
+_TAYLOR_P = np.array([1.01, 1.05, 1.2, 1.5, 2.0, 3.0, 5.0, 10.0, 100.0])
+
+
+def _add_taylor_gaussian(pair: Gaussian, t: int, orders: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """UPPER bound on R_α(Q^{⊗t} ‖ P̄_t) for the Gaussian pair by the Taylor/Hölder bound of the
+    module docstring; (s₀, p) are chosen in floats, the bound at the choice is evaluated in arb."""
+    rho_f = (pair.sensitivity / pair.sigma) ** 2 / 2
+    out = np.full(len(orders), math.inf)
+    gaps, ps = np.meshgrid(_TAYLOR_GAPS, _TAYLOR_P, indexing="ij")
+    qs = ps / (ps - 1)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        log_v = math.log(math.expm1(2 * rho_f)) if rho_f < 300 else 2 * rho_f
+        for i, alpha in enumerate(orders):
+            m = float(alpha) - 1
+            if not m > 0:
+                continue
+            log_main = math.log(m * (m + 1) / 2) + log_v - math.log(t) - (m + 2) * np.log1p(-gaps)
+            log_tail = m * (1 + m * ps / t) * rho_f - t * gaps**2 / (2 * math.exp(2 * rho_f) * qs)
+            total = np.logaddexp(log_main, log_tail)
+            if not np.isfinite(total).any():
+                continue
+            j = np.unravel_index(np.nanargmin(total), total.shape)
+            gap, p_h = float(gaps[j]), float(ps[j])
+            with with_precision():
+                rho = arb(pair.sensitivity) ** 2 / (2 * arb(pair.sigma) ** 2)
+                am, s0, ph = arb(m), 1 - arb(gap), arb(p_h)
+                qh = ph / (ph - 1)
+                main = am * (am + 1) / 2 * s0 ** (-(am + 2)) * (2 * rho).expm1() / t
+                tail = (am * (1 + am * ph / t) * rho - t * arb(gap) ** 2 / (2 * (2 * rho).exp() * qh)).exp()
+                out[i] = arb_bound((1 + main + tail).log() / am, Side.UPPER)
+    return out
+
+
 def allocation_curve(
     pair: DominatingPair, steps: int, orders: npt.ArrayLike, direction: Direction, k: int = 1, epochs: int = 1
 ) -> RdpCurve:
@@ -123,7 +174,10 @@ def allocation_curve(
         raise InvalidArgument("direction", direction, "must be Direction.ADD or Direction.REMOVE")
     if direction is Direction.ADD:
         values = _add_jensen(pair, t_round, grid)
-        return RdpCurve(grid, values, np.zeros(len(grid), dtype=bool), direction, CITATION_ADD).times(rounds)
+        if not isinstance(pair, Gaussian):
+            return RdpCurve(grid, values, np.zeros(len(grid), dtype=bool), direction, CITATION_ADD).times(rounds)
+        values = np.minimum(values, _add_taylor_gaussian(pair, t_round, grid))
+        return RdpCurve(grid, values, np.zeros(len(grid), dtype=bool), direction, CITATION_ADD_TAYLOR).times(rounds)
 
     def at_integers(ints: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
         upper = allocation_remove_integer(pair, t_round, ints, Side.UPPER)
