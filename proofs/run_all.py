@@ -41,6 +41,7 @@ SCRIPTS = (
     "approx_dp",
     "substitution_mixture",
     "allocation_theorem_constants",
+    "allocation_add_taylor",
 )
 
 

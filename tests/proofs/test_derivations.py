@@ -334,6 +334,15 @@ WRONG_CLAIMS = [
      2 * _module("allocation_theorem_constants").H / (1 - sp.exp(-_module("allocation_theorem_constants").x))),
     ("allocation_theorem_constants", "tau", 2 * _module("allocation_theorem_constants").claims()["tau"]),
     ("allocation_theorem_constants", "tau_add", 2 * _module("allocation_theorem_constants").claims()["tau_add"]),
+    # allocation_add_taylor (issue 17): the Gaussian moments at order 1 instead of 2 / without the
+    # c^2 term; Hoeffding's 2 in place of Maurer's 1/(2 M2); the remainder without s0^(-m-2)
+    ("allocation_add_taylor", "second_moment", sp.exp(Delta**2 / (2 * sigma**2))),
+    ("allocation_add_taylor", "negative_moment", sp.exp(sp.Symbol("c", positive=True) * Delta**2 / (2 * sigma**2))),
+    ("allocation_add_taylor", "maurer_exponent",
+     -2 * sp.Symbol("t", positive=True) * (1 - sp.Symbol("s0", positive=True)) ** 2),
+    ("allocation_add_taylor", "taylor_bound",
+     1 + sp.Symbol("m", positive=True) * (sp.Symbol("m", positive=True) + 1) * (sp.Symbol("M2", positive=True) - 1)
+     / (2 * sp.Symbol("t", positive=True))),
     # substitution_mixture (issue 13): the -Delta^2/2 dropped from the loss; lam*delta_G(eps) without
     # moving to kappa'; the REMOVE curve in place of the ADD one; the atom without the (1 - lam)
     ("substitution_mixture", "loss",
