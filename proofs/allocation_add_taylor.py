@@ -13,6 +13,11 @@ E[r²] = M2. Write φ(s) = s^{−m}. For any s0 ∈ (0, 1), p > 1, q = p/(p − 
    E[S^{−mp}] <= (E[r^{−mp/t}])^t (AM–GM, the Jensen step of Lemma E.3) and, for the Gaussian,
    E_Q[r^{−c}] = exp(c(c+1)Δ²/(2σ²))   (``negative_moment``); so the first factor is
    exp(m(1 + mp/t)Δ²/(2σ²)).
+   Binned refinement: on [s_j, s_{j+1}) the remainder coefficient is <= K(s_j) = m(m+1)s_j^{−m−2}/2
+   (ξ ∈ [S, 1]); telescoping, K̃(S) = K(1) + Σ_j (K(s_j) − K(s_{j+1})) 1{S < s_{j+1}} on S >= s0
+   (checked at J = 3 below), so E[φ(S); S >= s0] <= 1 + K(1)(M2 − 1)/t + Σ_j ΔK_j E[(S−1)²; S < s_{j+1}].
+   Layer cake with u = 1 − S ∈ (0, 1]: E[(1−S)²; 1 − S > g] = g² P(1−S > g) + ∫_g^1 2u P(1−S > u) du
+   <= (g² + 2 M2/t) e^{−t g²/(2 M2)} by item 3 and ``tail_integral``.
 3. Lower tail of non-negative summands (Maurer 2003): e^{−y} <= 1 − y + y²/2 for y >= 0 gives
    E[e^{−λr}] <= exp(−λ + λ²M2/2), and Chernoff at λ = (1 − s0)/M2 gives
    P(S <= s0) <= exp(−t(1 − s0)²/(2 M2))   (``maurer_exponent``); for the Gaussian
@@ -27,6 +32,7 @@ second_moment     exp(Delta^2/sigma^2)                            E_Q[(P/Q)^2], 
 negative_moment   exp(c (c + 1) Delta^2/(2 sigma^2))              E_Q[(P/Q)^(-c)], Gaussian
 maurer_exponent   -t (1 - s0)^2/(2 M2)                            ln of the lower-tail bound
 taylor_bound      1 + m (m + 1) s0^(-m-2) (M2 - 1)/(2 t)          E of the dominating quadratic
+tail_integral     (2M2/t)(exp(-t g^2/(2 M2)) - exp(-t/(2 M2)))   ∫_g^1 2u e^{-t u²/(2 M2)} du
 ================  ==============================================  =====================================
 """
 
@@ -48,7 +54,7 @@ from proofs._common import Delta, DerivationFailed, merge_claims, record_check, 
 __all__ = ["EXPORT_SYMBOLS", "claims", "derive"]
 
 #: m = α − 1, the cut s0, the step count t, the second moment M2, a moment order c, the loss y.
-m, s0, t, M2, c, lam = sp.symbols("m s0 t M2 c lam", positive=True)
+m, s0, t, M2, c, lam, g, u = sp.symbols("m s0 t M2 c lam g u", positive=True)
 y, s = sp.symbols("y s", real=True)
 
 EXPORT_SYMBOLS = {
@@ -56,6 +62,7 @@ EXPORT_SYMBOLS = {
     "negative_moment": ("Delta", "c", "sigma"),
     "maurer_exponent": ("M2", "s0", "t"),
     "taylor_bound": ("M2", "m", "s0", "t"),
+    "tail_integral": ("M2", "g", "t"),
 }
 
 
@@ -65,6 +72,7 @@ def claims() -> dict[str, sp.Expr]:
         "negative_moment": sp.exp(c * (c + 1) * Delta**2 / (2 * sigma**2)),
         "maurer_exponent": -t * (1 - s0) ** 2 / (2 * M2),
         "taylor_bound": 1 + m * (m + 1) * s0 ** (-m - 2) * (M2 - 1) / (2 * t),
+        "tail_integral": (2 * M2 / t) * (sp.exp(-t * g**2 / (2 * M2)) - sp.exp(-t / (2 * M2))),
     }
 
 
@@ -101,15 +109,21 @@ def _derived() -> dict[str, sp.Expr]:
     K = m * (m + 1) * s0 ** (-m - 2) / 2
     quad_mean = 1 + K * (M2 - 1) / t  # the linear term has mean 0 since E[S] = 1
     # Maurer: g(y) = 1 - y + y^2/2 - e^{-y} has g(0) = 0, g'(0) = 0, g'' = 1 - e^{-y} >= 0 on y >= 0
-    g = 1 - y + y**2 / 2 - sp.exp(-y)
-    require_equal(g.subs(y, 0), 0, "g(0) = 0")
-    require_equal(sp.diff(g, y).subs(y, 0), 0, "g'(0) = 0")
-    require_equal(sp.diff(g, y, 2), 1 - sp.exp(-y), "g'' = 1 - e^{-y}")
+    gap_fn = 1 - y + y**2 / 2 - sp.exp(-y)
+    require_equal(gap_fn.subs(y, 0), 0, "g(0) = 0")
+    require_equal(sp.diff(gap_fn, y).subs(y, 0), 0, "g'(0) = 0")
+    require_equal(sp.diff(gap_fn, y, 2), 1 - sp.exp(-y), "g'' = 1 - e^{-y}")
     chernoff = lam * t * (s0 - 1) + t * lam**2 * M2 / 2
     best = sp.solve(sp.diff(chernoff, lam), lam)
     if best != [(1 - s0) / M2]:
         raise DerivationFailed(f"Chernoff optimum {best}")
+    # telescoping of the binned coefficient, J = 3 bins s0 < s1 < s2 < s3 = 1, S in each bin and >= 1
+    ks = sp.symbols("K0:4", positive=True)  # K(s0), K(s1), K(s2), K(1)
+    for below in range(4):  # S in [s_below, s_{below+1}) (below = 3: S >= 1); 1{S < s_{j+1}} = [j >= below]
+        tele = ks[3] + sum((ks[j] - ks[j + 1]) for j in range(3) if j >= below)
+        require_equal(tele, ks[below], f"telescoped coefficient on bin {below}")
     return {
+        "tail_integral": sp.integrate(2 * u * sp.exp(-t * u**2 / (2 * M2)), (u, g, 1)),
         "second_moment": _gaussian_moment(sp.Integer(2)),
         "negative_moment": _gaussian_moment(-c),
         "maurer_exponent": sp.simplify(chernoff.subs(lam, best[0])),

@@ -343,6 +343,9 @@ WRONG_CLAIMS = [
     ("allocation_add_taylor", "taylor_bound",
      1 + sp.Symbol("m", positive=True) * (sp.Symbol("m", positive=True) + 1) * (sp.Symbol("M2", positive=True) - 1)
      / (2 * sp.Symbol("t", positive=True))),
+    ("allocation_add_taylor", "tail_integral",
+     (sp.Symbol("M2", positive=True) / sp.Symbol("t", positive=True))
+     * sp.exp(-sp.Symbol("t", positive=True) * sp.Symbol("g", positive=True) ** 2 / (2 * sp.Symbol("M2", positive=True)))),
     # substitution_mixture (issue 13): the -Delta^2/2 dropped from the loss; lam*delta_G(eps) without
     # moving to kappa'; the REMOVE curve in place of the ADD one; the atom without the (1 - lam)
     ("substitution_mixture", "loss",

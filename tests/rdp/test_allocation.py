@@ -206,15 +206,17 @@ def test_add_rdp_dominates_the_exact_t2_value(sigma):
 
 
 @pytest.mark.parametrize("sigma, t, orders, ratio, of_jensen", [
-    (1.0, 1000, [1.5, 2, 5, 10, 20], 15.0, 0.5),
-    (2.0, 1000, [2, 10], 6.0, 0.1),
-    (1.0, 10**4, [2, 10], 3.0, 0.01),
-    (1.0, 10**6, [2, 5, 10, 30], 1.5, 1e-4),
+    (1.0, 1000, [1.5, 2, 5, 10, 20], 10.0, 0.5),
+    (2.0, 1000, [2, 10], 5.0, 0.1),
+    (1.0, 10**4, [2, 10], 2.0, 0.01),
+    (1.0, 10**6, [2, 5, 10, 30], 1.2, 1e-4),
+    (0.5, 10**6, [2, 10, 30], 2.0, 1e-3),
 ])
 def test_add_rdp_large_t_above_exact_and_far_below_jensen(sigma, t, orders, ratio, of_jensen):
     """Large t: >= the exact value (Laplace-transform quadrature), within ``ratio`` of it, and far
-    below the Jensen bound (≈ 1/(2σ²)). At t = 1000, α = 10 the second-order term alone is below
-    the exact value, so dropping the lower-tail (Hölder) term fails here."""
+    below the Jensen bound (≈ 1/(2σ²)). At t = 1000, α = 10 the second-order term K(1)·v/t alone is
+    below the exact value, so dropping the binned remainder terms fails here; the ratios catch a
+    loosened bound (t = 10⁶, σ = 1, α <= 30 is within 15% of exact)."""
     curve = allocation_curve(Gaussian(sigma), t, orders, Direction.ADD)
     exact = np.array([_add_renyi_laplace(sigma, t, a) for a in orders])
     assert np.all(curve.values >= exact * (1 + 1e-6))

@@ -21,12 +21,15 @@ ADD, UPPER, Gaussian, every real α > 1 [DERIVED: proofs/allocation_add_taylor.p
 stays near Δ²/(2σ²) for every t; with m = α − 1, M₂ = E_Q[(P/Q)²] = e^{Δ²/σ²}, v = M₂ − 1 and any
 s₀ ∈ (0, 1), p > 1, q = p/(p − 1),
 
-    E[r̄^{−m}] <= 1 + (m(m+1)/2)·s₀^{−(m+2)}·v/t + e^{m·D_{1+mp/t}(Q‖P)}·e^{−t(1−s₀)²/(2 M₂ q)}
+    E[r̄^{−m}] <= 1 + K(1)·v/t + Σ_j (K(s_j) − K(s_{j+1}))·B(s_{j+1})
+                 + e^{m·D_{1+mp/t}(Q‖P)}·e^{−t(1−s₀)²/(2 M₂ q)},        K(s) = m(m+1)s^{−(m+2)}/2,
 
-(second-order Taylor with Lagrange remainder on {r̄ >= s₀}, whose quadratic is >= 0 everywhere;
-Hölder on {r̄ < s₀} with the Jensen bound for E[r̄^{−mp}] and Maurer's lower tail for non-negative
-summands, P(r̄ <= s₀) <= e^{−t(1−s₀)²/(2M₂)}). It is ≈ α(e^{Δ²/σ²} − 1)/(2t) for large t; the
-curve takes, per order, the smaller of the two bounds, (s₀, p) picked on a grid (any choice is valid).
+for bins s₀ < s₁ < … < s_J = 1 and B(s) = min(v/t, ((1−s)² + 2M₂/t)·e^{−t(1−s)²/(2M₂)}) >=
+E[(r̄−1)²; r̄ < s]: second-order Taylor with Lagrange remainder on {r̄ >= s₀}, the remainder's
+coefficient bounded bin by bin (telescoped), Hölder on {r̄ < s₀} with the Jensen bound for
+E[r̄^{−mp}], and Maurer's lower tail for non-negative summands, P(r̄ <= s) <= e^{−t(1−s)²/(2M₂)}
+(integrated for B). It is ≈ α(e^{Δ²/σ²} − 1)/(2t) for large t; the curve takes, per order, the
+smaller of the two bounds; the bins, s₀ and p are picked on a grid (every choice is valid).
 
 ADD δ for the Gaussian, UPPER (Thm 4.9 / Cor 4.10 with the sign fixed as in notes §6.2 item 10:
 ε' = ε − (t−1)·R_{1/t}(P‖Q), which is ε − (1 − 1/t)Δ²/(2σ²) for the Gaussian): the add loss is at
@@ -128,38 +131,57 @@ def _add_jensen(pair: DominatingPair, t: int, ints_or_orders: npt.NDArray[np.flo
     return out
 
 
-#: Candidate (1 − s₀) and Hölder p of the Taylor add bound; the best pair is chosen per order.
-_TAYLOR_GAPS = np.geomspace(1e-7, 0.95, 400)
+#: Gaps g_j = 1 − s_j of the Taylor bins (decreasing, then 0) and the Hölder exponents tried; the
+#: Hölder cut s₀ = 1 − g_i and p are chosen per order (every choice gives a valid bound).
+_TAYLOR_GAPS = np.append(np.geomspace(0.999, 1e-6, 160), 0.0)
 _TAYLOR_P = np.array([1.01, 1.05, 1.2, 1.5, 2.0, 3.0, 5.0, 10.0, 100.0])
 
 
 def _add_taylor_gaussian(pair: Gaussian, t: int, orders: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """UPPER bound on R_α(Q^{⊗t} ‖ P̄_t) for the Gaussian pair by the Taylor/Hölder bound of the
-    module docstring; (s₀, p) are chosen in floats, the bound at the choice is evaluated in arb."""
+    """UPPER bound on R_α(Q^{⊗t} ‖ P̄_t) for the Gaussian pair by the binned Taylor/Hölder bound of
+    the module docstring; the cut and p are chosen in floats, the bound at the choice is evaluated
+    in arb."""
     rho_f = (pair.sensitivity / pair.sigma) ** 2 / 2
+    m2_f = math.exp(2 * rho_f)
     out = np.full(len(orders), math.inf)
-    gaps, ps = np.meshgrid(_TAYLOR_GAPS, _TAYLOR_P, indexing="ij")
-    qs = ps / (ps - 1)
+    g = _TAYLOR_GAPS
+    g_next = g[1:]
+    qs = _TAYLOR_P / (_TAYLOR_P - 1)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        log_v = math.log(math.expm1(2 * rho_f)) if rho_f < 300 else 2 * rho_f
+        log_vt = (math.log(math.expm1(2 * rho_f)) if rho_f < 300 else 2 * rho_f) - math.log(t)
+        # bins' second-moment bounds: min(v/t, (g² + 2 M2/t)·e^{−t g²/(2 M2)}) at the bin's upper end
+        use_tail = np.log(g_next**2 + 2 * m2_f / t) - t * g_next**2 / (2 * m2_f) < log_vt
+        log_b = np.where(use_tail, np.log(g_next**2 + 2 * m2_f / t) - t * g_next**2 / (2 * m2_f), log_vt)
         for i, alpha in enumerate(orders):
             m = float(alpha) - 1
-            if not m > 0:
+            if not m > 0 or not math.isfinite(m):
                 continue
-            log_main = math.log(m * (m + 1) / 2) + log_v - math.log(t) - (m + 2) * np.log1p(-gaps)
-            log_tail = m * (1 + m * ps / t) * rho_f - t * gaps**2 / (2 * math.exp(2 * rho_f) * qs)
-            total = np.logaddexp(log_main, log_tail)
+            log_k = math.log(m * (m + 1) / 2) - (m + 2) * np.log1p(-g)  # K(1 − g_j), K(1) last
+            log_dk = log_k[:-1] + np.log(-np.expm1(log_k[1:] - log_k[:-1]))
+            tails = np.logaddexp.accumulate((log_dk + log_b)[::-1])[::-1]  # Σ_{j >= cut}
+            log_main = np.logaddexp(log_k[-1] + log_vt, tails)
+            log_holder = m * (1 + m * _TAYLOR_P[None, :] / t) * rho_f - t * g[:-1, None] ** 2 / (2 * m2_f * qs[None, :])
+            total = np.logaddexp(log_main[:, None], log_holder)
             if not np.isfinite(total).any():
                 continue
-            j = np.unravel_index(np.nanargmin(total), total.shape)
-            gap, p_h = float(gaps[j]), float(ps[j])
+            cut, ip = np.unravel_index(np.nanargmin(total), total.shape)
             with with_precision():
                 rho = arb(pair.sensitivity) ** 2 / (2 * arb(pair.sigma) ** 2)
-                am, s0, ph = arb(m), 1 - arb(gap), arb(p_h)
-                qh = ph / (ph - 1)
-                main = am * (am + 1) / 2 * s0 ** (-(am + 2)) * (2 * rho).expm1() / t
-                tail = (am * (1 + am * ph / t) * rho - t * arb(gap) ** 2 / (2 * (2 * rho).exp() * qh)).exp()
-                out[i] = arb_bound((1 + main + tail).log() / am, Side.UPPER)
+                m2, am, ph = (2 * rho).exp(), arb(m), arb(float(_TAYLOR_P[ip]))
+                coef = am * (am + 1) / 2
+
+                def k_at(gap: float) -> arb:
+                    return coef * (1 - arb(gap)) ** (-(am + 2))
+
+                vt = (2 * rho).expm1() / t
+                main = coef * vt
+                for j in range(cut, len(g) - 1):
+                    gj = arb(float(g_next[j]))
+                    bin_b = (gj**2 + 2 * m2 / t) * (-t * gj**2 / (2 * m2)).exp() if use_tail[j] else vt
+                    main += (k_at(float(g[j])) - k_at(float(g_next[j]))) * bin_b
+                g0 = arb(float(g[cut]))
+                holder = (am * (1 + am * ph / t) * rho - t * g0**2 / (2 * m2 * (ph / (ph - 1)))).exp()
+                out[i] = arb_bound((1 + main + holder).log() / am, Side.UPPER)
     return out
 
 
