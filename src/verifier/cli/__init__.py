@@ -20,18 +20,14 @@ read as VIOLATED.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
 import traceback
 from typing import NoReturn, Sequence
 
-from verifier.cli import _bounds, _certify, _demo, _mc, _profile, _rdp, _compare
-from verifier.cli import _zcdp
 from verifier.cli._progress import progress_line
-from verifier.cli import _calibrate
-from verifier.cli import _sweep
-from verifier.cli import _audit, _check_bound
 from verifier.errors import InconsistentBounds, InvalidArgument, VerifierError
 
 __all__ = [
@@ -59,12 +55,24 @@ EXIT_SIGTERM = 128 + 15
 
 REPORT_TO = "rerun with --debug for the traceback and report it with the command line to the verifier maintainers"
 
-#: Sub-command modules; each exposes ``register(subparsers)`` which sets ``handler`` on its parser.
-COMMANDS = [_profile, _certify, _bounds, _demo, _mc, _rdp, _compare]
-COMMANDS += [_zcdp]
-COMMANDS += [_calibrate]
-COMMANDS += [_sweep]
-COMMANDS += [_audit, _check_bound]
+#: Sub-command name -> the module that registers it; each module exposes ``register(subparsers)``,
+#: which adds its parsers and sets ``handler`` on them. A run imports only its command's module
+#: (start-up time is part of what a user waits for: issue 17); ``--help`` imports them all.
+COMMANDS = {
+    "delta": "verifier.cli._profile",
+    "epsilon": "verifier.cli._profile",
+    "certify": "verifier.cli._certify",
+    "bounds": "verifier.cli._bounds",
+    "demo": "verifier.cli._demo",
+    "mc": "verifier.cli._mc",
+    "rdp": "verifier.cli._rdp",
+    "compare": "verifier.cli._compare",
+    "zcdp": "verifier.cli._zcdp",
+    "calibrate": "verifier.cli._calibrate",
+    "sweep": "verifier.cli._sweep",
+    "audit": "verifier.cli._audit",
+    "check-bound": "verifier.cli._check_bound",
+}
 
 _DEBUG_HELP = "on a defect (exit 4), print the Python traceback"
 
@@ -94,7 +102,9 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``command`` alone when it names a sub-command (only its module is imported),
+    else of every sub-command (for ``--help`` and for a usage error listing the choices)."""
     parser = _OneLineParser(
         prog="verifier",
         description="Certify differential-privacy accounting: rigorous upper and lower bounds on "
@@ -104,8 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_OneLineParser)
     subparsers.required = True
-    for module in COMMANDS:
-        module.register(subparsers)
+    names = [command] if command in COMMANDS else COMMANDS
+    for module in dict.fromkeys(COMMANDS[name] for name in names):
+        importlib.import_module(module).register(subparsers)
     for sub in set(subparsers.choices.values()):  # accepted after the command name as well
         sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     return parser
@@ -144,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     in_main_thread = hasattr(signal, "SIGTERM") and _is_main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(_command_of(argv)).parse_args(argv)
         with progress_line(budget=_budget_of(args)):
             status = int(args.handler(args) or EXIT_OK)
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at exit
@@ -181,6 +192,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The sub-command named in ``argv``: its first word that is not an option (the top-level
+    options, ``--debug`` and ``--version``, take no value)."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def _one_line(text: str) -> str:
