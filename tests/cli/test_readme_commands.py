@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from verifier.cli import build_parser
+from verifier.cli._options import check_scheme_options
+from verifier.errors import InvalidArgument
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -48,9 +50,14 @@ def test_readme_command_parses(command):
     words = shlex.split(command)
     argv = words[3:] if words[0].startswith("python") else words[1:]
     try:
-        build_parser().parse_args(argv)
+        args = build_parser().parse_args(argv)
     except SystemExit as exit_:  # argparse's usage error
         pytest.fail(f"README command no longer parses (status {exit_.code}): {command}")
+    if hasattr(args, "scheme"):
+        try:
+            check_scheme_options(args)
+        except InvalidArgument as error:
+            pytest.fail(f"README command gives an option its scheme does not use ({error}): {command}")
 
 
 def test_readme_example_files_exist():

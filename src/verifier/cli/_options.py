@@ -21,6 +21,7 @@ __all__ = [
     "add_output_options",
     "build_pair",
     "build_scheme",
+    "check_scheme_options",
     "scheme_notes",
     "number_list",
     "requested_directions",
@@ -75,8 +76,38 @@ def add_scheme_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: Each scheme option (its ``dest``), the ``--scheme`` choices it applies to, and its default (an
+#: option at its default counts as not given). tests/cli/test_scheme_options.py checks the table
+#: against the claim schema's scheme fields.
+SCHEME_OPTIONS: dict[str, tuple[tuple[str, ...], object]] = {
+    "times": (("composed",), None),
+    "rate": (("poisson", "checkin"), None),
+    "steps": (("poisson", "allocation", "without_replacement"), None),
+    "dataset_size": (("without_replacement",), None),
+    "batch_size": (("without_replacement",), None),
+    "epochs": (("allocation", "matrix"), 1),
+    "users": (("shuffle", "checkin"), None),
+    "rounds": (("checkin",), 1),
+    "aggregation": (("checkin",), "shuffle"),
+    **{name: (("matrix",), None) for name in ("batches", "matrix", "matrix_file", "bands", "coefficients", "theta", "omega")},
+}
+
+
+def check_scheme_options(args: argparse.Namespace) -> None:
+    """Refuse a scheme option the chosen ``--scheme`` does not use: ``--steps 10`` without
+    ``--scheme`` would otherwise be dropped silently and answer for one step."""
+    for name, (schemes, default) in SCHEME_OPTIONS.items():
+        value = getattr(args, name, default)
+        if value != default and args.scheme not in schemes:
+            option = "--" + name.replace("_", "-")
+            raise InvalidArgument(
+                name.replace("_", "-"), value, f"{option} does not apply to --scheme {args.scheme}", fix=f"it applies to --scheme {'/'.join(schemes)}"
+            )
+
+
 def build_scheme(args: argparse.Namespace) -> Scheme:
     """The scheme the options describe (validated by the scheme's constructor)."""
+    check_scheme_options(args)
     pair = build_pair(args)
     if args.scheme == "single":
         return Single(pair)
