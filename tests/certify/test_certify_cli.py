@@ -71,7 +71,7 @@ def nothing_computed(monkeypatch):
         (["certify", "--sigma", "abc", "--epsilon", "1", "--delta", "1e-5"], "--sigma"),
         (["certify", "--sigma", "1", "--scheme", "bogus", "--epsilon", "1", "--delta", "1e-5"], "--scheme"),
         (["certify", "--sigma", "1", "--scheme", "poisson", "--rate", "0.1", "--epsilon", "1", "--delta", "1e-5"], "scheme.steps"),
-        (["certify", "--mechanism", "laplace", "--sigma", "1", "--epsilon", "1", "--delta", "1e-5"], "mechanism.scale"),
+        (["certify", "--mechanism", "laplace", "--sigma", "1", "--epsilon", "1", "--delta", "1e-5"], "--sigma"),  # refused before the missing --scale
         (["certify", "--sigma", "1", "--scheme", "allocation", "--steps", "3", "--neighboring", "replace_one", "--epsilon", "1", "--delta", "1e-5"], "neighboring"),
         (["certify", "--sigma", "1", "--epsilon", "1", "--delta", "1e-5", "--time-budget", "-1"], "time_budget"),
         (["certify", "--example", "gaussian-certified", "--epsilon", "1"], "epsilon"),

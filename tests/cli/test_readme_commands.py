@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from verifier.cli import build_parser
-from verifier.cli._options import check_scheme_options
+from verifier.cli._options import check_option_uses
 from verifier.errors import InvalidArgument
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,7 +55,7 @@ def test_readme_command_parses(command):
         pytest.fail(f"README command no longer parses (status {exit_.code}): {command}")
     if hasattr(args, "scheme"):
         try:
-            check_scheme_options(args)
+            check_option_uses(args)
         except InvalidArgument as error:
             pytest.fail(f"README command gives an option its scheme does not use ({error}): {command}")
 

@@ -1,21 +1,23 @@
-"""A scheme option the chosen scheme does not use is refused (exit 2, one line naming it), not
+"""A mechanism or scheme option the chosen mechanism and scheme do not use is refused (exit 2, one line naming it), not
 dropped: ``verifier epsilon --sigma 1 --steps 10`` used to answer for ONE step."""
 
 from __future__ import annotations
 
 import pytest
 
-from verifier.certify.claim import SCHEMES
+from verifier.certify.claim import MECHANISMS, SCHEMES
 from verifier.cli import main
-from verifier.cli._options import SCHEME_OPTIONS, SCHEMES as CLI_SCHEMES
+from verifier.cli._options import MECHANISMS as CLI_MECHANISMS, OPTION_USES, SCHEMES as CLI_SCHEMES
 
 
 def test_option_table_matches_the_claim_schema():
-    # catches an option added to a scheme's claim fields (or to the CLI) without updating the
-    # table: it would then be refused where it applies, or accepted and dropped where it does not
-    for name, (schemes, _default) in SCHEME_OPTIONS.items():
-        for scheme in CLI_SCHEMES:
-            assert (scheme in schemes) == (name in SCHEMES[scheme].fields), (name, scheme)
+    # catches an option added to a mechanism's or scheme's claim fields (or to the CLI) without
+    # updating the table: it would be refused where it applies, or accepted and dropped elsewhere
+    kinds = {"mechanism": (MECHANISMS, CLI_MECHANISMS), "scheme": (SCHEMES, CLI_SCHEMES)}
+    for name, (uses, _default) in OPTION_USES.items():
+        for selector, (schema, choices) in kinds.items():
+            for choice in choices:
+                assert (choice in uses.get(selector, ())) == (name in schema[choice].fields), (name, choice)
 
 
 @pytest.mark.parametrize(
@@ -26,6 +28,9 @@ def test_option_table_matches_the_claim_schema():
         (["rdp", "--sigma", "1", "--scheme", "composed", "--times", "3", "--rate", "0.1"], "--rate"),
         (["certify", "--sigma", "1", "--scheme", "allocation", "--steps", "10", "--batch-size", "4", "--epsilon", "1", "--delta", "1e-5"], "--batch-size"),
         (["zcdp", "--sigma", "1", "--scheme", "shuffle", "--users", "10", "--bands", "2"], "--bands"),
+        (["epsilon", "--mechanism", "laplace", "--scale", "1", "--sigma", "3", "--delta", "1e-5"], "--sigma"),
+        (["epsilon", "--mechanism", "rr", "--epsilon0", "1", "--sensitivity", "2", "--delta", "1e-5"], "--sensitivity"),
+        (["epsilon", "--sigma", "1", "--k", "3", "--delta", "1e-5"], "--k"),
     ],
 )
 def test_unused_scheme_option_exits_2_naming_it(argv, option, capsys):

@@ -21,7 +21,7 @@ __all__ = [
     "add_output_options",
     "build_pair",
     "build_scheme",
-    "check_scheme_options",
+    "check_option_uses",
     "scheme_notes",
     "number_list",
     "requested_directions",
@@ -76,38 +76,49 @@ def add_scheme_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-#: Each scheme option (its ``dest``), the ``--scheme`` choices it applies to, and its default (an
-#: option at its default counts as not given). tests/cli/test_scheme_options.py checks the table
-#: against the claim schema's scheme fields.
-SCHEME_OPTIONS: dict[str, tuple[tuple[str, ...], object]] = {
-    "times": (("composed",), None),
-    "rate": (("poisson", "checkin"), None),
-    "steps": (("poisson", "allocation", "without_replacement"), None),
-    "dataset_size": (("without_replacement",), None),
-    "batch_size": (("without_replacement",), None),
-    "epochs": (("allocation", "matrix"), 1),
-    "users": (("shuffle", "checkin"), None),
-    "rounds": (("checkin",), 1),
-    "aggregation": (("checkin",), "shuffle"),
-    **{name: (("matrix",), None) for name in ("batches", "matrix", "matrix_file", "bands", "coefficients", "theta", "omega")},
+#: Each mechanism or scheme option (its ``dest``): the ``--mechanism`` / ``--scheme`` choices it
+#: applies to, and its default (an option at its default counts as not given).
+#: tests/cli/test_scheme_options.py checks the table against the claim schema's fields.
+OPTION_USES: dict[str, tuple[dict[str, tuple[str, ...]], object]] = {
+    "sigma": ({"mechanism": ("gaussian",)}, None),
+    "scale": ({"mechanism": ("laplace",)}, None),
+    "sensitivity": ({"mechanism": ("gaussian", "laplace")}, 1.0),
+    "epsilon0": ({"mechanism": ("rr", "approx_dp")}, None),
+    "delta0": ({"mechanism": ("approx_dp",)}, None),
+    "k": ({"mechanism": ("rr",), "scheme": ("allocation",)}, None),
+    "times": ({"scheme": ("composed",)}, None),
+    "rate": ({"scheme": ("poisson", "checkin")}, None),
+    "steps": ({"scheme": ("poisson", "allocation", "without_replacement")}, None),
+    "dataset_size": ({"scheme": ("without_replacement",)}, None),
+    "batch_size": ({"scheme": ("without_replacement",)}, None),
+    "epochs": ({"scheme": ("allocation", "matrix")}, 1),
+    "users": ({"scheme": ("shuffle", "checkin")}, None),
+    "rounds": ({"scheme": ("checkin",)}, 1),
+    "aggregation": ({"scheme": ("checkin",)}, "shuffle"),
+    **{
+        name: ({"scheme": ("matrix",)}, None)
+        for name in ("batches", "matrix", "matrix_file", "bands", "coefficients", "theta", "omega")
+    },
 }
 
 
-def check_scheme_options(args: argparse.Namespace) -> None:
-    """Refuse a scheme option the chosen ``--scheme`` does not use: ``--steps 10`` without
-    ``--scheme`` would otherwise be dropped silently and answer for one step."""
-    for name, (schemes, default) in SCHEME_OPTIONS.items():
+def check_option_uses(args: argparse.Namespace) -> None:
+    """Refuse a mechanism or scheme option that the chosen ``--mechanism`` and ``--scheme`` do not
+    use: ``--steps 10`` without ``--scheme`` would otherwise be dropped silently and answer for one
+    step, ``--sigma`` with ``--mechanism laplace`` would be ignored."""
+    for name, (uses, default) in OPTION_USES.items():
         value = getattr(args, name, default)
-        if value != default and args.scheme not in schemes:
-            option = "--" + name.replace("_", "-")
-            raise InvalidArgument(
-                name.replace("_", "-"), value, f"{option} does not apply to --scheme {args.scheme}", fix=f"it applies to --scheme {'/'.join(schemes)}"
-            )
+        if value == default or any(getattr(args, selector, None) in choices for selector, choices in uses.items()):
+            continue
+        option = name.replace("_", "-")
+        chosen = " ".join(f"--{selector} {getattr(args, selector, None)}" for selector in uses)
+        applies = " or ".join(f"--{selector} {'/'.join(choices)}" for selector, choices in uses.items())
+        raise InvalidArgument(option, value, f"--{option} does not apply to {chosen}", fix=f"it applies to {applies}")
 
 
 def build_scheme(args: argparse.Namespace) -> Scheme:
     """The scheme the options describe (validated by the scheme's constructor)."""
-    check_scheme_options(args)
+    check_option_uses(args)
     pair = build_pair(args)
     if args.scheme == "single":
         return Single(pair)
