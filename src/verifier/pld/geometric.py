@@ -45,6 +45,7 @@ __all__ = [
     "convex_ratio_law",
     "convolve_convex",
     "self_convolve_convex",
+    "body_width",
     "refine",
     "thinned",
     "infinite_loss_mass",
@@ -531,24 +532,37 @@ def thinned(law: MomentLaw) -> MomentLaw:
                      law.summands, relative)  # fmt: skip
 
 
+def body_width(law: MomentLaw) -> float:
+    """Width in ln x of the law's body: from the lattice label holding its 16% quantile to the one
+    holding its 84% quantile (at least one lattice step). Sets the resolution of the next lattice."""
+    cumulative = np.cumsum(law.probs)
+    low, high = np.searchsorted(cumulative, [0.16 * cumulative[-1], 0.84 * cumulative[-1]])
+    return max(int(high) - int(low), 1) * law.step
+
+
 def self_convolve_convex(
     base: MomentLaw, times: int, tail_for, step_for=None, *, max_bins: int = MAX_BINS
 ) -> MomentLaw:
     """Sum of ``times`` independent copies of ``base`` in convex order, by binary exponentiation
     (S1 Alg. 3 without the final unused squaring).
 
-    ``step_for(summands)`` (optional) is the lattice step exponent for a result holding that many
-    copies: the laws are refined (:func:`refine`, exact) before such a convolution. A sum of m
-    copies is relatively m^{1/2} times narrower than one copy, so the grid that resolves it equally
-    well is m^{1/2} times finer; a mean-preserving split then adds the same relative variance at
-    every level. Before each convolution the far upper tails are thinned (:func:`thinned`, a spread
-    or contraction, so the convex order holds): the fine lattice is needed where the sum concentrates.
+    ``step_for(summands, body)`` (optional) is the lattice step exponent for a result holding that
+    many copies whose body (:func:`body_width`) is predicted to be ``body`` wide in ln x: the laws
+    are refined (:func:`refine`, exact) before such a convolution. The prediction is the larger
+    input's body narrowed by √(its summands / the result's), the central-limit rate: a heavy-tailed
+    ratio (small σ) narrows more slowly than that before its sums concentrate, so the prediction
+    never undershoots the labels the result's body gets. Before each convolution the far upper tails
+    are thinned (:func:`thinned`, a spread or contraction, so the convex order holds): the fine
+    lattice is needed where the sum concentrates. Neither choice affects validity, only tightness.
     """
     times = check_integer("times", times, minimum=1)
 
     def combine(x: MomentLaw, y: MomentLaw | None) -> MomentLaw:
         summands = x.summands + (x.summands if y is None else y.summands)
-        k = max(x.step_exponent, y.step_exponent if y is not None else 0, step_for(summands) if step_for else 0)
+        k = max(x.step_exponent, y.step_exponent if y is not None else 0)
+        if step_for is not None:
+            larger = x if y is None or x.summands >= y.summands else y
+            k = max(k, step_for(summands, body_width(larger) * math.sqrt(larger.summands / summands)))
         x = thinned(refine(x, k))
         other = x if y is None else thinned(refine(y, k))
         return convolve_convex(x, other, tail_for(summands), max_bins=max_bins)
