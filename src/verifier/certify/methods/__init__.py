@@ -16,4 +16,5 @@ ADAPTERS = [
     "verifier.certify.methods.checkin",
     "verifier.certify.methods.matrix_evidence",
     "verifier.certify.methods.matrix_cc",
+    "verifier.certify.methods.matrix_partition",
 ]
