@@ -58,6 +58,12 @@ _SAFE = 2.0**-44
 _RADIUS = 8.5
 #: Default depth (finest boxes have side (width of R)/2^depth) and slack tolerance.
 DEPTH = 10
+#: Total slack below which straddling boxes are not split (δ below ~1e-14 is resolved no further).
+_FLOOR = 1e-16
+#: Bisection steps of the ε searches (the ε found is a valid bound whatever the count).
+_BISECTIONS = 26
+#: Most boxes examined at one level (memory: ~15 doubles per box and component).
+_MAX_BOXES = 1 << 21
 _REL_SLACK = 1e-2
 
 
@@ -115,6 +121,9 @@ class Partition:
 
     def delta(self, epsilon: float) -> tuple[float, float]:
         """(LOWER, UPPER) bounds on δ(ε) (module docstring)."""
+        if epsilon > 700.0:  # e^ε beyond binary64: drop the (non-negative) ν terms; 0 is a lower bound
+            kept = self.loss_sup > epsilon
+            return 0.0, min(1.0, float(self.mu_hi[kept].sum()) * (1 + len(self.mu_hi) * 2.0**-52) + self.tail)
         e_lo, e_hi = math.exp(epsilon) * (1 - _SAFE), math.exp(epsilon) * (1 + _SAFE)
         inside = self.loss_inf > epsilon
         mixed = ~inside & (self.loss_sup > epsilon)
@@ -161,7 +170,7 @@ def partition(gamma: npt.ArrayLike, epsilon: float, direction: Direction, depth:
     idx = np.zeros((1, d), dtype=np.int64)
     leaves: list[tuple[npt.NDArray[np.float64], ...]] = []
     lower_so_far = 0.0
-    e_hi = math.exp(epsilon) * (1 + _SAFE)
+    e_hi = math.exp(min(epsilon, 700.0)) * (1 + _SAFE)
     log_b = math.log(b)
     for level in range(depth + 1):
         side = width / (1 << level)
@@ -188,7 +197,10 @@ def partition(gamma: npt.ArrayLike, epsilon: float, direction: Direction, depth:
         slack = mu_hi * -np.expm1(np.minimum(epsilon - loss_sup, 0.0)) - np.maximum(gain, 0.0)
         split = ~decided & (level < depth)
         if split.any():
-            split &= slack * split.sum() > rel_slack * lower_so_far
+            split &= slack * split.sum() > max(rel_slack * lower_so_far, _FLOOR)
+        if split.sum() << d > _MAX_BOXES:  # keep memory bounded: split only the largest slacks
+            cut = np.partition(slack[split], -(_MAX_BOXES >> d))[-(_MAX_BOXES >> d)]
+            split &= slack >= cut
         keep = ~split
         leaves.append((loss_inf[keep], loss_sup[keep], mu_lo[keep], mu_hi[keep], nu_lo[keep], nu_hi[keep]))
         if level == depth or not split.any():
@@ -259,7 +271,7 @@ def _aim(part: Partition, centre: float, lower: float) -> float:
 
 
 def _search(test, last_true: bool = False):
-    """For ``last_true=False``: the smallest ε >= 0 (to 2^-40 relative) with ``test(ε)`` true, assuming
+    """For ``last_true=False``: the smallest ε >= 0 (to 2^-_BISECTIONS of the bracket) with ``test(ε)`` true, assuming
     it is monotone false→true (+∞ if true nowhere below 1e6). For ``last_true=True``: the largest
     ε >= 0 with ``test(ε)`` true, assuming true→false (None if ``test(0)`` is false)."""
     if last_true:
@@ -270,7 +282,7 @@ def _search(test, last_true: bool = False):
             lo, hi = hi, 2 * hi
             if hi > 1e6:
                 return lo
-        for _ in range(40):
+        for _ in range(_BISECTIONS):
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if test(mid) else (lo, mid)
         return lo
@@ -281,7 +293,7 @@ def _search(test, last_true: bool = False):
         lo, hi = hi, 2 * hi
         if hi > 1e6:
             return math.inf
-    for _ in range(40):
+    for _ in range(_BISECTIONS):
         mid = (lo + hi) / 2
         lo, hi = (lo, mid) if test(mid) else (mid, hi)
     return hi
