@@ -5,7 +5,8 @@ Work in units of σ: P = (1/b) Σ_i N(μ_i, I_N), Q = N(0, I_N), Γ = Gram matri
 densities factor through the orthogonal projection onto span{μ_i} (the orthogonal part is N(0, I)
 under both), so the pair equals, as a pair of distributions of a sufficient statistic, the pair
 P = (1/b) Σ N(a_i, I_d), Q = N(0, I_d) on R^d, d = rank Γ, for any rows a_i with a_i·a_j = Γ_ij
-(computed here by an eigendecomposition; the float residual max|AAᵀ − Γ| is checked below 1e-12·max Γ).
+(computed here by an eigendecomposition; the float residual max|AAᵀ − Γ| is checked below 1e-12·max Γ,
+far inside the 1e-9 loss margins below).
 
 With the privacy loss L(x) = log p/q(x) = log (1/b) Σ exp(a_i·x − |a_i|²/2) (remove: loss ℓ = L,
 measure μ = P, reference ν = Q; add: ℓ = −L, μ = Q, ν = P), δ(ε) = ∫ (dμ − e^ε dν)_+ = ∫ dμ (1 − e^{ε−ℓ})_+.
@@ -74,10 +75,10 @@ def coordinates(gamma: npt.ArrayLike) -> npt.NDArray[np.float64]:
         raise InvalidArgument("gamma", g.shape, "must be a finite square Gram matrix")
     w, v = np.linalg.eigh((g + g.T) / 2)
     scale = max(float(np.abs(g).max()), 1e-300)
-    keep = w > 1e-10 * scale
+    keep = w > 0.0  # Γ is PSD: the eigenvalues dropped are rounding noise (checked just below)
     a = v[:, keep] * np.sqrt(w[keep])
     if float(np.abs(a @ a.T - g).max()) > 1e-12 * scale:
-        raise InvalidArgument("gamma", "ill-conditioned", "the Gram matrix has no float factorisation to 1e-12 (near-singular rank)")
+        raise InvalidArgument("gamma", "not positive semi-definite", "a Gram matrix has a float factorisation to 1e-12")
     return a
 
 
