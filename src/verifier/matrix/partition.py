@@ -130,7 +130,11 @@ class Partition:
         mixed = ~inside & (self.loss_sup > epsilon)
         n = len(self.mu_hi)
         grow, shrink = 1 + n * 2.0**-52, 1 - n * 2.0**-52
-        straddle = self.mu_hi[mixed] * -np.expm1(epsilon - self.loss_sup[mixed])
+        # a straddling box: ∫_B (dμ − e^ε dν)_+ <= μ(B)(1 − e^{ε−ℓ_sup}), and also
+        # = μ(B) − e^ε ν(B) + ∫_B (e^ε dν − dμ)_+ <= μ(B) − e^ε ν(B) + e^ε ν(B)(1 − e^{ℓ_inf−ε})
+        above = self.mu_hi[mixed] * -np.expm1(epsilon - self.loss_sup[mixed])
+        below = self.mu_hi[mixed] - e_lo * self.nu_lo[mixed] + e_hi * self.nu_hi[mixed] * -np.expm1(np.minimum(self.loss_inf[mixed] - epsilon, 0.0))
+        straddle = np.minimum(above, np.maximum(below, 0.0))
         upper = (float(self.mu_hi[inside].sum()) + float(straddle.sum())) * grow - e_lo * float(self.nu_lo[inside].sum()) * shrink
         upper = upper + self.tail
         chosen = self.mu_lo - e_hi * self.nu_hi > 0
@@ -195,7 +199,9 @@ def partition(gamma: npt.ArrayLike, epsilon: float, direction: Direction, depth:
         decided = (loss_inf > epsilon) | (loss_sup <= epsilon)
         gain = mu_lo - e_hi * nu_hi
         lower_so_far += float(gain[(loss_inf > epsilon) & (gain > 0)].sum())
-        slack = mu_hi * -np.expm1(np.minimum(epsilon - loss_sup, 0.0)) - np.maximum(gain, 0.0)
+        above = mu_hi * -np.expm1(np.minimum(epsilon - loss_sup, 0.0))
+        below = mu_hi - nu_lo * (e_hi / (1 + _SAFE) ** 2) + e_hi * nu_hi * -np.expm1(np.minimum(loss_inf - epsilon, 0.0))
+        slack = np.minimum(above, np.maximum(below, 0.0)) - np.maximum(gain, 0.0)
         split = ~decided & (level < depth)
         if split.any():
             split &= slack * split.sum() > max(rel_slack * lower_so_far, _FLOOR)
