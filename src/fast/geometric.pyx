@@ -22,6 +22,7 @@ chooses the direction; slow twin: :func:`verifier.reference.geometric.convolve_r
 """
 
 from libc.math cimport exp
+from libc.stdlib cimport free, malloc
 
 from compensated cimport neumaier_add
 
@@ -105,6 +106,41 @@ cdef inline int _group_window(
     if j_hi[0] > nb - 1:
         j_hi[0] = nb - 1
     return 1 if j_lo[0] <= j_hi[0] else 0
+
+
+cdef long long* _previous_nonzero(const double[::1] p, const double[::1] pm) noexcept nogil:
+    """prev[j] = the largest j' <= j with p[j'] or pm[j'] non-zero (−1 if none), malloc'ed (the caller
+    frees it); NULL if the allocation fails (then no group is skipped)."""
+    cdef Py_ssize_t j, n = p.shape[0]
+    cdef long long last = -1
+    cdef long long* prev = <long long*> malloc((n if n > 0 else 1) * sizeof(long long))
+    if prev == NULL:
+        return NULL
+    for j in range(n):
+        if p[j] != 0.0 or pm[j] != 0.0:
+            last = j
+        prev[j] = last
+    return prev
+
+
+cdef inline Py_ssize_t _next_group(
+    const long long[::1] breaks, const long long* prev, Py_ssize_t g, long long j_lo, long long u, long long ob,
+) noexcept nogil:
+    """The next group to visit after group g, whose window starts at index j_lo of the other input:
+    g − 1, or with ``prev`` (:func:`_previous_nonzero`) the group holding the next non-zero index
+    below j_lo, skipping the groups whose windows hold only zeros (they add exact zeros); −1 when
+    none is left."""
+    cdef long long m
+    if prev == NULL:
+        return g - 1
+    if j_lo <= 0 or prev[j_lo - 1] < 0:
+        return -1
+    # from group g − 1 down to the one holding m of that index (smallest m breaks[g − 1] + 1 <= m)
+    m = ob + prev[j_lo - 1] - u
+    g -= 1
+    while g > 0 and breaks[g - 1] >= m:
+        g -= 1
+    return g
 
 
 cdef void _major(
@@ -199,6 +235,10 @@ def convolve_ratios(
 #   replaced by one atom at its mean, labelled by the lattice cell of x_u + y_v (merging atoms to
 #   their mean is a contraction in convex order whatever the grouping; out-of-range labels are
 #   clamped, no mass is lost).
+#
+# A group whose window holds only empty labels adds exact zeros in both variants, so the loop over
+# groups jumps from a group to the one holding the next non-empty label below it: the thinned
+# (sparse) upper tails of the allocation laws then cost per non-empty group, not per lattice label.
 
 
 cdef void _major_moments(
@@ -206,7 +246,7 @@ cdef void _major_moments(
     const double[::1] b, long long ob,
     const double[::1] bhi, const double[::1] blo, const double[::1] bmhi, const double[::1] bmlo,
     const long long[::1] breaks, const double[::1] growth, long long m_cap, bint symmetric, bint spread,
-    double step, long long oc, double[::1] out, double[::1] out_m, double* atoms,
+    double step, long long oc, double[::1] out, double[::1] out_m, double* atoms, const long long* prev,
 ) noexcept nogil:
     cdef Py_ssize_t na = a.shape[0], nb = b.shape[0], i, g
     cdef long long nc = out.shape[0], u, m_hi, j_lo, j_hi, c
@@ -266,7 +306,7 @@ cdef void _major_moments(
                         c = 0
                     out[c] += mass
                     out_m[c] += moment
-            g -= 1
+            g = _next_group(breaks, prev, g, j_lo, u, ob) if state > 0 else g - 1
 
 
 def convolve_ratio_moments(
@@ -284,6 +324,7 @@ def convolve_ratio_moments(
     Returns 0, 1 on a buffer-length mismatch, 2 on a symmetric call with different inputs."""
     cdef Py_ssize_t na = a.shape[0], nb = b.shape[0], nc = out.shape[0], i
     cdef long long c
+    cdef long long* prev
     cdef double at[2]
     if am.shape[0] != na or bm.shape[0] != nb or out_m.shape[0] != nc or atoms.shape[0] != 2:
         return 1
@@ -300,13 +341,17 @@ def convolve_ratio_moments(
     with nogil:
         _prefix(b, bhi, blo)
         _prefix(bm, bmhi, bmlo)
+        prev = _previous_nonzero(b, bm)
         _major_moments(a, am, oa, b, ob, bhi, blo, bmhi, bmlo, breaks, growth, 0, symmetric, spread,
-                       step, oc, out, out_m, at)
+                       step, oc, out, out_m, at, prev)
+        free(prev)
         if not symmetric:
             _prefix(a, ahi, alo)
             _prefix(am, amhi, amlo)
+            prev = _previous_nonzero(a, am)
             _major_moments(b, bm, ob, a, oa, ahi, alo, amhi, amlo, breaks, growth, -1, False, spread,
-                           step, oc, out, out_m, at)
+                           step, oc, out, out_m, at, prev)
+            free(prev)
         # 0 + y = y: an atom keeps its place (label), only the range is clipped
         if a_zero != 0.0:
             for i in range(nb):
