@@ -43,10 +43,10 @@ import numpy as np
 import numpy.typing as npt
 
 from verifier._directed import log_index, loss_index
-from verifier._types import Direction, Dominance, Measure
+from verifier._types import Bracket, Direction, Dominance, Measure
 from verifier._validation import check_integer, check_open_unit
 from verifier.errors import InvalidArgument
-from verifier.hockey import discrete_pld_delta
+from verifier.hockey import discrete_pld_delta, validated_delta
 from verifier.pairs import DominatingPair
 from verifier.pld.bracket import BOTH_SIDES, PLDBracket
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD
@@ -76,9 +76,13 @@ __all__ = [
     "convex_law",
 ]
 
-#: Rounds of 64-fold interval division in :meth:`ConvexAllocation.epsilon`, and the relative width at
-#: which it stops (far below any bracket width the laws give).
-_MULTISECTION_ROUNDS = 9
+#: :meth:`ConvexAllocation.epsilon`: points of its first round (over the whole loss range), of every
+#: later round (each δ evaluation costs the atoms above its ε; 4 intervals per round is the cheapest
+#: division per bit once the range is narrow), the most rounds, and the relative width at which it
+#: stops (far below any bracket width the laws give).
+_FIRST_POINTS = 17
+_ROUND_POINTS = 5
+_MULTISECTION_ROUNDS = 40
 _MULTISECTION_RTOL = 1e-10
 
 #: Shares of the truncation budget β: the base laws' tails, and all the convolutions together.
@@ -301,29 +305,38 @@ class ConvexAllocation:
         DOMINATED), straight from the atoms (no loss grid), with the masses' relative error applied
         on the safe side; vectorised over ``epsilons``."""
         losses, masses, infinite = self.pld_arrays(direction)
+        return self._safe_side(discrete_pld_delta(losses, masses, epsilons, infinite))
+
+    def _safe_side(self, bracket: Bracket) -> npt.NDArray[np.float64]:
         r = self.law.relative_error
         if self.law.dominance is Dominance.DOMINATING:
-            return np.minimum(discrete_pld_delta(losses, masses, epsilons, infinite).upper * (1.0 + r), 1.0)
-        return np.maximum(discrete_pld_delta(losses, masses, epsilons, infinite).lower * (1.0 - r), 0.0)
+            return np.minimum(bracket.upper * (1.0 + r), 1.0)
+        return np.maximum(bracket.lower * (1.0 - r), 0.0)
 
     def epsilon(self, delta: float, direction: Direction) -> float:
         """The safe-side root of δ(ε) = δ: UPPER (DOMINATING) a point where this δ is already <= δ,
         LOWER (DOMINATED) a point where it still exceeds δ; ±∞ where none exists. Multisection on
-        vectorised δ evaluations (65 points per round) down to 1e-10 relative; the post-condition
-        is the selection rule itself (each returned point was evaluated)."""
+        vectorised δ evaluations (_FIRST_POINTS, then _ROUND_POINTS per round) down to 1e-10
+        relative; the post-condition is the selection rule itself (each returned point was evaluated)."""
         target = check_open_unit("delta", delta)
-        losses, _, infinite = self.pld_arrays(direction)
+        losses, masses, infinite = self.pld_arrays(direction)
         upper = self.law.dominance is Dominance.DOMINATING
         lo, hi = float(losses[0]) - 1.0, float(losses[-1]) + 1.0
-        while not self.delta(np.array([lo]), direction)[0] > target:
+        while not self.delta(np.array([lo]), direction)[0] > target:  # validates the arrays once
             if lo < -1e6:
                 return -math.inf
             lo = 2.0 * lo - 1.0
-        if not self.delta(np.array([hi]), direction)[0] <= target:
+
+        losses, masses = np.ascontiguousarray(losses), np.ascontiguousarray(masses)
+
+        def evaluate(points: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+            return self._safe_side(validated_delta(losses, masses, points, infinite))
+
+        if not evaluate(np.array([hi]))[0] <= target:
             return math.inf  # only the mass at +∞ remains above the top loss
-        for _ in range(_MULTISECTION_ROUNDS):
-            points = np.linspace(lo, hi, 65)
-            above = self.delta(points, direction) > target  # True, …, True, False, …
+        for round_ in range(_MULTISECTION_ROUNDS):
+            points = np.linspace(lo, hi, _FIRST_POINTS if round_ == 0 else _ROUND_POINTS)
+            above = evaluate(points) > target  # True, …, True, False, …
             first_below = int(np.argmin(above))
             lo, hi = float(points[first_below - 1]), float(points[first_below])
             if hi - lo <= max(_MULTISECTION_RTOL * abs(hi), 4.0 * math.ulp(max(abs(lo), abs(hi), 1e-300))):
