@@ -30,9 +30,26 @@ DELTA = 1e-6
 ROWS = [(10**3, 0.70), (10**4, 0.55), (10**5, 0.46), (10**6, 0.40), (10**7, 0.36)]
 
 
-def _args(t: int, sigma: float) -> tuple[str, ...]:
-    return ("epsilon", "--scheme", "allocation", "--sigma", repr(sigma), "--steps", str(t), "--delta", repr(DELTA),
-            "--method", "allocation-pld")  # fmt: skip
+def _args(t: int, sigma: float, every_method: bool = False) -> tuple[str, ...]:
+    args = ("epsilon", "--scheme", "allocation", "--sigma", repr(sigma), "--steps", str(t), "--delta", repr(DELTA))
+    return args if every_method else (*args, "--method", "allocation-pld")
+
+
+def _every_method(t: int, sigma: float, timeout: float) -> str:
+    """One line: the default ``verifier epsilon`` (every applicable method) on this row, whole-process
+    times and the methods' own times (both directions summed), slowest first."""
+    got = run_process([sys.executable, "-m", "verifier", *_args(t, sigma, every_method=True), "--json"], timeout)
+    if "timeout" in got or got["rc"] not in (0, 1, 3):
+        return f"- t = {t}, σ = {sigma:g}: no answer ({_seconds(got, 'wall')} s)"
+    seconds: dict[str, float] = {}
+    for bound in json.loads(got["stdout"])["bounds"]:
+        key = (bound["method"], bound["direction"])
+        seconds[key] = bound.get("seconds") or 0.0  # both sides of one (method, direction) share a time
+    per_method: dict[str, float] = {}
+    for (method, _), value in seconds.items():
+        per_method[method] = per_method.get(method, 0.0) + value
+    slowest = ", ".join(f"{m} {v:.2f}" for m, v in sorted(per_method.items(), key=lambda kv: -kv[1]))
+    return f"- t = {t}, σ = {sigma:g}: wall {got['wall']:.2f} s, CPU {got['cpu']:.2f} s; methods (s): {slowest}"
 
 
 def _verifier(t: int, sigma: float, timeout: float, source: Path | None) -> dict:
@@ -96,6 +113,7 @@ def main() -> None:
     parser.add_argument("--before-label", default="before")
     parser.add_argument("--timeout", type=float, default=120.0, help="per verifier process, seconds")
     parser.add_argument("--max-t", type=int, default=ROWS[-1][0], help="skip the rows above this t")
+    parser.add_argument("--every-method-at", default="100000,1000000", help="rows (t) also run with every method")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
     args = parser.parse_args()
     _compile_verifier()
@@ -110,6 +128,10 @@ def main() -> None:
         lines.append(_row(t, sigma, ours, before, peer))
         raw.append({"t": t, "sigma": sigma, "verifier": _strip(ours), "before": _strip(before), "peer": _strip(peer)})
         print(lines[-1], flush=True)
+    every = [int(t) for t in args.every_method_at.split(",") if t]
+    every_lines = [_every_method(t, sigma, args.timeout) for t, sigma in ROWS if t in every and t <= args.max_t]
+    for line in every_lines:
+        print(line, flush=True)
     args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1, default=str) + "\n")
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = f"{_cpu_model()} ({platform.machine()}), Linux {platform.release()}, {len(os.sched_getaffinity(0))} cores"
@@ -133,6 +155,8 @@ def main() -> None:
         + (f"; {args.before_label} {_growth(before_all, 'cpu')}" if args.before_src else "")
         + f"; pld-accounting {_growth(peer_all, 'cpu')}.",
     ]
+    if every_lines:
+        text += ["", "The default `verifier epsilon` (every applicable method, no `--method`) on the same rows:", *every_lines]
     args.out.write_text("\n".join(text) + "\n")
 
 
