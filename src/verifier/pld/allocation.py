@@ -94,6 +94,8 @@ _CONVOLUTION_SHARE = 0.5
 #: the brackets stay within 1.2× the width of the √m schedule's (ADD; REMOVE unchanged), at 1 the ADD
 #: brackets are up to 2× wider for 2.5× less time.
 _BODY_STEPS = 2.0
+#: Base laws with fewer non-zero atoms than this keep the √m schedule (:func:`convex_allocation`).
+_FEW_ATOMS = 16
 
 
 @dataclass(frozen=True)
@@ -371,6 +373,8 @@ def convex_allocation(
         # concentrate later than √m: their bodies stay resolved alike at every level instead of ever
         # finer (issue 17: t = 10^6, σ = 0.38, δ = 1e-5 went from 8.0 s to 0.9 s, same bracket)
         by_count = k + math.ceil(0.5 * math.log2(summands) - 1e-9)
+        if few_atoms:
+            return by_count
         by_body = k + math.ceil(math.log2(_BODY_STEPS * base_body / body) - 1e-9)
         return min(by_count, max(by_body, k))
 
@@ -380,6 +384,10 @@ def convex_allocation(
     high = max(high_q, loss_range(pair, Measure.P, beta * _BASE_SHARE / t)[1])
     base = convex_ratio_law(pair, k, (low, high), dominance, max_bins=max_bins)
     base_body = body_width(base)
+    # a ratio on a few atoms (randomized response, (ε0, δ0)-DP) sums to separated atoms, where the
+    # lattice error is first order in the step (nothing smooths it): those keep the √m schedule
+    # (randomized response ε0 = 5, t = 10^5: 0.007% wide with it, 0.24% with the body schedule)
+    few_atoms = np.count_nonzero(base.probs) < _FEW_ATOMS
     law = self_convolve_convex(base, t, tail_for, step_for, max_bins=max_bins) if t > 1 else base
     return ConvexAllocation(t, law)
 
