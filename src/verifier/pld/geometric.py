@@ -465,7 +465,9 @@ def refine(law: MomentLaw, step_exponent: int) -> MomentLaw:
 #: labels long). Measured (issue 17, σ = 0.46, t = 10^5 and σ = 0.4, t = 10^6, δ = 1e-6, base lattice
 #: 2^-3): the ε brackets' ends move by at most 0.1% of their width, the laws cost 3–6× less, and the
 #: cost grows ~5.6× per decade of t instead of ~11× (the unthinned upper tail, out to the truncation
-#: at ln x ≈ 19, held √(summands) more points at every level).
+#: at ln x ≈ 19, held √(summands) more points at every level). The rest of that growth was the
+#: lattice itself refining with √(summands) past the body (now capped by the body's width,
+#: :func:`verifier.pld.allocation.convex_allocation`): ~2× per decade, benchmarks/allocation_scaling.md.
 THIN_QUANTILE = 0.99
 THIN_WIDTHS = 2
 
