@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 from verifier._types import Bound, Direction, Quantity, Side
 from verifier.analytic.decomposition import decomposition_epsilon
-from verifier.analytic.poisson_profile import ProfileSource, pld_poisson_profile
+from verifier.analytic.poisson_profile import ProfileSource
 from verifier.analytic.recursive import recursive_epsilon
 from verifier.analytic.truncated_poisson import truncated_poisson_epsilon
 from verifier.errors import NotApplicable
@@ -53,9 +53,10 @@ class Combined:
 
 def combined_epsilon(scheme: Allocation, delta: float,
                      directions: Sequence[Direction] = (Direction.ADD, Direction.REMOVE),
-                     profiles: ProfileSource = pld_poisson_profile) -> Combined:
+                     profiles: ProfileSource | None = None) -> Combined:
     """UPPER bound on ε(δ) for the requested directions: min over :data:`UPPER_BOUNDS` per direction,
-    then max over directions. Raises NotApplicable if some direction has no applicable bound."""
+    then max over directions (``profiles``: None for the PLD engine's, hinted for δ). Raises
+    NotApplicable if some direction has no applicable bound."""
     best: dict = {}
     skipped: list[str] = []
     for direction in directions:

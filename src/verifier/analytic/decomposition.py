@@ -23,7 +23,7 @@ from verifier._directed import arb_bound, up, with_precision
 from verifier._types import Bound, Direction, Quantity, Side
 from verifier._validation import check_nonnegative, check_open_unit
 from verifier.analytic._search import EPSILON_TOLERANCE, smallest_passing
-from verifier.analytic.poisson_profile import ProfileSource, pld_poisson_profile
+from verifier.analytic.poisson_profile import ProfileSource, pld_poisson_profile, profiles_for
 from verifier.analytic.rounds import rounds_of
 from verifier.errors import NotApplicable
 from verifier.schemes import Allocation
@@ -93,7 +93,7 @@ def _add_start(rounds, target: float, profiles: ProfileSource) -> float:
 
 
 def decomposition_epsilon(scheme: Allocation, delta: float, direction: Direction,
-                          profiles: ProfileSource = pld_poisson_profile) -> Bound:
+                          profiles: ProfileSource | None = None) -> Bound:
     """UPPER bound on ε(δ) of 1-out-of-t allocation in ``direction`` (Thm 4.6).
 
     REMOVE inverts in closed form: ε_P = ε_P(δ/γ→) (δ/γ→ rounded down), then
@@ -101,6 +101,7 @@ def decomposition_epsilon(scheme: Allocation, delta: float, direction: Direction
     returning a point where the δ bound was evaluated <= δ.
     """
     target = check_open_unit("delta", delta)
+    profiles = profiles_for(profiles, target)
     rounds = _single_round(scheme)
     if direction is Direction.REMOVE:
         with with_precision():

@@ -36,7 +36,7 @@ from verifier._types import Bound, Direction, Quantity, Side
 from verifier._validation import check_nonnegative, check_open_unit
 from verifier.analytic._search import smallest_passing
 from verifier.analytic.decomposition import decomposition_delta_rounds
-from verifier.analytic.poisson_profile import ProfileSource, informative_rate, pld_poisson_profile
+from verifier.analytic.poisson_profile import ProfileSource, informative_rate, pld_poisson_profile, profiles_for
 from verifier.analytic.rounds import Rounds, rounds_of
 from verifier.errors import NotApplicable
 from verifier.pairs import Gaussian
@@ -121,11 +121,12 @@ def recursive_delta(scheme: Allocation, epsilon: float, direction: Direction,
 
 
 def recursive_epsilon(scheme: Allocation, delta: float, direction: Direction,
-                      profiles: ProfileSource = pld_poisson_profile) -> Bound:
+                      profiles: ProfileSource | None = None) -> Bound:
     """UPPER bound on ε(δ) of k-out-of-t allocation over E epochs in ``direction`` (Thm 4.2 with
     Lemma 3.2): for each tail share f, the smallest ε′ with tail <= fδ, then the Poisson(η) ε at
     δ − tail; the best over :data:`TAIL_SHARES`."""
     target = check_open_unit("delta", delta)
+    profiles = profiles_for(profiles, target)
     rounds = rounds_of(scheme)
     cap = _max_epsilon_prime(rounds)
     best = math.inf

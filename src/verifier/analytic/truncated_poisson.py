@@ -36,7 +36,7 @@ from flint import arb
 from verifier._directed import arb_bound, down, up, with_precision
 from verifier._types import Bound, Direction, Quantity, Side
 from verifier._validation import check_nonnegative, check_open_unit
-from verifier.analytic.poisson_profile import ProfileSource, informative_rate, pld_poisson_profile
+from verifier.analytic.poisson_profile import ProfileSource, informative_rate, pld_poisson_profile, profiles_for
 from verifier.analytic.rounds import Rounds, rounds_of
 from verifier.errors import NotApplicable
 from verifier.schemes import Allocation
@@ -113,11 +113,12 @@ def truncated_poisson_delta(scheme: Allocation, epsilon: float, direction: Direc
 
 
 def truncated_poisson_epsilon(scheme: Allocation, delta: float, direction: Direction,
-                              profiles: ProfileSource = pld_poisson_profile) -> Bound:
+                              profiles: ProfileSource | None = None) -> Bound:
     """UPPER bound on ε(δ) of k-out-of-t allocation over E epochs in ``direction`` (Thm 4.1 with
     Lemma 3.2): the Poisson(η) ε at the δ left after the additive terms, minimised over
     :data:`EPSILON_SPLITS`."""
     target = check_open_unit("delta", delta)
+    profiles = profiles_for(profiles, target)
     rounds = rounds_of(scheme)
     best, skipped_rate = math.inf, math.inf
     for share_local, share_azuma in EPSILON_SPLITS:
