@@ -150,3 +150,26 @@ def test_dominated_side_is_a_sub_probability_on_coarse_grids(step: float, direct
     exact = pair.delta(eps, direction)
     assert (dominated.delta(eps) <= exact.upper).all()
     assert (dominating.delta(eps) >= exact.lower).all()
+
+
+def test_remembered_profile_balls_are_the_pairs_own() -> None:
+    """The ball memo (construction._ball_memo) is keyed by the pair: after building Gaussian(1.0) at
+    step h and h/2 (the finer grid meets the coarser one's losses), Gaussian(2.0) on the same grid
+    still gets its own profile, and a rebuild equals the cold build bit for bit. Catches a memo keyed
+    by loss alone (the second pair would get the first pair's balls) or one that returns stale balls."""
+    from verifier.pld import construction
+
+    def build(pair: Gaussian, step: float) -> list[DiscretePLD]:
+        return pld_sides_from_pair(pair, Direction.REMOVE, step)
+
+    construction._ball_memo.cache_clear()
+    cold = [build(Gaussian(2.0), STEP / 2)]
+    construction._ball_memo.cache_clear()
+    build(Gaussian(1.0), STEP)
+    build(Gaussian(1.0), STEP / 2)
+    warm = [build(Gaussian(2.0), STEP / 2)]
+    for a, b in zip(cold[0], warm[0]):
+        assert a.offset == b.offset and a.infinite_mass == b.infinite_mass
+        np.testing.assert_array_equal(a.probs, b.probs)
+    exact = Gaussian(2.0).delta(np.array([0.0, 0.5]), Direction.REMOVE)
+    assert (warm[0][0].delta(np.array([0.0, 0.5])) >= exact.lower).all()

@@ -52,6 +52,7 @@ affects tightness).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence
 
@@ -243,9 +244,29 @@ def _grid_span(oriented: DominatingPair, h: float, tail: float) -> tuple[int, in
     return j_lo, j_hi
 
 
+#: Profile balls remembered per pair (:func:`_ball_memo`), at most this many per pair: a refinement
+#: that halves the step, or a second grid step over the same pair, meets the coarser grid's losses again.
+PROFILE_BALL_CACHE = 1 << 17
+
+
+@functools.lru_cache(maxsize=2)
+def _ball_memo(oriented: DominatingPair) -> dict[float, arb]:
+    """Loss -> ball of δ(loss) already evaluated for ``oriented`` (pairs are frozen values: equal
+    pairs have equal profiles; arb balls are immutable)."""
+    return {}
+
+
 def profile_balls(oriented: DominatingPair, losses: np.ndarray) -> tuple[list[arb], list[arb], arb]:
     """Balls of f(κ_i) = δ(ℓ_i) (clipped to [0, 1]) and of κ_i = e^{ℓ_i}, and of p_∞, for a REMOVE-oriented pair."""
-    balls = evaluate_many(oriented._delta_arb, losses)
+    points = [float(ell) for ell in losses]
+    memo = _ball_memo(oriented)
+    missing = [x for x in dict.fromkeys(points) if x not in memo]
+    fresh = dict(zip(missing, evaluate_many(oriented._delta_arb, missing)))
+    balls = [fresh[x] if x in fresh else memo[x] for x in points]
+    if len(memo) + len(fresh) > PROFILE_BALL_CACHE:
+        memo.clear()
+    if len(fresh) <= PROFILE_BALL_CACHE:
+        memo.update(fresh)
     with with_precision(ARB_PRECISION_BITS):
         kappas = [arb(float(ell)).exp() for ell in losses]
         p_inf = oriented._infinite_loss_mass_arb()
