@@ -96,7 +96,13 @@ def test_signal_exits_with_128_plus_signal_and_leaves_no_partial_file(tmp_path, 
         "        time.sleep(600)"
     )
     code = _PATCHED.format(body=body)
-    child = subprocess.Popen([sys.executable, "-c", code, "certify", "--example", "gaussian-certified"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # a shell without job control starts background jobs with SIGINT ignored, and Python keeps an
+    # ignored SIGINT: restore the default so the test does not depend on how pytest was launched
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, "certify", "--example", "gaussian-certified"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
     try:
         _wait_for(started, child)
         child.send_signal(signum)
