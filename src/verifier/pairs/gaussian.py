@@ -45,6 +45,15 @@ def _sqrt2(bits: int) -> arb:
         return arb(2).sqrt()
 
 
+@functools.lru_cache(maxsize=64)
+def _delta_constants(sigma: float, sensitivity: float, bits: int) -> tuple[arb, arb]:
+    """(Δ/(2σ√2), σ/(Δ√2)) as balls at ``bits`` of precision, for :meth:`Gaussian._delta_arb` (one
+    profile is evaluated at many ε: the constants are computed once per pair and precision)."""
+    with with_precision(bits):
+        s, d, root2 = arb(sigma), arb(sensitivity), arb(2).sqrt()
+        return d / (2 * s * root2), s / (d * root2)
+
+
 def _phi(z: arb) -> arb:
     """Standard normal CDF Φ(z) = erfc(−z/√2)/2 in ball arithmetic."""
     return (-z / _sqrt2(ctx.prec)).erfc() / 2
@@ -97,11 +106,11 @@ class Gaussian(DominatingPair):
 
     def _delta_arb(self, epsilon: arb) -> arb:
         """δ(ε) = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ) for every real ε (Steinke 2022, Cor 8;
-        Balle & Wang 2018)."""
-        s, d = arb(self.sigma), arb(self.sensitivity)
-        a = d / (2 * s)
-        b = epsilon * s / d
-        return _phi(a - b) - epsilon.exp() * _phi(-a - b)
+        Balle & Wang 2018), as (erfc(εc − a) − e^ε erfc(εc + a))/2 with Φ(z) = erfc(−z/√2)/2,
+        a = Δ/(2σ√2), c = σ/(Δ√2) (balls, :func:`_delta_constants`)."""
+        a, c = _delta_constants(self.sigma, self.sensitivity, ctx.prec)
+        b = epsilon * c
+        return ((b - a).erfc() - epsilon.exp() * (b + a).erfc()) / 2
 
     def _renyi_arb(self, alpha: arb) -> arb:
         """D_α = αΔ²/(2σ²) (Steinke 2022, Lemma 33.4; proofs/gaussian_renyi.py)."""
