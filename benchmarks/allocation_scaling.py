@@ -20,8 +20,10 @@ import json
 import os
 import platform
 import sys
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 from allocation_pld import _PEER
 from production import _compile_verifier, _cpu_model, _seconds, _strip, run_process, run_verifier
@@ -35,12 +37,30 @@ def _args(t: int, sigma: float, every_method: bool = False) -> tuple[str, ...]:
     return args if every_method else (*args, "--method", "allocation-pld")
 
 
-def _every_method(t: int, sigma: float, timeout: float) -> str:
+@contextmanager
+def _source_on_path(source: Path | None) -> Iterator[None]:
+    """Child processes import ``source``'s verifier (an earlier tree) while inside; no change for None."""
+    if source is None:
+        yield
+        return
+    saved = dict(os.environ)
+    os.environ["PYTHONPATH"] = str(source)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _every_method(t: int, sigma: float, timeout: float, source: Path | None = None, label: str = "") -> str:
     """One line: the default ``verifier epsilon`` (every applicable method) on this row, whole-process
-    times and the methods' own times (both directions summed), slowest first."""
-    got = run_process([sys.executable, "-m", "verifier", *_args(t, sigma, every_method=True), "--json"], timeout)
+    times and the methods' own times (both directions summed), slowest first; with ``source``, that
+    tree's verifier (the line is marked ``label``)."""
+    with _source_on_path(source):
+        got = run_process([sys.executable, "-m", "verifier", *_args(t, sigma, every_method=True), "--json"], timeout)
+    head = f"- t = {t}, σ = {sigma:g}" + (f" ({label})" if label else "")
     if "timeout" in got or got["rc"] not in (0, 1, 3):
-        return f"- t = {t}, σ = {sigma:g}: no answer ({_seconds(got, 'wall')} s)"
+        return f"{head}: no answer ({_seconds(got, 'wall')} s)"
     seconds: dict[str, float] = {}
     for bound in json.loads(got["stdout"])["bounds"]:
         key = (bound["method"], bound["direction"])
@@ -49,19 +69,12 @@ def _every_method(t: int, sigma: float, timeout: float) -> str:
     for (method, _), value in seconds.items():
         per_method[method] = per_method.get(method, 0.0) + value
     slowest = ", ".join(f"{m} {v:.2f}" for m, v in sorted(per_method.items(), key=lambda kv: -kv[1]))
-    return f"- t = {t}, σ = {sigma:g}: wall {got['wall']:.2f} s, CPU {got['cpu']:.2f} s; methods (s): {slowest}"
+    return f"{head}: wall {got['wall']:.2f} s, CPU {got['cpu']:.2f} s; methods (s): {slowest}"
 
 
 def _verifier(t: int, sigma: float, timeout: float, source: Path | None) -> dict:
-    if source is None:
+    with _source_on_path(source):
         return run_verifier(_args(t, sigma), timeout)
-    saved = dict(os.environ)
-    os.environ["PYTHONPATH"] = str(source)  # the child imports the earlier tree's verifier
-    try:
-        return run_verifier(_args(t, sigma), timeout)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def _peer(python: str, t: int, sigma: float, timeout: float) -> dict:
@@ -105,6 +118,35 @@ def _growth(results: list[dict], key: str) -> str:
     return ", ".join(out)
 
 
+_EVERY_HEAD = "The default `verifier epsilon` (every applicable method, no `--method`) on the same rows"
+
+
+def _machine() -> str:
+    return f"{_cpu_model()} ({platform.machine()}), Linux {platform.release()}, {len(os.sched_getaffinity(0))} cores"
+
+
+def _every_lines(args: argparse.Namespace) -> list[str]:
+    every = [int(t) for t in args.every_method_at.split(",") if t]
+    lines = []
+    for t, sigma in ROWS:
+        if t in every and t <= args.max_t:
+            lines.append(_every_method(t, sigma, args.timeout))
+            if args.before_src:
+                lines.append(_every_method(t, sigma, args.timeout, args.before_src, args.before_label))
+            print(*lines[-2 if args.before_src else -1:], sep="\n", flush=True)
+    return lines
+
+
+def _rerun_every_method(args: argparse.Namespace) -> None:
+    """Replace the default-run section of ``args.out`` (the table above it is kept as it was)."""
+    text = args.out.read_text().split("\n")
+    keep = next((i for i, line in enumerate(text) if line.startswith(_EVERY_HEAD)), len(text))
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    head = f"{_EVERY_HEAD} (rerun alone on {now}, {_machine()}):"
+    body = text[:keep] if keep < len(text) else [*text, ""]
+    args.out.write_text("\n".join([*body, head, *_every_lines(args)]) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--peer-python", default=sys.executable)
@@ -114,9 +156,14 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=120.0, help="per verifier process, seconds")
     parser.add_argument("--max-t", type=int, default=ROWS[-1][0], help="skip the rows above this t")
     parser.add_argument("--every-method-at", default="100000,1000000", help="rows (t) also run with every method")
+    parser.add_argument("--every-method-only", action="store_true",
+                        help="rerun only the default-run lines (and --before-src's) and replace that section of --out")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
     args = parser.parse_args()
     _compile_verifier()
+    if args.every_method_only:
+        _rerun_every_method(args)
+        return
     lines, raw, ours_all, before_all, peer_all = [], [], [], [], []
     for t, sigma in (row for row in ROWS if row[0] <= args.max_t):
         ours = _verifier(t, sigma, args.timeout, None)
@@ -128,13 +175,10 @@ def main() -> None:
         lines.append(_row(t, sigma, ours, before, peer))
         raw.append({"t": t, "sigma": sigma, "verifier": _strip(ours), "before": _strip(before), "peer": _strip(peer)})
         print(lines[-1], flush=True)
-    every = [int(t) for t in args.every_method_at.split(",") if t]
-    every_lines = [_every_method(t, sigma, args.timeout) for t, sigma in ROWS if t in every and t <= args.max_t]
-    for line in every_lines:
-        print(line, flush=True)
+    every_lines = _every_lines(args)
     args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1, default=str) + "\n")
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    machine = f"{_cpu_model()} ({platform.machine()}), Linux {platform.release()}, {len(os.sched_getaffinity(0))} cores"
+    machine = _machine()
     before_head = f" {args.before_label}: s (width) |" if args.before_src else ""
     text = [
         "# Random allocation at ε ≈ 1 (small σ): time against t (issue 17)\n",
@@ -156,7 +200,7 @@ def main() -> None:
         + f"; pld-accounting {_growth(peer_all, 'cpu')}.",
     ]
     if every_lines:
-        text += ["", "The default `verifier epsilon` (every applicable method, no `--method`) on the same rows:", *every_lines]
+        text += ["", f"{_EVERY_HEAD}:", *every_lines]
     args.out.write_text("\n".join(text) + "\n")
 
 
