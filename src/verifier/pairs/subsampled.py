@@ -18,13 +18,15 @@ random-allocation PLD paper); its laws come from the base pair's laws under P an
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from flint import arb
+from flint import arb, ctx
 
+from verifier._directed import with_precision
 from verifier._types import Measure
 from verifier._validation import check_unit
 from verifier.errors import InvalidArgument, NotApplicable
@@ -35,6 +37,15 @@ __all__ = ["PoissonSubsampled"]
 #: Bisection steps of the numeric loss quantile (float accuracy, like every loss law): 64 halvings
 #: take the starting interval (width < 10^4) below 10^-15.
 _QUANTILE_STEPS = 64
+
+
+@functools.lru_cache(maxsize=64)
+def _rate_balls(rate: float, bits: int) -> tuple[arb, arb, arb, arb]:
+    """(λ, −λ, 1 − λ, ln λ) as balls at ``bits`` of precision, computed once per rate: a profile is
+    evaluated at many ε (the rate is validated to lie in (0, 1], so ln λ is finite)."""
+    with with_precision(bits):
+        lam = arb(rate)
+        return lam, -lam, 1 - lam, lam.log()
 
 
 @dataclass(frozen=True)
@@ -62,29 +73,30 @@ class PoissonSubsampled(DominatingPair):
     # ---- profiles ------------------------------------------------------------------------------
 
     def _delta_arb(self, epsilon: arb) -> arb:
-        lam = arb(self.rate)
+        lam, neg_lam, keep, log_lam = _rate_balls(self.rate, ctx.prec)
         if self.add_orientation:
-            return self._add_delta(epsilon, lam)
-        return self._remove_delta(epsilon, lam)
+            return self._add_delta(epsilon, keep, log_lam)
+        return self._remove_delta(epsilon, lam, neg_lam)
 
-    def _remove_delta(self, epsilon: arb, lam: arb) -> arb:
+    def _remove_delta(self, epsilon: arb, lam: arb, neg_lam: arb) -> arb:
         """H_κ(M‖Q): 1 − κ for κ <= 1 − λ, else λ·H_{κ'}(P‖Q), ln κ' = log1p(expm1(ε)/λ)."""
         shifted = epsilon.expm1()  # κ − 1
-        if shifted <= -lam:
+        if shifted <= neg_lam:
             return -shifted
         inner = lam * self.pair._delta_arb((shifted / lam).log1p())
-        if shifted > -lam:
+        if shifted > neg_lam:
             return inner
         return inner.union(-shifted)  # the two forms agree (= λ) at κ = 1 − λ
 
-    def _add_delta(self, epsilon: arb, lam: arb) -> arb:
-        """H_κ(Q‖M) = β·H_{κ''}(Q‖P), β = 1 − κ(1 − λ), ln κ'' = ε + ln λ − ln β; 0 for β <= 0."""
+    def _add_delta(self, epsilon: arb, keep: arb, log_lam: arb) -> arb:
+        """H_κ(Q‖M) = β·H_{κ''}(Q‖P), β = 1 − κ(1 − λ), ln κ'' = ε + ln λ − ln β; 0 for β <= 0
+        (``keep`` = 1 − λ, ``log_lam`` = ln λ)."""
         kappa = epsilon.exp()
-        beta = 1 - kappa * (1 - lam)
+        beta = 1 - kappa * keep
         if beta <= 0:
             return arb(0)
         base = self.pair.swapped()
-        inner = beta * base._delta_arb(epsilon + lam.log() - beta.log())
+        inner = beta * base._delta_arb(epsilon + log_lam - beta.log())
         if beta > 0:
             return inner
         return inner.union(arb(0))  # both forms tend to 0 as β → 0
