@@ -8,13 +8,16 @@ never dominates the run), about DRAWS_PER_SECOND step outputs per second of it, 
 power of two (between 2^8 and 2^17 samples). The seed is fixed and the count is recorded in each
 Estimate, so a certificate is reproducible; confidence 0.99 per (direction, ε).
 
-Fixed-size batches (:class:`~verifier.schemes.WithoutReplacement`, replace-one, additive noise) are
-simulated through the pair of neighbours the PLD method's LOWER side is attained by (every other
-record equal to the target's; the step's laws are then exactly Q and λP + (1 − λ)Q, the target drawn
-with probability λ = B/n independently each step: the Poisson sampler). The estimate is therefore of
-the δ of that attained pair, a value below the worst case by at most the gap an adaptive adversary
-adds (benchmarks/adaptive_orientation.md: ~7% in δ at the DP-SGD row): evidence for the lower side
-of the bracket, labelled so in its citation.
+Replace-one subsampling with additive noise is simulated through the pair of neighbours the PLD
+method's LOWER side is attained by, and the estimate is of that pair's δ (evidence for the lower side
+of the bracket, labelled so in its citation):
+- fixed-size batches (:class:`~verifier.schemes.WithoutReplacement`): every other record equal to the
+  target's, so the step's laws are exactly Q and λP + (1 − λ)Q, the target drawn with probability
+  λ = B/n independently each step (the Poisson sampler); an adaptive adversary adds at most the gap
+  benchmarks/adaptive_orientation.md measures (~7% in δ at the DP-SGD row);
+- Poisson sampling (:class:`~verifier.schemes.PoissonReplaceOne`): the target's record at +C on one
+  dataset and −C on the other (:class:`~verifier.pairs.AntipodalMixture`) for a Gaussian step, +C
+  against a record of norm 0 (the add/remove mixture) for a Laplace step.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from verifier.certify.method import EstimateMethod
 from verifier.montecarlo import estimate_delta
 from verifier.montecarlo.plan import CITATION
 from verifier.montecarlo.samplers import BATCH_COORDINATES, allocation_rounds
-from verifier.pairs import Gaussian, Laplace
-from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single, WithoutReplacement
+from verifier.pairs import AntipodalMixture, Gaussian, Laplace
+from verifier.schemes import Allocation, Composed, Poisson, PoissonReplaceOne, Scheme, Single, WithoutReplacement
 from verifier.schemes import Sequence as SchemeSequence
 
 __all__ = ["MonteCarlo", "METHODS", "draws_per_sample", "sample_count"]
@@ -54,13 +57,20 @@ CONFIDENCE = 0.99
 
 
 #: What an estimate for fixed-size batches is of (see the module doc).
-ATTAINED_PAIR_NOTE = "; fixed-size batches: δ of the attained pair of neighbours (the PLD LOWER construction), not of the worst case"
+ATTAINED_PAIR_NOTE = "; replace-one subsampling: δ of the attained pair of neighbours (the PLD LOWER construction), not of the worst case"
+
+#: Replace-one subsampling schemes, simulated through their attained pair of neighbours.
+_REPLACE_ONE = (WithoutReplacement, PoissonReplaceOne)
 
 
 def simulated(scheme: Scheme) -> Scheme:
-    """The scheme the samplers draw for ``scheme``: itself, except fixed-size batches, which are
-    drawn through their attained pair of neighbours (Poisson inclusion at B/n; see module doc)."""
+    """The scheme the samplers draw for ``scheme``: itself, except replace-one subsampling, which
+    is drawn through its attained pair of neighbours (see the module doc)."""
     if isinstance(scheme, WithoutReplacement):
+        return Poisson(scheme.pair, scheme.rate, scheme.steps)
+    if isinstance(scheme, PoissonReplaceOne):
+        if isinstance(scheme.pair, Gaussian):
+            return Composed(Single(AntipodalMixture(scheme.pair.sigma, scheme.pair.sensitivity, scheme.rate)), scheme.steps)
         return Poisson(scheme.pair, scheme.rate, scheme.steps)
     if isinstance(scheme, Composed):
         return Composed(simulated(scheme.scheme), scheme.times)
@@ -69,19 +79,19 @@ def simulated(scheme: Scheme) -> Scheme:
     return scheme
 
 
-def _has_fixed_batches(scheme: Scheme) -> bool:
+def _simulates_attained(scheme: Scheme) -> bool:
     if isinstance(scheme, SchemeSequence):
-        return any(_has_fixed_batches(phase) for phase in scheme.phases)
+        return any(_simulates_attained(phase) for phase in scheme.phases)
     if isinstance(scheme, Composed):
-        return _has_fixed_batches(scheme.scheme)
-    return isinstance(scheme, WithoutReplacement)
+        return _simulates_attained(scheme.scheme)
+    return isinstance(scheme, _REPLACE_ONE)
 
 
 def draws_per_sample(scheme: Scheme) -> int:
     """Step outputs drawn for one privacy-loss sample of ``scheme`` (the sampler's cost)."""
     if isinstance(scheme, Composed):
         return scheme.times * draws_per_sample(scheme.scheme)
-    if isinstance(scheme, (Poisson, WithoutReplacement)):
+    if isinstance(scheme, (Poisson, *_REPLACE_ONE)):
         return scheme.steps
     if isinstance(scheme, Allocation):
         t, rounds = allocation_rounds(scheme)
@@ -117,12 +127,12 @@ class MonteCarlo(EstimateMethod):
     name = "montecarlo"
     citation = CITATION
     cost = 3
-    scheme_types = (Single, Composed, Poisson, Allocation, SchemeSequence, WithoutReplacement)
+    scheme_types = (Single, Composed, Poisson, Allocation, SchemeSequence, *_REPLACE_ONE)
 
     def supports(self, scheme: Scheme) -> bool:
         if isinstance(scheme, SchemeSequence):
             return all(self.supports(phase) for phase in scheme.phases)
-        if isinstance(scheme, WithoutReplacement):  # the attained pair is proven for additive noise
+        if isinstance(scheme, _REPLACE_ONE):  # the attained pair is proven for additive noise
             return isinstance(scheme.pair, (Gaussian, Laplace))
         return isinstance(scheme, self.scheme_types)
 
@@ -145,7 +155,7 @@ class MonteCarlo(EstimateMethod):
         :func:`sample_count` samples."""
         samples = sample_count(scheme, seconds)
         result = estimate_delta(simulated(scheme), [epsilon], [direction], samples, seed=SEED, confidence=CONFIDENCE)
-        if not _has_fixed_batches(scheme):
+        if not _simulates_attained(scheme):
             return list(result.estimates[direction])
         return [replace(e, citation=e.citation + ATTAINED_PAIR_NOTE) for e in result.estimates[direction]]
 
