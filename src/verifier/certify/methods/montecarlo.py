@@ -35,7 +35,7 @@ from verifier.pairs import AntipodalMixture, Gaussian, Laplace
 from verifier.schemes import Allocation, Composed, Poisson, PoissonReplaceOne, Scheme, Single, WithoutReplacement
 from verifier.schemes import Sequence as SchemeSequence
 
-__all__ = ["MonteCarlo", "METHODS", "draws_per_sample", "sample_count"]
+__all__ = ["MonteCarlo", "METHODS", "ATTAINED_PAIR_NOTE", "draws_per_sample", "sample_count", "simulated"]
 
 #: Step outputs drawn per call (a fraction of a second on one core: the portfolio may call this at many ε).
 DRAW_BUDGET = 1 << 23
