@@ -224,7 +224,8 @@ class Estimate:
     """A statistical estimate with a confidence interval; never a certificate by itself.
 
     ``lower`` and ``upper`` are confidence bounds that hold jointly with probability at least
-    ``confidence`` over the sampling randomness.
+    ``confidence`` over the sampling randomness. ``note`` says what the estimate is of when that is
+    not the question's worst case (e.g. one attained pair of neighbours).
     """
 
     value: float
@@ -237,6 +238,7 @@ class Estimate:
     at: float
     method: str
     citation: str = ""
+    note: str = ""
 
     def __post_init__(self) -> None:
         if not (0.0 < self.confidence < 1.0):
@@ -256,6 +258,7 @@ class Estimate:
             "at": self.at,
             "method": self.method,
             "citation": self.citation,
+            "note": self.note,
         }
 
 

@@ -15,7 +15,6 @@ from verifier._files import write_text_atomically
 from verifier._validation import check_nonnegative
 from verifier.certify.certificate import NO_LOWER_BOUND, to_certificate
 from verifier.adapters import from_dp_event
-from verifier.certify.methods.montecarlo import ATTAINED_PAIR_NOTE
 from verifier.certify.claim import read_json, NEIGHBORING, SCHEMES, Claim, load_claim, parse_claim
 from verifier.certify.examples import DEMO, EXAMPLES, example
 from verifier.certify.verdict import Outcome, certify
@@ -152,8 +151,7 @@ def summary_lines(outcome: Outcome) -> list[str]:
     if outcome.delta is not None:
         lines += [
             f"  estimate (not a bound): {e.direction.value} δ(ε) ≈ {e.value:.6g}, {e.confidence:.0%} interval "
-            f"[{e.lower:.6g}, {e.upper:.6g}] from {e.samples} samples ({e.method}"
-            f"{', of the attained pair of neighbours' if ATTAINED_PAIR_NOTE in e.citation else ''})"
+            f"[{e.lower:.6g}, {e.upper:.6g}] from {e.samples} samples ({e.method}{', ' + e.note if e.note else ''})"
             for e in outcome.delta.estimates
         ]
         lines.append(f"  methods run: {', '.join(outcome.delta.ran)} ({outcome.seconds:.3g} s)")

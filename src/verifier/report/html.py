@@ -115,7 +115,7 @@ def _estimates(certificate: dict) -> str:
     if not certificate["estimates"]:
         return '<p class="muted">No Monte Carlo method ran for this claim.</p>'
     rows = [
-        [text(e["direction"]), _num(e["at"]), _num(e["estimate"]), f"[{_num(e['lower'])}, {_num(e['upper'])}]", f"{e['confidence']:.0%}", text(e["samples"]), text(e["method"])]
+        [text(e["direction"]), _num(e["at"]), _num(e["estimate"]), f"[{_num(e['lower'])}, {_num(e['upper'])}]", f"{e['confidence']:.0%}", text(e["samples"]), text(", ".join(filter(None, (e["method"], e.get("note")))))]
         for e in certificate["estimates"]
     ]
     note = '<p class="muted">Estimates with confidence intervals: evidence beside the verdict, never part of it.</p>'

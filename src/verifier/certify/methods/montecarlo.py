@@ -10,7 +10,7 @@ Estimate, so a certificate is reproducible; confidence 0.99 per (direction, ε).
 
 Replace-one subsampling with additive noise is simulated through the pair of neighbours the PLD
 method's LOWER side is attained by, and the estimate is of that pair's δ (evidence for the lower side
-of the bracket, labelled so in its citation):
+of the bracket, labelled so in its ``note``):
 - fixed-size batches (:class:`~verifier.schemes.WithoutReplacement`): every other record equal to the
   target's, so the step's laws are exactly Q and λP + (1 − λ)Q, the target drawn with probability
   λ = B/n independently each step (the Poisson sampler); an adaptive adversary adds at most the gap
@@ -56,8 +56,8 @@ SEED = 0
 CONFIDENCE = 0.99
 
 
-#: What an estimate for fixed-size batches is of (see the module doc).
-ATTAINED_PAIR_NOTE = "; replace-one subsampling: δ of the attained pair of neighbours (the PLD LOWER construction), not of the worst case"
+#: What an estimate for replace-one subsampling is of (see the module doc).
+ATTAINED_PAIR_NOTE = "of the attained pair of neighbours (the PLD LOWER construction), not of the worst case"
 
 #: Replace-one subsampling schemes, simulated through their attained pair of neighbours.
 _REPLACE_ONE = (WithoutReplacement, PoissonReplaceOne)
@@ -77,14 +77,6 @@ def simulated(scheme: Scheme) -> Scheme:
     if isinstance(scheme, SchemeSequence):
         return SchemeSequence(tuple(simulated(phase) for phase in scheme.phases))
     return scheme
-
-
-def _simulates_attained(scheme: Scheme) -> bool:
-    if isinstance(scheme, SchemeSequence):
-        return any(_simulates_attained(phase) for phase in scheme.phases)
-    if isinstance(scheme, Composed):
-        return _simulates_attained(scheme.scheme)
-    return isinstance(scheme, _REPLACE_ONE)
 
 
 def draws_per_sample(scheme: Scheme) -> int:
@@ -154,10 +146,11 @@ class MonteCarlo(EstimateMethod):
         """One Estimate of δ(ε) in ``direction`` (:func:`verifier.montecarlo.estimate_delta`), from
         :func:`sample_count` samples."""
         samples = sample_count(scheme, seconds)
-        result = estimate_delta(simulated(scheme), [epsilon], [direction], samples, seed=SEED, confidence=CONFIDENCE)
-        if not _simulates_attained(scheme):
-            return list(result.estimates[direction])
-        return [replace(e, citation=e.citation + ATTAINED_PAIR_NOTE) for e in result.estimates[direction]]
+        drawn = simulated(scheme)
+        estimates = estimate_delta(drawn, [epsilon], [direction], samples, seed=SEED, confidence=CONFIDENCE).estimates[direction]
+        if drawn == scheme:
+            return list(estimates)
+        return [replace(e, note=ATTAINED_PAIR_NOTE) for e in estimates]
 
 
 METHODS = [MonteCarlo()]
