@@ -42,6 +42,7 @@ SCRIPTS = (
     "substitution_mixture",
     "allocation_theorem_constants",
     "allocation_add_taylor",
+    "antipodal_dominance",
 )
 
 

@@ -243,6 +243,7 @@ def test_unknown_claim_key_is_rejected():
 # --------------------------------------------------------------------------------------------
 
 _a, _c = Delta / (2 * sigma), epsilon * sigma / Delta
+_R, _S, _T = (getattr(_module("antipodal_dominance"), name) for name in ("RHO", "S", "T"))
 _E = sp.exp(epsilon0)
 _Z = _E + k - 1
 
@@ -361,6 +362,17 @@ WRONG_CLAIMS = [
              + sp.sqrt(((1 - _module("substitution_mixture").LAM) * (1 - sp.exp(epsilon))) ** 2
                        + 4 * _module("substitution_mixture").LAM ** 2 * sp.exp(-(Delta / sigma) ** 2) * sp.exp(epsilon)))
             / (2 * _module("substitution_mixture").LAM * sp.exp(-(Delta / sigma) ** 2 / 2))) * sigma / Delta * 2),
+    # antipodal_dominance: the ratio without the -C^2/(2 sigma^2) normalisation; the mixed partial
+    # with the wrong sign (f supermodular: the monotonicity would go the other way); (1 - rho^2)
+    # for (1 + rho^2) in d phi_rho / d rho
+    ("antipodal_dominance", "likelihood_ratio",
+     1 - _module("antipodal_dominance").LAM
+     + _module("antipodal_dominance").LAM * sp.exp(_module("antipodal_dominance").S)),
+    ("antipodal_dominance", "mixed_partial", -_module("antipodal_dominance").claims()["mixed_partial"]),
+    ("antipodal_dominance", "density_drho",
+     _module("antipodal_dominance").bivariate_density()
+     * (_R * (1 - _R**2) + (1 - _R**2) * _S * _T * sigma**2 / Delta**2 - _R * (_S**2 + _T**2) * sigma**2 / Delta**2)
+     / (1 - _R**2) ** 2),
 ]
 
 
@@ -618,3 +630,136 @@ def test_substitution_mixture_exports_vs_the_pairs(lam, exports):
     for x in EPS_POINTS:
         z = float(_call(got["antipodal_threshold"], epsilon=x, Delta=1, sigma="1.5", lam=lam))
         assert abs(float(antipodal._loss_inverse(np.array([float(x)]))[0]) - z) <= 1e-12 * max(1.0, abs(z))
+
+
+# antipodal_dominance: every export against mpmath (densities, numerical derivatives), and the
+# v-conditional hockey stick of step 6 against two other routes to H_kappa(P_{x,x'}).
+
+ANTIPODAL_POINTS = [  # (sigma, Delta = C, lam)
+    ("0.3", "1", "0.01"), ("1.1", "2", "0.5"), ("3", "0.7", "0.2"),
+]
+
+
+@pytest.mark.parametrize(("s", "d", "lam"), ANTIPODAL_POINTS)
+def test_antipodal_likelihood_ratio_vs_densities(s, d, lam, exports):
+    """((1 - lam) N(0) + lam N(x))/N(0) at y in R^3 from the Gaussian densities, |x| = Delta,
+    against the export at s = <x, y>/sigma^2."""
+    got = exports["antipodal_dominance"]["likelihood_ratio"]
+    with mp.workdps(DPS):
+        sd, lm = mp.mpf(s), mp.mpf(lam)
+        x = [mp.mpf(d) * c for c in (mp.mpf(2) / 3, -mp.mpf(1) / 3, mp.mpf(2) / 3)]
+
+        def density(y, mean):
+            return mp.fprod(mp.npdf(yi, mi, sd) for yi, mi in zip(y, mean))
+
+        for y in ([0, 0, 0], ["-1.5", "0.25", "2"], ["3", "-2", "0.5"]):
+            y = [mp.mpf(v) for v in y]
+            ref = ((1 - lm) * density(y, [0, 0, 0]) + lm * density(y, x)) / density(y, [0, 0, 0])
+            inner = mp.fsum(xi * yi for xi, yi in zip(x, y)) / sd**2
+            assert _close(_call(got, Delta=d, lam=lam, s=inner, sigma=s), ref, SUM_RTOL)
+
+
+@pytest.mark.parametrize(("s", "d", "lam"), ANTIPODAL_POINTS)
+def test_antipodal_mixed_partial_vs_numerical_derivative(s, d, lam, exports):
+    """d^2/ds dt of log(1 + e^{beta u})/beta, u = a(s) - kappa a(t), by mpmath.diff; and <= 0."""
+    got = exports["antipodal_dominance"]["mixed_partial"]
+    with mp.workdps(DPS):
+        sd, dd, lm = mp.mpf(s), mp.mpf(d), mp.mpf(lam)
+        for e, beta in (("-0.5", "1"), ("0", "20"), ("1.2", "3")):
+            kappa, bt = mp.exp(mp.mpf(e)), mp.mpf(beta)
+
+            def a(z):
+                return 1 - lm + lm * mp.exp(z - dd**2 / (2 * sd**2))
+
+            def softplus(x, y):
+                return mp.log1p(mp.exp(bt * (a(x) - kappa * a(y)))) / bt
+
+            for s0, t0 in (("0", "0"), ("-1.5", "2"), ("1", "0.5")):
+                ref = mp.diff(softplus, (mp.mpf(s0), mp.mpf(t0)), (1, 1))
+                value = _call(got, Delta=d, beta=beta, epsilon=e, lam=lam, s=s0, sigma=s, t=t0)
+                assert value < 0
+                assert _close(value, ref, QUAD_RTOL, QUAD_ATOL), (e, beta, s0, t0)
+
+
+@pytest.mark.parametrize(("s", "d"), [("0.3", "1"), ("2", "3")])
+def test_antipodal_density_drho_vs_numerical_derivatives(s, d, exports):
+    """The bivariate normal density from its covariance matrix: d/d rho by mpmath.diff, and
+    Plackett's identity tau^2 d^2/ds dt of the same density."""
+    got = exports["antipodal_dominance"]["density_drho"]
+    with mp.workdps(DPS):
+        tau2 = (mp.mpf(d) / mp.mpf(s)) ** 2
+
+        def density(x, y, r):
+            cov = mp.matrix([[tau2, r * tau2], [r * tau2, tau2]])
+            z = mp.matrix([x, y])
+            quad = (z.T * cov**-1 * z)[0]
+            return mp.exp(-quad / 2) / (2 * mp.pi * mp.sqrt(mp.det(cov)))
+
+        for r in ("-0.9", "0", "0.6"):
+            for s0, t0 in (("0", "0"), ("0.5", "-2"), ("3", "1")):
+                x, y, rr = mp.mpf(s0), mp.mpf(t0), mp.mpf(r)
+                value = _call(got, Delta=d, rho=r, s=s0, sigma=s, t=t0)
+                assert _close(value, mp.diff(lambda q: density(x, y, q), rr), QUAD_RTOL, QUAD_ATOL)
+                plackett = tau2 * mp.diff(lambda u, v: density(u, v, rr), (x, y), (1, 1))
+                assert _close(value, plackett, QUAD_RTOL, QUAD_ATOL)
+
+
+def _hockey_stick_given_x(rho, noise, lam, kappa):
+    """H_kappa(P_{x,x'}) for |x| = |x'| = 1 from step 3's E[(a(X) - kappa a(Y))_+], conditioning on
+    X instead of on the v coordinate: given X = x, Y ~ N(rho x, tau^2 (1 - rho^2)) and the payoff
+    (A - B e^Y)_+ (A = a(x) - kappa (1 - lam), B = kappa lam e^{-tau^2/2}) has the lognormal closed
+    form A Phi(k) - B e^{m + v/2} Phi(k - sqrt v), k = (log(A/B) - m)/sqrt v."""
+    rho, noise, lam, kappa = (mp.mpf(v) for v in (rho, noise, lam, kappa))
+    tau2 = 1 / noise**2
+    big_b = kappa * lam * mp.exp(-tau2 / 2)
+    var = tau2 * (1 - rho**2)
+
+    def integrand(x):
+        big_a = 1 - lam + lam * mp.exp(x - tau2 / 2) - kappa * (1 - lam)
+        if big_a <= 0:
+            return mp.mpf(0)
+        mean = rho * x
+        k_ = (mp.log(big_a / big_b) - mean) / mp.sqrt(var)
+        put = big_a * mp.ncdf(k_) - big_b * mp.exp(mean + var / 2) * mp.ncdf(k_ - mp.sqrt(var))
+        return put * mp.npdf(x, 0, mp.sqrt(tau2))
+
+    cuts = [0]
+    if kappa > 1:  # A > 0 iff x > x0
+        cuts.append(mp.log((kappa - 1) * (1 - lam) / lam) + tau2 / 2)
+    return mp.quad(integrand, [-mp.inf, *sorted(cuts), mp.inf])
+
+
+@pytest.mark.parametrize(("rho", "noise", "lam", "kappa"), [
+    ("0.5", "0.3", "0.1", "0.5"), ("0", "1.1", "0.5", "3"), ("-0.5", "1.1", "0.01", "1"),
+    ("-0.9", "3", "0.5", "1"), ("0.9", "1.1", "0.5", "1.5"),
+])
+def test_antipodal_v_conditional_hockey_stick_vs_x_conditional(rho, noise, lam, kappa):
+    """Step 6's representation (conditioning on the v coordinate, the 1-D antipodal closed form
+    inside) against conditioning on X with the lognormal closed form inside; 30 digits."""
+    module = _module("antipodal_dominance")
+    with mp.workdps(DPS):
+        got = module.hockey_stick(rho, noise, lam, kappa)
+        ref = _hockey_stick_given_x(rho, noise, lam, kappa)
+    assert _close(got, ref), (got, ref)
+
+
+def test_antipodal_hockey_stick_vs_two_dimensional_definition():
+    """int (p - kappa q)_+ over R^2 for x = (1, 0), x' = (rho, sqrt(1 - rho^2)) by scipy's adaptive
+    cubature (double precision, a kink along p = kappa q) against step 6's representation."""
+    from scipy import integrate
+
+    rho, noise, lam, kappa = 0.0, 1.1, 0.5, 0.5
+    means = ((0.0, 0.0), (1.0, 0.0), (rho, (1 - rho**2) ** 0.5))
+
+    def dens(y1, y2, mean):
+        return np.exp(-((y1 - mean[0]) ** 2 + (y2 - mean[1]) ** 2) / (2 * noise**2)) / (2 * np.pi * noise**2)
+
+    def f(y2, y1):
+        common = (1 - lam) * dens(y1, y2, means[0])
+        return max(0.0, common + lam * dens(y1, y2, means[1]) - kappa * (common + lam * dens(y1, y2, means[2])))
+
+    half = 1 + 12 * noise
+    value, _ = integrate.dblquad(f, -half, half, -half, half, epsabs=1e-12, epsrel=1e-10)
+    with mp.workdps(DPS):
+        ref = _module("antipodal_dominance").hockey_stick(rho, noise, lam, kappa)
+    assert abs(value - float(ref)) < 1e-9
