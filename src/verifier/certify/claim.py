@@ -36,9 +36,10 @@ Neighbouring relations (Steinke 2022, §6.2):
   record and its replacement are sampled as one element, the pair becomes a mixture
   ((1−λ)Q + λP, (1−λ)Q + λP') that is not the doubled-sensitivity add/remove pair), nor for
   randomized response (not additive noise). A ``poisson`` claim under ``replace_one`` is modelled
-  as :class:`~verifier.schemes.PoissonReplaceOne` (the mixture with a common component: UPPER by
-  Balle et al.'s convex-combination bound over the substitution pair, LOWER by an attained pair
-  of neighbours; see verifier.pld.schemes); allocation claims under ``replace_one``
+  as :class:`~verifier.schemes.PoissonReplaceOne` (the mixture with a common component: for a
+  Gaussian step the antipodal pair, records +C and −C, is attained and dominates every step, so
+  it is both bounds; for Laplace, UPPER by Balle et al.'s convex-combination bound over the
+  substitution pair, LOWER by an attained pair of neighbours; see verifier.pld.schemes); allocation claims under ``replace_one``
   are rejected.
 - fixed-size batches (``without_replacement``: ``dataset_size`` n, ``batch_size`` B, ``steps``) are
   defined for ``replace_one`` neighbours only (Steinke 2022, §6.2: fixed-size sampling needs the
@@ -381,11 +382,15 @@ def _pair(path: str, mechanism: Any, scheme_path: str, scheme_name: str, neighbo
                 "neighboring", neighboring, f"is modelled only for additive-noise mechanisms (gaussian, laplace), not {mech_name!r}"
             )
         if scheme_name in _REPLACE_ONE_MODELS:
+            bounds = (
+                "the records +C and -C (dp_accounting's REPLACE_ONE pair), attained and dominating every step, so both bounds"
+                if mech_name == "gaussian"
+                else f"bounded above by Balle et al. 2018's convex combination over the substitution pair "
+                f"(sensitivity {2.0 * mech_values['sensitivity']:g}) and below by +C against a record of norm 0"
+            )
             modelling = (
-                f"replace-one neighbours under Poisson sampling: the element keeps its coin and its record changes; "
-                f"records of norm <= {mech_values['sensitivity']:g}, bounded above by Balle et al. 2018's convex combination "
-                f"over the substitution pair (sensitivity {2.0 * mech_values['sensitivity']:g}) and below by an attained pair "
-                "(gaussian: the records +C and -C, dp_accounting's REPLACE_ONE pair; laplace: +C against a record of norm 0)"
+                "replace-one neighbours under Poisson sampling: the element keeps its coin and its record changes; "
+                f"records of norm <= {mech_values['sensitivity']:g}, {bounds}"
             )
             pair = _build(path, mech_spec.build, **pair_values)
             return pair, {"name": mech_name, **mech_values}, modelling

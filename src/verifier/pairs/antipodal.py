@@ -8,7 +8,11 @@ includes the target with probability λ outputs
     Q̃ = λN(−C, σ²) + (1 − λ)N(0, σ²)  (target replaced by x', contribution −C),
 
 an attained pair of replace-one neighbours (so its profile is a LOWER bound on any claim about
-Poisson sampling under replace-one). It is symmetric: the reflection y ↦ −y swaps P̃ and Q̃.
+Poisson sampling under replace-one). It is also the worst case: every step of such a run, given the
+history and the other records, is ((1 − λ)N(0) + λN(x), (1 − λ)N(0) + λN(x')) up to translation with
+‖x‖, ‖x'‖ <= C, and its hockey stick is at most this pair's at every κ >= 0 (it falls as ⟨x, x'⟩
+grows: Plackett's identity; proofs/antipodal_dominance.py), so the pair DOMINATES and verifier uses
+it for both sides (verifier.pld.schemes). It is symmetric: the reflection y ↦ −y swaps P̃ and Q̃.
 
 With z = y/σ and c = C/σ the privacy loss is
 ℓ(z) = ln(1 − λ + λe^{cz − c²/2}) − ln(1 − λ + λe^{−cz − c²/2}), odd and increasing in z, so the

@@ -103,24 +103,31 @@ def _poisson_replace_one(
 ) -> PLDBracket:
     """Poisson sampling under replace-one, (P, Q) the add/remove pair of one record (shift C).
 
-    DOMINATING side: :class:`SubstitutionSubsampled` of the replace-one pair (shift 2C) with
-    ``absent`` = (P, Q): Balle et al. 2018 Thm 2's convex combination λ[β·H(A‖A') + (1 − β)·H(A‖R)]
-    for ε >= 0 and its dual for ε < 0, a bound on every step's profile (an adversary may switch
-    orientation between steps, so it is symmetric), composed ``steps`` times: UPPER.
+    Gaussian step: the antipodal pair A = (λN(C) + (1 − λ)N(0), λN(−C) + (1 − λ)N(0))
+    (:class:`~verifier.pairs.AntipodalMixture`, the pair dp_accounting's PLD accountant uses for
+    REPLACE_ONE) on BOTH sides, composed ``steps`` times. It is attained (every other record at 0,
+    the target's record +C on one dataset and −C on the other): LOWER. It dominates every step of
+    every run: given the history and the other sampled records' sum, a step is
+    ((1 − λ)N(0) + λN(x), (1 − λ)N(0) + λN(x')) up to translation, ‖x‖, ‖x'‖ <= C, whose hockey
+    stick is nonincreasing in ⟨x, x'⟩ and largest at x' = −x with ‖x‖ = C
+    (proofs/antipodal_dominance.py: Plackett's identity / the supermodular order of bivariate
+    normals, Müller & Stoyan 2002, Thm 3.13.5; a contraction for shorter records). Blackwell
+    dominance survives adaptive composition (Zhu, Dong & Wang 2022, Def 7 and Thm 10) and A is
+    symmetric, so records chosen adaptively gain nothing: UPPER, both directions.
 
-    DOMINATED side, an attained pair composed ``steps`` times (every other record contributes 0):
-    for a Gaussian step the target's record contributes +C on one dataset and −C on the other,
-    :class:`~verifier.pairs.AntipodalMixture` (the pair dp_accounting's PLD accountant uses for
-    REPLACE_ONE; symmetric, so both directions); for Laplace, +C against a record of norm 0, the
-    add/remove mixture (λP + (1 − λ)Q, Q) in the orientation of ``direction``: LOWER.
+    Laplace step (no such ordering is proven): DOMINATING :class:`SubstitutionSubsampled` of the
+    replace-one pair (shift 2C) with ``absent`` = (P, Q), Balle et al. 2018 Thm 2's convex
+    combination λ[β·H(A‖A') + (1 − β)·H(A‖R)] for ε >= 0 and its dual for ε < 0, symmetric (an
+    adversary may switch orientation between steps): UPPER; DOMINATED the add/remove mixture
+    (λP + (1 − λ)Q, Q) in the orientation of ``direction`` (+C against a record of norm 0): LOWER.
     """
-    doubled = replace_one_pair(scheme.pair)  # NotApplicable for non-additive steps
     coarsen = _coarsening(scheme.steps, step, tail_mass, target_delta)
     pair = scheme.pair
-    attained = (
-        AntipodalMixture(pair.sigma, pair.sensitivity, scheme.rate) if isinstance(pair, Gaussian) else PoissonSubsampled(pair, scheme.rate)
-    )
-    of_side = {Dominance.DOMINATING: SubstitutionSubsampled(doubled, scheme.rate, absent=pair), Dominance.DOMINATED: attained}
+    if isinstance(pair, Gaussian):
+        antipodal = AntipodalMixture(pair.sigma, pair.sensitivity, scheme.rate)
+        return pair_bracket(antipodal, direction, step, tail_mass, coarsen, sides).self_compose(scheme.steps, tail_mass=tail_mass)
+    doubled = replace_one_pair(pair)  # NotApplicable for non-additive steps
+    of_side = {Dominance.DOMINATING: SubstitutionSubsampled(doubled, scheme.rate, absent=pair), Dominance.DOMINATED: PoissonSubsampled(pair, scheme.rate)}
     return _per_side(of_side, scheme.steps, direction, step, tail_mass, coarsen, sides)
 
 
