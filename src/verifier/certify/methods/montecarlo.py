@@ -37,7 +37,7 @@ from verifier.pairs import AntipodalMixture, Gaussian, Laplace
 from verifier.schemes import Allocation, Composed, Poisson, PoissonReplaceOne, Scheme, Single, WithoutReplacement
 from verifier.schemes import Sequence as SchemeSequence
 
-__all__ = ["MonteCarlo", "METHODS", "ATTAINED_PAIR_NOTE", "is_worst_case", "draws_per_sample", "sample_count", "simulated"]
+__all__ = ["MonteCarlo", "METHODS", "ATTAINED_PAIR_NOTE", "draws_per_sample", "sample_count", "simulated"]
 
 #: Step outputs drawn per call (a fraction of a second on one core: the portfolio may call this at many ε).
 DRAW_BUDGET = 1 << 23
@@ -65,34 +65,24 @@ ATTAINED_PAIR_NOTE = "of the attained pair of neighbours (the PLD LOWER construc
 _REPLACE_ONE = (WithoutReplacement, PoissonReplaceOne)
 
 
-def simulated(scheme: Scheme) -> Scheme:
-    """The scheme the samplers draw for ``scheme``: itself, except replace-one subsampling, which
-    is drawn through its attained pair of neighbours (see the module doc)."""
+def simulated(scheme: Scheme) -> tuple[Scheme, bool]:
+    """The scheme the samplers draw for ``scheme``, and whether it is a worst case of ``scheme`` (the
+    estimate is then of δ(ε) itself): ``scheme`` itself, except replace-one subsampling, which is
+    drawn through its attained pair of neighbours, a worst case only for Poisson sampling with a
+    Gaussian step (see the module doc)."""
     if isinstance(scheme, WithoutReplacement):
-        return Poisson(scheme.pair, scheme.rate, scheme.steps)
+        return Poisson(scheme.pair, scheme.rate, scheme.steps), False
     if isinstance(scheme, PoissonReplaceOne):
         if isinstance(scheme.pair, Gaussian):
-            return Composed(Single(AntipodalMixture(scheme.pair.sigma, scheme.pair.sensitivity, scheme.rate)), scheme.steps)
-        return Poisson(scheme.pair, scheme.rate, scheme.steps)
+            return Composed(Single(AntipodalMixture(scheme.pair.sigma, scheme.pair.sensitivity, scheme.rate)), scheme.steps), True
+        return Poisson(scheme.pair, scheme.rate, scheme.steps), False
     if isinstance(scheme, Composed):
-        return Composed(simulated(scheme.scheme), scheme.times)
+        inner, worst = simulated(scheme.scheme)
+        return Composed(inner, scheme.times), worst
     if isinstance(scheme, SchemeSequence):
-        return SchemeSequence(tuple(simulated(phase) for phase in scheme.phases))
-    return scheme
-
-
-def is_worst_case(scheme: Scheme) -> bool:
-    """Whether :func:`simulated` draws a worst case of ``scheme`` (so the estimate is of δ(ε)
-    itself): everything but fixed-size batches and Poisson replace-one with a non-Gaussian step."""
-    if isinstance(scheme, WithoutReplacement):
-        return False
-    if isinstance(scheme, PoissonReplaceOne):
-        return isinstance(scheme.pair, Gaussian)
-    if isinstance(scheme, Composed):
-        return is_worst_case(scheme.scheme)
-    if isinstance(scheme, SchemeSequence):
-        return all(is_worst_case(phase) for phase in scheme.phases)
-    return True
+        phases = [simulated(phase) for phase in scheme.phases]
+        return SchemeSequence(tuple(drawn for drawn, _ in phases)), all(worst for _, worst in phases)
+    return scheme, True
 
 
 def draws_per_sample(scheme: Scheme) -> int:
@@ -162,9 +152,9 @@ class MonteCarlo(EstimateMethod):
         """One Estimate of δ(ε) in ``direction`` (:func:`verifier.montecarlo.estimate_delta`), from
         :func:`sample_count` samples."""
         samples = sample_count(scheme, seconds)
-        drawn = simulated(scheme)
+        drawn, worst_case = simulated(scheme)
         estimates = estimate_delta(drawn, [epsilon], [direction], samples, seed=SEED, confidence=CONFIDENCE).estimates[direction]
-        if is_worst_case(scheme):
+        if worst_case:
             return list(estimates)
         return [replace(e, note=ATTAINED_PAIR_NOTE) for e in estimates]
 
