@@ -61,9 +61,10 @@ Derivation steps (the ones sympy / numpy / mpmath can check are checked by :func
    like exp(|s| + |t|), Gaussian tails) gives d/d rho E f_beta = tau^2 E[d^2 f_beta/ds dt] <= 0 on
    rho in (-1, 1): E f_beta is nonincreasing in rho, and so is its uniform limit E f = H_kappa
    (beta -> oo), extended to rho = +-1 by continuity. The largest value is at rho = -1, x' = -x,
-   which is A (in one dimension, along x). This is Slepian's lemma, or the supermodular order of
-   bivariate normals with fixed marginals (Mueller & Stoyan 2002, Thm 3.13.5, as cited in the issue;
-   the theorem number was not checked against the book here).
+   which is A (in one dimension, along x). This is the argument of Slepian's lemma (Slepian 1962;
+   Plackett 1954 for the identity): bivariate normals with fixed marginals increase in the
+   supermodular order with rho (Mueller & Stoyan 2002, Comparison Methods for Stochastic Models
+   and Risks, section 3.13, for the general statement).
 6. Independent numeric check (mpmath, 30 digits). H_kappa(rho) is computed as E over one
    coordinate of a 1-D closed-form hockey stick (:func:`hockey_stick`): along
    e_u = (x - x')/|x - x'| and e_v = (x + x')/|x + x'|, with theta the angle (cos theta = rho), the

@@ -110,8 +110,8 @@ def _poisson_replace_one(
     every run: given the history and the other sampled records' sum, a step is
     ((1 − λ)N(0) + λN(x), (1 − λ)N(0) + λN(x')) up to translation, ‖x‖, ‖x'‖ <= C, whose hockey
     stick is nonincreasing in ⟨x, x'⟩ and largest at x' = −x with ‖x‖ = C
-    (proofs/antipodal_dominance.py: Plackett's identity / the supermodular order of bivariate
-    normals, Müller & Stoyan 2002, Thm 3.13.5; a contraction for shorter records). Blackwell
+    (proofs/antipodal_dominance.py: Plackett's identity, as in Slepian's lemma — the integrand
+    (a(⟨x,y⟩) − κ·a(⟨x',y⟩))_+ is submodular; a contraction for shorter records). Blackwell
     dominance survives adaptive composition (Zhu, Dong & Wang 2022, Def 7 and Thm 10) and A is
     symmetric, so records chosen adaptively gain nothing: UPPER, both directions.
 
