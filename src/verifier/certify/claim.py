@@ -73,7 +73,7 @@ import verifier.matrix as matrix
 from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
 from verifier.schemes import PoissonReplaceOne, WithoutReplacement
 
-__all__ = ["Claim", "parse_claim", "load_claim", "read_json", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
+__all__ = ["Claim", "parse_claim", "model_of", "load_claim", "read_json", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
 
 NEIGHBORING = ("add_or_remove", "add", "remove", "replace_one")
 
@@ -489,6 +489,14 @@ def parse_claim(obj: Any) -> Claim:
         modelling=modelling,
         rho=rho,
     )
+
+
+def model_of(mechanism: Any, scheme: Any, neighboring: str) -> Scheme:
+    """The model of a claim's ``mechanism`` and ``scheme`` objects under ``neighboring`` (what
+    :func:`parse_claim` builds, for the commands that bound a scheme without a claim). Raises
+    :class:`InvalidArgument` naming the first offending field."""
+    neighboring = check_choice("neighboring", neighboring, NEIGHBORING)
+    return _scheme("scheme", scheme, mechanism, "mechanism", neighboring, SCHEMES)[2]
 
 
 def _is_sequence(scheme: Any) -> bool:

@@ -18,7 +18,7 @@ from verifier.adapters import from_dp_event
 from verifier.certify.claim import read_json, NEIGHBORING, SCHEMES, Claim, load_claim, parse_claim
 from verifier.certify.examples import DEMO, EXAMPLES, example
 from verifier.certify.verdict import Outcome, certify
-from verifier.cli._options import add_mechanism_options, add_scheme_options, check_option_uses, number_list
+from verifier.cli._options import add_mechanism_options, add_scheme_options, check_option_uses, model_json_from_flags
 from verifier.cli._report import add_report_option, write_report_if_asked
 from verifier.errors import InvalidArgument
 
@@ -76,25 +76,7 @@ def claim_from_flags(args: argparse.Namespace) -> Claim:
 def claim_json_from_flags(args: argparse.Namespace) -> dict:
     """The claim the mechanism/scheme/claim flags describe, as JSON (not yet validated)."""
     check_option_uses(args)
-    mechanism: dict = {"name": args.mechanism}
-    fields = {"gaussian": ("sigma",), "laplace": ("scale",), "rr": ("epsilon0",), "approx_dp": ("epsilon0", "delta0")}[args.mechanism]
-    for name in fields:
-        if getattr(args, name) is not None:
-            mechanism[name] = getattr(args, name)
-    if args.mechanism in ("gaussian", "laplace"):
-        mechanism["sensitivity"] = args.sensitivity
-    elif args.k is not None and args.scheme != "allocation":
-        mechanism["k"] = args.k
-    scheme: dict = {"name": args.scheme}
-    for name in SCHEMES[args.scheme].fields:
-        if getattr(args, name) is not None:
-            scheme[name] = getattr(args, name)
-    if args.scheme == "matrix":
-        for name in ("coefficients", "theta", "omega"):
-            if name in scheme:
-                scheme[name] = number_list(name, scheme[name])
-        if "matrix" not in scheme and "matrix_file" not in scheme:
-            scheme["matrix"] = "identity"
+    mechanism, scheme = model_json_from_flags(args)
     claim: dict = {"mechanism": mechanism, "scheme": scheme}
     for name in ("neighboring", "epsilon", "delta"):
         if getattr(args, name) is not None:

@@ -25,6 +25,7 @@ __all__ = [
     "scheme_notes",
     "number_list",
     "requested_directions",
+    "model_json_from_flags",
     "emit",
 ]
 
@@ -117,8 +118,14 @@ def check_option_uses(args: argparse.Namespace) -> None:
 
 
 def build_scheme(args: argparse.Namespace) -> Scheme:
-    """The scheme the options describe (validated by the scheme's constructor)."""
+    """The scheme the options describe (validated by the scheme's constructor); under
+    ``--neighboring replace_one`` the model a claim with these fields gets
+    (:func:`verifier.certify.claim.model_of`)."""
     check_option_uses(args)
+    if getattr(args, "direction", None) == "replace_one":
+        from verifier.certify.claim import model_of
+
+        return model_of(*model_json_from_flags(args), "replace_one")
     pair = build_pair(args)
     if args.scheme == "single":
         return Single(pair)
@@ -193,9 +200,13 @@ def _fixed_batches(args: argparse.Namespace, pair: DominatingPair) -> WithoutRep
 def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--direction",
-        choices=("add", "remove", "both"),
+        "--neighboring",
+        dest="direction",
+        choices=("add", "remove", "both", "add_or_remove", "replace_one"),
         default="both",
-        help="adjacency direction; 'both' (default) is the maximum of the two (add-or-remove neighbours)",
+        help="neighbouring relation (the claim field 'neighboring'): one adjacency direction, 'both' = "
+        "'add_or_remove' (default; the maximum of the two), or 'replace_one' (one record replaced by "
+        "another, records of norm <= --sensitivity: modelled as a claim file's replace_one is)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
@@ -222,7 +233,35 @@ def build_pair(args: argparse.Namespace) -> DominatingPair:
 
 
 def requested_directions(args: argparse.Namespace) -> tuple[Direction, ...]:
-    return directions_for(args.direction)
+    """Both directions for replace-one neighbours (the relation is symmetric), else ``--direction``'s."""
+    return directions_for("both" if args.direction == "replace_one" else args.direction)
+
+
+def model_json_from_flags(args: argparse.Namespace) -> tuple[dict, dict]:
+    """The claim-file objects ``mechanism`` and ``scheme`` the mechanism and scheme flags describe
+    (not yet validated)."""
+    from verifier.certify.claim import SCHEMES
+
+    mechanism: dict = {"name": args.mechanism}
+    fields = {"gaussian": ("sigma",), "laplace": ("scale",), "rr": ("epsilon0",), "approx_dp": ("epsilon0", "delta0")}[args.mechanism]
+    for name in fields:
+        if getattr(args, name) is not None:
+            mechanism[name] = getattr(args, name)
+    if args.mechanism in ("gaussian", "laplace"):
+        mechanism["sensitivity"] = args.sensitivity
+    elif args.k is not None and args.scheme != "allocation":
+        mechanism["k"] = args.k
+    scheme: dict = {"name": args.scheme}
+    for name in SCHEMES[args.scheme].fields:
+        if getattr(args, name) is not None:
+            scheme[name] = getattr(args, name)
+    if args.scheme == "matrix":
+        for name in ("coefficients", "theta", "omega"):
+            if name in scheme:
+                scheme[name] = number_list(name, scheme[name])
+        if "matrix" not in scheme and "matrix_file" not in scheme:
+            scheme["matrix"] = "identity"
+    return mechanism, scheme
 
 
 def emit(
