@@ -36,6 +36,7 @@ ROWS = ((1.1, 256, 2344), (1.1, 6000, 100), (2.0, 600, 1000), (4.0, 6000, 100))
 REMOVE, ADD = (SHIFT, 0.0), (0.0, SHIFT)
 # other records at v, target u, replacement u' (|.| <= 1): the step pair is ((1 − q)N(0) + qN(u − v), (1 − q)N(0) + qN(u' − v))
 INTERMEDIATE = ((1.5, -0.5), (1.0, -1.0), (-0.5, 1.5), (1.8, 0.0))
+PLANE_ANGLES = (0.0, np.pi / 4, np.pi / 2, 3 * np.pi / 4, np.pi)
 
 
 def log_ratio(y: np.ndarray, sigma: float, q: float) -> np.ndarray:
@@ -53,15 +54,42 @@ def loss_pmfs(sigma: float, q: float, shifts: tuple[tuple[float, float], ...] = 
     for a, b in shifts:
         p_density = (1 - q) * norm.pdf(y, 0, sigma) + q * norm.pdf(y, a, sigma)
         loss = np.log(p_density / ((1 - q) * norm.pdf(y, 0, sigma) + q * norm.pdf(y, b, sigma)))
-        weight = p_density / p_density.sum()
-        k = np.floor(loss / H).astype(np.int64)
-        frac = loss / H - k
-        first = int(k.min())
-        mass = np.zeros(int(k.max()) - first + 2)
-        np.add.at(mass, k - first, weight * (1 - frac))
-        np.add.at(mass, k - first + 1, weight * frac)
-        pmfs.append((first, mass))
+        pmfs.append(_split_on_grid(loss, p_density / p_density.sum()))
     return pmfs
+
+
+def plane_pmfs(sigma: float, q: float, angles: tuple[float, ...]) -> list[tuple[int, np.ndarray]]:
+    """Loss laws (as :func:`loss_pmfs`) of the steps ((1 − q)N(0) + qN(a), (1 − q)N(0) + qN(b)),
+    a = x − z, b = x' − z, for unit records z = (1, 0), x at angle α above z and x' at angle β below
+    it, for every (α, β) in ``angles``²: by Plackett's ordering (proofs/antipodal_dominance.py, the
+    step functional's integrand is submodular in (⟨a, y⟩, ⟨b, y⟩)) these are the worst steps for
+    given |a|, |b| (⟨a, b⟩ is smallest with x and x' on opposite sides of z in one plane). A 2-D grid
+    of step 0.01; (π, 0) and (0, π) are the remove and add orientations, on the same grid."""
+    from scipy.stats import norm
+
+    axis = np.arange(-8 * sigma - 2.0, 8 * sigma + 2.0, 0.01)
+    y1, y2 = np.meshgrid(axis, axis, indexing="ij")
+    base = norm.pdf(y1, 0, sigma) * norm.pdf(y2, 0, sigma)
+    pmfs = []
+    for alpha in angles:
+        for beta in angles:
+            a = (np.cos(alpha) - 1.0, np.sin(alpha))
+            b = (np.cos(beta) - 1.0, -np.sin(beta))
+            p_density = (1 - q) * base + q * norm.pdf(y1, a[0], sigma) * norm.pdf(y2, a[1], sigma)
+            q_density = (1 - q) * base + q * norm.pdf(y1, b[0], sigma) * norm.pdf(y2, b[1], sigma)
+            pmfs.append(_split_on_grid(np.log(p_density / q_density).ravel(), (p_density / p_density.sum()).ravel()))
+    return pmfs
+
+
+def _split_on_grid(loss: np.ndarray, weight: np.ndarray) -> tuple[int, np.ndarray]:
+    """Each loss split between its two neighbouring grid points, keeping the mean: (first index, masses)."""
+    k = np.floor(loss / H).astype(np.int64)
+    frac = loss / H - k
+    first = int(k.min())
+    mass = np.zeros(int(k.max()) - first + 2)
+    np.add.at(mass, k - first, weight * (1 - frac))
+    np.add.at(mass, k - first + 1, weight * frac)
+    return first, mass
 
 
 def bellman_delta(epsilon: float, steps: int, pmfs: list[tuple[int, np.ndarray]], adaptive: bool, policy: list | None = None) -> float:
@@ -145,6 +173,11 @@ def main() -> None:
     more = bellman_delta(lower, dp_sgd[2], loss_pmfs(dp_sgd[0], dp_sgd[1] / N, (REMOVE, ADD) + INTERMEDIATE), True)
     lines.insert(1, f"DP-SGD row, ε = {lower:.4f}: adaptive over remove/add δ = {both:.6e}; adding the pairs (a, b) in {INTERMEDIATE}: δ = {more:.6e}. Add is strictly better for ℓ in {policy[0]} with 1 step left, {policy[1]} with {dp_sgd[2]} left (remove elsewhere, or equal).")
     print(lines[1], flush=True)
+    plane = plane_pmfs(dp_sgd[0], dp_sgd[1] / N, PLANE_ANGLES)
+    ends = [plane[len(PLANE_ANGLES) * (len(PLANE_ANGLES) - 1)], plane[len(PLANE_ANGLES) - 1]]  # (π, 0), (0, π)
+    two, every = bellman_delta(lower, dp_sgd[2], ends, True), bellman_delta(lower, dp_sgd[2], ends + plane, True)
+    lines.insert(2, f"Same ε, every realizable step up to Plackett's ordering on a 2-D grid: remove/add alone δ = {two:.9e}; with all {len(plane)} configurations (x, x') at angles α, β in {{0, π/4, π/2, 3π/4, π}} on either side of z: δ = {every:.9e} (relative difference {every / two - 1:+.1e}, FFT noise).")
+    print(lines[2], flush=True)
     for sigma, batch, steps in ROWS:
         lower, upper = verifier_bracket(sigma, batch, steps)
         pmfs = loss_pmfs(sigma, batch / N)
