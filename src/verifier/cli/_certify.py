@@ -15,7 +15,7 @@ from verifier._files import write_text_atomically
 from verifier._validation import check_nonnegative
 from verifier.certify.certificate import NO_LOWER_BOUND, to_certificate
 from verifier.adapters import from_dp_event
-from verifier.certify.claim import read_json, NEIGHBORING, SCHEMES, Claim, load_claim, parse_claim
+from verifier.certify.claim import read_json, NEIGHBORING, Claim, load_claim, parse_claim
 from verifier.certify.examples import DEMO, EXAMPLES, example
 from verifier.certify.verdict import Outcome, certify
 from verifier.cli._options import add_mechanism_options, add_scheme_options, check_option_uses, model_json_from_flags
