@@ -73,7 +73,9 @@ class PLDMethod(Method):
         "PLD composition (Steinke 2022, Thm 9; Prop 7) with connect-the-dots dominating PLDs "
         "(Doroshenko et al. 2022) and gap-corrected dominated PLDs; Poisson subsampling by Balle et al. "
         "2018, Thm 2 (Feldman & Shenfeld, Claim D.3); fixed-size batches under replace-one by Balle et al. 2018, "
-        "Thm 10 and Dong, Roth & Su 2022, Thm 4.2 (upper), one attained orientation (lower)"
+        "Thm 10 and Dong, Roth & Su 2022, Thm 4.2 (upper), one attained orientation (lower); Poisson sampling under "
+        "replace-one with Gaussian noise by the antipodal pair, attained and dominating (Plackett's identity, "
+        "proofs/antipodal_dominance.py)"
     )
     returns = frozenset({Guarantee.UPPER, Guarantee.LOWER})
     cost = 2
