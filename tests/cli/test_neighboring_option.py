@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import math
 
-import mpmath
 import pytest
 from scipy import integrate, stats
 
 from verifier.cli import main
+from verifier.reference.pairs import gaussian_delta
 
 
 def _json(argv, capsys) -> dict:
@@ -20,24 +20,17 @@ def _json(argv, capsys) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def _gaussian_delta(shift: float, sigma: float, eps: float) -> float:
-    """δ(ε) of N(shift, σ²) against N(0, σ²) (Balle & Wang 2018, Thm 8), mpmath at 30 digits."""
-    with mpmath.workdps(30):
-        mu, e = mpmath.mpf(shift) / sigma, mpmath.mpf(eps)
-        return float(mpmath.ncdf(mu / 2 - e / mu) - mpmath.exp(e) * mpmath.ncdf(-mu / 2 - e / mu))
-
-
 def test_single_gaussian_under_replace_one_has_the_doubled_shift(capsys):
     # catches --neighboring being ignored (shift 1: δ = 0.0278 instead of 0.1269)
     got = _json(["delta", "--sigma", "2", "--neighboring", "replace_one", "--epsilon", "1"], capsys)
-    exact = _gaussian_delta(2.0, 2.0, 1.0)
+    exact = float(gaussian_delta(2.0, 1.0, "remove", sensitivity=2.0))  # the shift 2C, mpmath quadrature
     assert got["lower"] <= exact <= got["upper"] and got["upper"] - got["lower"] < 1e-6
     assert got["direction"] == "replace_one"
 
 
 def test_direction_spelling_still_works(capsys):
     got = _json(["delta", "--sigma", "2", "--direction", "remove", "--epsilon", "1"], capsys)
-    assert got["lower"] <= _gaussian_delta(1.0, 2.0, 1.0) <= got["upper"]
+    assert got["lower"] <= float(gaussian_delta(2.0, 1.0, "remove")) <= got["upper"]
 
 
 def test_replace_one_where_a_claim_may_not_state_it_exits_2(capsys):

@@ -1,7 +1,7 @@
 """Dominating pairs (P, Q) = (R(*), R(⊥)) of one mechanism step, with exact δ(ε), ε(δ), Rényi
 divergences, privacy-ratio moments and privacy-loss laws in both directions."""
 
-from verifier.pairs.antipodal import AntipodalMixture
+from verifier.pairs.antipodal import AntipodalMixture, poisson_replace_one_step
 from verifier.pairs.approx_dp import ApproxDP, ApproxDPComposition
 from verifier.pairs.base import DominatingPair
 from verifier.pairs.finite import DiscretePair, FinitePair, RandomizedResponse
@@ -10,4 +10,4 @@ from verifier.pairs.laplace import Laplace
 from verifier.pairs.subsampled import PoissonSubsampled
 from verifier.pairs.substitution import SubstitutionSubsampled, replace_one_pair
 
-__all__ = ["AntipodalMixture", "DominatingPair", "FinitePair", "DiscretePair", "RandomizedResponse", "Gaussian", "Laplace", "PoissonSubsampled", "SubstitutionSubsampled", "replace_one_pair", "ApproxDP", "ApproxDPComposition"]
+__all__ = ["AntipodalMixture", "DominatingPair", "FinitePair", "DiscretePair", "RandomizedResponse", "Gaussian", "Laplace", "PoissonSubsampled", "SubstitutionSubsampled", "replace_one_pair", "poisson_replace_one_step", "ApproxDP", "ApproxDPComposition"]

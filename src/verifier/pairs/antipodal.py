@@ -40,8 +40,10 @@ from verifier._types import Measure
 from verifier._validation import check_positive, check_rate
 from verifier.errors import NotApplicable
 from verifier.pairs.base import DominatingPair
+from verifier.pairs.gaussian import Gaussian
+from verifier.pairs.subsampled import PoissonSubsampled
 
-__all__ = ["AntipodalMixture"]
+__all__ = ["AntipodalMixture", "poisson_replace_one_step"]
 
 #: Bisection steps of the float quantile search (the interval shrinks to ~1e-34 of its width).
 _BISECT_STEPS = 120
@@ -161,3 +163,14 @@ class AntipodalMixture(DominatingPair):
         included = rng.random(size) < self.rate
         z = rng.standard_normal(size) + np.where(included, sign * self._c, 0.0)
         return self._loss(z)
+
+
+def poisson_replace_one_step(pair: DominatingPair, rate: float) -> tuple[DominatingPair, bool]:
+    """The attained pair of one Poisson-sampled step under replace-one (``pair`` the add/remove pair
+    of one record, ``rate`` λ), and whether it also dominates every such step: for a Gaussian step
+    the antipodal pair, records +C and −C (dominating: module docstring), for any other step the
+    add/remove mixture (λP + (1 − λ)Q, Q), +C against a record of norm 0 (attained only). The PLD
+    builder and Monte Carlo both take the pair and its role from here."""
+    if isinstance(pair, Gaussian):
+        return AntipodalMixture(pair.sigma, pair.sensitivity, rate), True
+    return PoissonSubsampled(pair, rate), False

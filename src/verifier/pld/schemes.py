@@ -14,7 +14,7 @@ from typing import Callable
 from verifier._types import Direction, Dominance
 from verifier._validation import check_integer, check_open_unit, check_positive, check_real
 from verifier.errors import AccuracyNotReachable, InvalidArgument, NotApplicable
-from verifier.pairs import AntipodalMixture, Gaussian, Laplace
+from verifier.pairs import Gaussian, Laplace, poisson_replace_one_step
 from verifier.pairs.subsampled import PoissonSubsampled
 from verifier.pairs.substitution import SubstitutionSubsampled, replace_one_pair
 from verifier.pld.bracket import BOTH_SIDES, PLDBracket
@@ -122,12 +122,11 @@ def _poisson_replace_one(
     (λP + (1 − λ)Q, Q) in the orientation of ``direction`` (+C against a record of norm 0): LOWER.
     """
     coarsen = _coarsening(scheme.steps, step, tail_mass, target_delta)
-    pair = scheme.pair
-    if isinstance(pair, Gaussian):
-        antipodal = AntipodalMixture(pair.sigma, pair.sensitivity, scheme.rate)
-        return pair_bracket(antipodal, direction, step, tail_mass, coarsen, sides).self_compose(scheme.steps, tail_mass=tail_mass)
-    doubled = replace_one_pair(pair)  # NotApplicable for non-additive steps
-    of_side = {Dominance.DOMINATING: SubstitutionSubsampled(doubled, scheme.rate, absent=pair), Dominance.DOMINATED: PoissonSubsampled(pair, scheme.rate)}
+    attained, dominates = poisson_replace_one_step(scheme.pair, scheme.rate)
+    if dominates:
+        return pair_bracket(attained, direction, step, tail_mass, coarsen, sides).self_compose(scheme.steps, tail_mass=tail_mass)
+    doubled = replace_one_pair(scheme.pair)  # NotApplicable for non-additive steps
+    of_side = {Dominance.DOMINATING: SubstitutionSubsampled(doubled, scheme.rate, absent=scheme.pair), Dominance.DOMINATED: attained}
     return _per_side(of_side, scheme.steps, direction, step, tail_mass, coarsen, sides)
 
 

@@ -33,7 +33,7 @@ from verifier.certify.method import EstimateMethod
 from verifier.montecarlo import estimate_delta
 from verifier.montecarlo.plan import CITATION
 from verifier.montecarlo.samplers import BATCH_COORDINATES, allocation_rounds
-from verifier.pairs import AntipodalMixture, Gaussian, Laplace
+from verifier.pairs import Gaussian, Laplace, poisson_replace_one_step
 from verifier.schemes import Allocation, Composed, Poisson, PoissonReplaceOne, Scheme, Single, WithoutReplacement
 from verifier.schemes import Sequence as SchemeSequence
 
@@ -73,9 +73,9 @@ def simulated(scheme: Scheme) -> tuple[Scheme, bool]:
     if isinstance(scheme, WithoutReplacement):
         return Poisson(scheme.pair, scheme.rate, scheme.steps), False
     if isinstance(scheme, PoissonReplaceOne):
-        if isinstance(scheme.pair, Gaussian):
-            return Composed(Single(AntipodalMixture(scheme.pair.sigma, scheme.pair.sensitivity, scheme.rate)), scheme.steps), True
-        return Poisson(scheme.pair, scheme.rate, scheme.steps), False
+        step, worst = poisson_replace_one_step(scheme.pair, scheme.rate)
+        # a non-dominating step is the Poisson-subsampled pair itself: drawn by the Poisson sampler
+        return (Composed(Single(step), scheme.steps) if worst else Poisson(scheme.pair, scheme.rate, scheme.steps)), worst
     if isinstance(scheme, Composed):
         inner, worst = simulated(scheme.scheme)
         return Composed(inner, scheme.times), worst
