@@ -43,6 +43,7 @@ SCRIPTS = (
     "allocation_theorem_constants",
     "allocation_add_taylor",
     "antipodal_dominance",
+    "tradeoff_conversion",
 )
 
 

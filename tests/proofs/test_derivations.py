@@ -373,6 +373,12 @@ WRONG_CLAIMS = [
      _module("antipodal_dominance").bivariate_density()
      * (_R * (1 - _R**2) + (1 - _R**2) * _S * _T * sigma**2 / Delta**2 - _R * (_S**2 + _T**2) * sigma**2 / Delta**2)
      / (1 - _R**2) ** 2),
+    # tradeoff_conversion (μ with the wrong sign: the β closed form read as a TPR; e^ε0 in place of e^-ε0)
+    ("tradeoff_conversion", "gaussian_tpr",
+     Phi(sp.sqrt(2) * sp.erfinv(2 * _module("tradeoff_conversion").FPR - 1) - Delta / sigma)),
+    ("tradeoff_conversion", "rr_tpr",
+     sp.Piecewise((_E * _module("tradeoff_conversion").FPR, _module("tradeoff_conversion").FPR <= 1 / (1 + _E)),
+                  (1 - (1 - _module("tradeoff_conversion").FPR) * _E, True))),
 ]
 
 
@@ -763,3 +769,34 @@ def test_antipodal_hockey_stick_vs_two_dimensional_definition():
     with mp.workdps(DPS):
         ref = _module("antipodal_dominance").hockey_stick(rho, noise, lam, kappa)
     assert abs(value - float(ref)) < 1e-9
+
+
+# --------------------------------------------------------------------------------------------
+# tradeoff_conversion: the exports against the Neyman–Pearson test computed directly (mpmath)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("s", "d"), GAUSS_POINTS)
+@pytest.mark.parametrize("fpr", ["1e-4", "0.01", "0.5", "0.9"])
+def test_gaussian_tpr_vs_likelihood_ratio_test(s, d, fpr, exports):
+    """N(Δ, σ²) against N(0, σ²): the likelihood-ratio test rejects above x with Q-tail α, so
+    TPR = P(X > x) with x the root of 1 − Φ(x/σ) = α (findroot, not a quantile function)."""
+    got = exports["tradeoff_conversion"]["gaussian_tpr"]
+    with mp.workdps(DPS):
+        a = mp.mpf(fpr)
+        x = mp.findroot(lambda y: mp.ncdf(-y / mp.mpf(s)) - a, mp.mpf(0))
+        reference = mp.ncdf((mp.mpf(d) - x) / mp.mpf(s))
+        assert _close(_call(got, Delta=d, sigma=s, fpr=fpr), reference)
+
+
+@pytest.mark.parametrize("e0", ["0.5", "1", "3"])
+def test_rr_tpr_vs_neyman_pearson(e0, exports):
+    got = exports["tradeoff_conversion"]["rr_tpr"]
+    with mp.workdps(DPS):
+        e = mp.exp(mp.mpf(e0))
+        for j in range(1, 40):
+            a = mp.mpf(j) / 40
+            # flag output 1 (ratio e) first, then output 0 (ratio 1/e) with what is left of α
+            first = min(a, 1 / (1 + e))
+            reference = first * e + max(mp.mpf(0), a - first) / e
+            assert _close(_call(got, epsilon0=e0, fpr=a), reference, atol=mp.mpf("1e-25"))
