@@ -5,9 +5,11 @@ from verifier.pairs.antipodal import AntipodalMixture, poisson_replace_one_step
 from verifier.pairs.approx_dp import ApproxDP, ApproxDPComposition
 from verifier.pairs.base import DominatingPair
 from verifier.pairs.finite import DiscretePair, FinitePair, RandomizedResponse
+from verifier.pairs.finite_composition import FiniteComposition, SubsampledFinite
 from verifier.pairs.gaussian import Gaussian
 from verifier.pairs.laplace import Laplace
+from verifier.pairs.laplace_composition import LaplaceComposition
 from verifier.pairs.subsampled import PoissonSubsampled
 from verifier.pairs.substitution import SubstitutionSubsampled, replace_one_pair
 
-__all__ = ["AntipodalMixture", "DominatingPair", "FinitePair", "DiscretePair", "RandomizedResponse", "Gaussian", "Laplace", "PoissonSubsampled", "SubstitutionSubsampled", "replace_one_pair", "poisson_replace_one_step", "ApproxDP", "ApproxDPComposition"]
+__all__ = ["AntipodalMixture", "DominatingPair", "FinitePair", "DiscretePair", "RandomizedResponse", "Gaussian", "Laplace", "PoissonSubsampled", "SubstitutionSubsampled", "replace_one_pair", "poisson_replace_one_step", "ApproxDP", "ApproxDPComposition", "FiniteComposition", "SubsampledFinite", "LaplaceComposition"]

@@ -34,6 +34,22 @@ class FinitePair(DominatingPair):
     def _masses(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """(P, Q) masses as float64 arrays (for the float-accuracy loss law)."""
 
+    def _outcome_classes(self) -> list[list[int]]:
+        """Groups of outcome indices whose (P, Q) masses are provably equal (here: exact, equal balls;
+        a subclass that knows its symmetries says more). The T-fold product is grouped by how often
+        each class occurs (verifier.pairs.finite_composition)."""
+        p, q = self._masses_arb()
+        groups: dict[object, list[int]] = {}
+        for i, (pi, qi) in enumerate(zip(p, q)):
+            key = (float(pi), float(qi)) if pi.is_exact() and qi.is_exact() else ("alone", i)
+            groups.setdefault(key, []).append(i)
+        return list(groups.values())
+
+    def _loss_lattice(self) -> tuple[arb, list[int]] | None:
+        """(unit u, integer n_c per class of :meth:`_outcome_classes`) when every class's privacy loss
+        is exactly n_c·u, else None; a product then groups its types by total loss."""
+        return None
+
     def _delta_arb(self, epsilon: arb) -> arb:
         """δ(ε) = Σ_y (P(y) − e^ε Q(y))_+ (Steinke 2022, §11.1 H1 for finite spaces)."""
         kappa = epsilon.exp()
@@ -186,6 +202,14 @@ class RandomizedResponse(FinitePair):
         z = big + (self.k - 1)
         rest = [1 / z] * (self.k - 2)
         return [1 / z, big / z, *rest], [big / z, 1 / z, *rest]
+
+    def _outcome_classes(self) -> list[list[int]]:
+        """Outcome 0 (loss −ε0), outcome 1 (loss +ε0), and the k − 2 others (loss 0, equal masses)."""
+        return [[0], [1]] + ([list(range(2, self.k))] if self.k > 2 else [])
+
+    def _loss_lattice(self) -> tuple[arb, list[int]]:
+        """The losses −ε0, +ε0, 0 of the classes are integer multiples of ε0."""
+        return arb(self.epsilon0), [-1, 1] + ([0] if self.k > 2 else [])
 
     def _loss_order(self, x: arb) -> list[int | None]:
         """The losses are exactly ε0, −ε0 and 0 (the float ε0 is exact): compared exactly."""

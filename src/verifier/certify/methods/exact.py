@@ -1,4 +1,6 @@
-"""The exact closed forms of a single mechanism step (and of Gaussian compositions, which are
+"""The exact closed forms of a single mechanism step (one Poisson-sampled step included; compositions
+of finite pairs such as randomized response, Poisson-sampled or not, by exact sums over types; and
+of Gaussian compositions, which are
 Gaussian with σ/√m: Steinke 2022, Cor 10; of Sequences whose phases are all (compositions of)
 Gaussian steps, a Gaussian with Δ²/σ² = Σ_i m_i Δ_i²/σ_i², by the same corollary; and of
 compositions of an (ε₀, δ₀)-DP step, the Kairouz–Oh–Viswanath optimal composition: Steinke 2022,
@@ -13,8 +15,10 @@ from flint import arb
 from verifier._directed import arb_bound, with_precision
 from verifier._types import Bound, Direction, Quantity, Side
 from verifier.certify.method import Guarantee, Method
-from verifier.pairs import ApproxDP, Gaussian
-from verifier.schemes import Composed, Scheme, Single
+from verifier.pairs import ApproxDP, FinitePair, Gaussian, Laplace, PoissonSubsampled
+from verifier.pairs.laplace_composition import LAPLACE_MAX_TIMES, LaplaceComposition
+from verifier.pairs.finite_composition import MAX_SUPPORT, FiniteComposition, SubsampledFinite, composed_support
+from verifier.schemes import Composed, Poisson, Scheme, Single
 from verifier.schemes import Sequence as SchemeSequence
 
 __all__ = ["ExactPair", "METHODS", "KOV_MAX_TIMES"]
@@ -27,19 +31,41 @@ KOV_MAX_TIMES = 4096
 def _reduce(scheme: Scheme):
     """The single pair equivalent to the scheme, or None: Single(pair) is the pair; an m-fold
     composition of an ApproxDP step, the grouped product pair whose δ(ε) is the KOV closed form
-    (pairs.ApproxDPComposition). (Compositions of a Gaussian are :func:`_gaussian_run`'s: their σ/√m
-    is not a float and is rounded both ways.)"""
+    (pairs.ApproxDPComposition); of another finite pair (randomized response, a DiscretePair), its
+    product grouped by type (pairs.FiniteComposition: binomial / multinomial sums) while the support
+    stays small; of a Laplace step, the closed-form law of the composed loss (pairs.LaplaceComposition,
+    up to LAPLACE_MAX_TIMES steps); one Poisson-sampled step, the subsampled pair (pairs.PoissonSubsampled, REMOVE
+    H(M‖Q), ADD H(Q‖M)); T Poisson-sampled steps of a finite pair, the product of the finite
+    subsampled pair. (Compositions of a Gaussian are :func:`_gaussian_run`'s: their σ/√m is not a
+    float and is rounded both ways.)"""
     times = 1
     while isinstance(scheme, Composed):
         times *= scheme.times
         scheme = scheme.scheme
+    if isinstance(scheme, Poisson):
+        times *= scheme.steps
+        if isinstance(scheme.pair, FinitePair):
+            return _finite_product(SubsampledFinite(scheme.pair, scheme.rate), times)
+        return PoissonSubsampled(scheme.pair, scheme.rate) if times == 1 else None
     if not isinstance(scheme, Single):
         return None
     if times == 1:
         return scheme.pair
-    if isinstance(scheme.pair, ApproxDP) and times <= KOV_MAX_TIMES:
-        return scheme.pair.composed(times)  # Kairouz-Oh-Viswanath optimal composition (Steinke 2022, §7)
+    if isinstance(scheme.pair, ApproxDP):
+        # Kairouz-Oh-Viswanath optimal composition (Steinke 2022, §7)
+        return scheme.pair.composed(times) if times <= KOV_MAX_TIMES else None
+    if isinstance(scheme.pair, FinitePair):
+        return _finite_product(scheme.pair, times)
+    if isinstance(scheme.pair, Laplace) and times <= LAPLACE_MAX_TIMES:
+        return LaplaceComposition(scheme.pair.scale, scheme.pair.sensitivity, times)
     return None
+
+
+def _finite_product(pair: FinitePair, times: int) -> FinitePair | None:
+    """The grouped ``times``-fold product of a finite pair, or None when its support is too large."""
+    if times == 1:
+        return pair
+    return FiniteComposition(pair, times) if composed_support(pair, times) <= MAX_SUPPORT else None
 
 
 def _gaussian_run(scheme: Scheme) -> tuple[Gaussian, int] | None:
@@ -87,10 +113,10 @@ def _pairs(scheme: Scheme):
 
 class ExactPair(Method):
     name = "exact"
-    citation = "closed form of the pair (Steinke 2022, Prop 7 / Cor 8 / Cor 10; §7 KOV for (eps0, delta0)-DP compositions), ball arithmetic"
+    citation = "closed form of the pair (Steinke 2022, Prop 7 / Cor 8 / Cor 10; §7 KOV for (eps0, delta0)-DP compositions; §6.2 for one Poisson step; exact sums over types for compositions of finite pairs; the closed-form composed Laplace loss), ball arithmetic"
     returns = frozenset({Guarantee.EXACT})
     cost = 0
-    scheme_types = (Single, Composed, SchemeSequence)
+    scheme_types = (Single, Composed, SchemeSequence, Poisson)
     needs_float_range = False  # ball arithmetic: any σ, any ε0
 
     def supports(self, scheme: Scheme) -> bool:
