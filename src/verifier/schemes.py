@@ -16,7 +16,7 @@ from verifier.errors import InvalidArgument
 from verifier.matrix.strategy import Strategy
 from verifier.pairs import DominatingPair, Gaussian
 
-__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "AGGREGATIONS", "base_pair"]
+__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "ShuffledBatches", "AGGREGATIONS", "base_pair"]
 
 
 def _check_pair(pair: object) -> DominatingPair:
@@ -234,7 +234,50 @@ class PoissonReplaceOne:
         _check_rate_steps(self)
 
 
-Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne]
+@dataclass(frozen=True)
+class ShuffledBatches:
+    """Shuffled batches, the data loader of most DP-SGD runs (PyTorch ``DataLoader(shuffle=True)``,
+    Opacus with ``poisson_sampling=False``): each of ``epochs`` epochs draws one uniform permutation
+    of the ``dataset_size`` = n elements and cuts it into consecutive batches of ``batch_size`` = B;
+    the last n mod B elements form a smaller batch (``drop_last=False``, PyTorch's default) or are
+    not used that epoch (``drop_last=True``). Neighbours are replace-one (n is public). ``pair`` is
+    the replace-one pair of one batch step, e.g. Gaussian(σ, 2C) for a sum of gradients clipped at C.
+
+    Bounds (:mod:`verifier.certify.methods.shuffled`): LOWER from the attained pair of datasets
+    (every other record v, the target v or −v), which over the ⌊n/B⌋ full batches is 1-out-of-⌊n/B⌋
+    random allocation of the pair, mixed with "not used" at weight 1 − λ (:attr:`rate`); UPPER from
+    the step pair once per epoch (no amplification: Chua et al., ICML 2024, §3). Add/remove
+    neighbours change n and with it the batch layout; no bound is proven for them."""
+
+    pair: DominatingPair
+    dataset_size: int
+    batch_size: int
+    epochs: int = 1
+    drop_last: bool = False
+
+    def __post_init__(self) -> None:
+        _check_part_of_whole(self, "batch_size", "dataset_size", "n", "a batch cannot hold more elements than the data")
+        object.__setattr__(self, "epochs", check_integer("epochs", self.epochs, minimum=1))
+        if not isinstance(self.drop_last, bool):
+            raise InvalidArgument("drop_last", self.drop_last, "must be true or false")
+
+    @property
+    def full_batches(self) -> int:
+        """⌊n/B⌋, the batches of exactly B elements in each epoch."""
+        return self.dataset_size // self.batch_size
+
+    @property
+    def batches(self) -> int:
+        """Steps per epoch: ⌊n/B⌋ with ``drop_last``, ⌈n/B⌉ without."""
+        return self.full_batches + (0 if self.drop_last or self.dataset_size % self.batch_size == 0 else 1)
+
+    @property
+    def rate(self) -> float:
+        """λ = ⌊n/B⌋·B/n, the probability that a given element is in one of the full batches."""
+        return self.full_batches * self.batch_size / self.dataset_size
+
+
+Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches]
 
 
 def base_pair(scheme: Scheme) -> DominatingPair:

@@ -8,7 +8,7 @@ from verifier.certify.registry import all_methods
 from verifier.pairs import Gaussian, Laplace, RandomizedResponse
 from verifier.matrix import bsr
 from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Sequence, Shuffle, Single, WithoutReplacement
-from verifier.schemes import PoissonReplaceOne
+from verifier.schemes import PoissonReplaceOne, ShuffledBatches
 
 PAIRS = [Gaussian(1.0), Laplace(1.0), RandomizedResponse(1.0)]
 SAMPLES = [
@@ -23,6 +23,7 @@ SAMPLES = [
         CheckIn(pair, 20, 0.1, 3),
         WithoutReplacement(pair, 100, 10, 3),
         PoissonReplaceOne(pair, 0.01, 10),
+        ShuffledBatches(pair, 100, 30, 2),
     )
 ]
 SAMPLES += [Sequence((Single(pair), Poisson(pair, 0.01, 10))) for pair in PAIRS]
@@ -57,7 +58,7 @@ def check_coverage(union: set[type], defined: set[type], handled_by) -> None:
 
 def test_scheme_union_lists_every_scheme_class():
     check_coverage(set(scheme_types()), defined_scheme_classes(), handlers)
-    assert set(scheme_types()) == {Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne}
+    assert set(scheme_types()) == {Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches}
     assert {type(s) for s in SAMPLES} == set(scheme_types())
 
 

@@ -46,6 +46,11 @@ Neighbouring relations (Steinke 2022, §6.2):
   replacement relation; the chapter gives no add/remove version) and additive-noise mechanisms:
   the batch step's pair has sensitivity 2Δ, and the scheme's bounds use the substitution mixture
   pair (see :class:`verifier.pairs.SubstitutionSubsampled`); other claims are rejected.
+- shuffled batches (``shuffled``: ``dataset_size`` n, ``batch_size`` B, ``epochs``, ``drop_last``;
+  a data loader that shuffles once per epoch) likewise: replace-one neighbours and additive-noise
+  mechanisms only (adding or removing a record changes n and the batch layout; nothing is proven
+  for that), the batch step's pair with sensitivity 2Δ (see
+  :mod:`verifier.certify.methods.shuffled`).
 
 The shuffle model and shuffled check-in (Liew, Hasegawa & Takahashi; schemes ``shuffle`` and
 ``checkin``) are defined for replace-one neighbours only (the paper's footnote 2), and their claims
@@ -71,7 +76,7 @@ from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
 import verifier.matrix as matrix
 from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
-from verifier.schemes import PoissonReplaceOne, WithoutReplacement
+from verifier.schemes import PoissonReplaceOne, ShuffledBatches, WithoutReplacement
 
 __all__ = ["Claim", "parse_claim", "model_of", "load_claim", "read_json", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
 
@@ -97,6 +102,12 @@ def _positive_integer(name: str, value: Any) -> int:
 
 def _rr_outcomes(name: str, value: Any) -> int:
     return check_integer(name, value, minimum=2)
+
+
+def _boolean(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidArgument(name, value, "must be true or false")
+    return value
 
 
 def _aggregation(name: str, value: Any) -> str:
@@ -210,6 +221,15 @@ SCHEMES: dict[str, _Spec] = {
         },
         WithoutReplacement,
     ),
+    "shuffled": _Spec(
+        {
+            "dataset_size": (_positive_integer, _REQUIRED),
+            "batch_size": (_positive_integer, _REQUIRED),
+            "epochs": (_positive_integer, 1),
+            "drop_last": (_boolean, False),
+        },
+        ShuffledBatches,
+    ),
     "sequence": _Spec({"phases": (_phase_list, _REQUIRED)}, Sequence, phased=True),
     "shuffle": _Spec({"users": (_positive_integer, _REQUIRED)}, Shuffle),
     "checkin": _Spec(
@@ -243,7 +263,7 @@ _REPLACE_ONE_MODELS: dict[str, Callable[..., Any]] = {"poisson": PoissonReplaceO
 #: Schemes defined for replace-one neighbours only (see module doc).
 _NATIVE_REPLACE_ONE = ("shuffle", "checkin")
 #: Fixed-size batches: replace-one neighbours and additive-noise steps only (see module doc).
-_FIXED_BATCHES = ("without_replacement",)
+_FIXED_BATCHES = ("without_replacement", "shuffled")
 
 _TOP_FIELDS = ("mechanism", "scheme", "neighboring", "epsilon", "delta", "source", "rho")
 
@@ -346,20 +366,29 @@ def _pair(path: str, mechanism: Any, scheme_path: str, scheme_name: str, neighbo
             raise InvalidArgument(
                 "neighboring",
                 neighboring,
-                f"is not defined for {scheme_path} {scheme_name!r}: fixed-size batches need replace-one neighbours (Steinke 2022, §6.2)",
+                f"is not defined for {scheme_path} {scheme_name!r}: fixed-size batches need replace-one neighbours (Steinke 2022, §6.2; "
+                "adding or removing a record changes n and the batch layout, and no bound is proven for that)",
                 fix='state "neighboring": "replace_one"',
             )
         if not mech_spec.additive:
             raise InvalidArgument(
-                f"{path}.name", mech_name, f"fixed-size batches are modelled for additive-noise mechanisms only (gaussian, laplace)"
+                f"{path}.name", mech_name, "fixed-size batches are modelled for additive-noise mechanisms only (gaussian, laplace)"
             )
         pair_values["sensitivity"] = 2.0 * mech_values["sensitivity"]
-        modelling = (
-            f"replace-one neighbours: the batch step's pair has sensitivity 2×{mech_values['sensitivity']:g} = "
-            f"{pair_values['sensitivity']:g}; fixed-size batches at rate B/n bounded above by the substitution pair "
-            "(both orientations of the mixture: Balle et al. 2018 Thm 10, Dong, Roth & Su Thm 4.2) and below by "
-            "one fixed orientation (an attained pair of neighbours)"
-        )
+        modelling = f"replace-one neighbours: the batch step's pair has sensitivity 2×{mech_values['sensitivity']:g} = {pair_values['sensitivity']:g}; "
+        if scheme_name == "shuffled":
+            from verifier.certify.methods.shuffled import ATTAINED_DATASETS
+
+            modelling += (
+                f"shuffled batches bounded above by that pair once per epoch (no amplification) and below by the "
+                f"{ATTAINED_DATASETS} (C = {mech_values['sensitivity']:g})"
+            )
+        else:
+            modelling += (
+                "fixed-size batches at rate B/n bounded above by the substitution pair "
+                "(both orientations of the mixture: Balle et al. 2018 Thm 10, Dong, Roth & Su Thm 4.2) and below by "
+                "one fixed orientation (an attained pair of neighbours)"
+            )
     elif scheme_name in _NATIVE_REPLACE_ONE:
         if neighboring != "replace_one":
             raise InvalidArgument(

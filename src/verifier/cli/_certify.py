@@ -169,6 +169,8 @@ def _value(value) -> str:
         return "[" + ", ".join(_value(v) for v in value) + "]"
     if isinstance(value, str):  # a choice, e.g. a check-in's aggregation
         return value
+    if isinstance(value, bool):  # a flag, e.g. shuffled batches' drop_last
+        return "true" if value else "false"
     return f"{value:g}"
 
 

@@ -43,7 +43,7 @@ def add_mechanism_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--k", type=int, default=None, help="rr: number of outcomes (default 2); allocation: steps per element")
 
 
-SCHEMES = ("single", "composed", "poisson", "allocation", "shuffle", "checkin", "matrix", "without_replacement")
+SCHEMES = ("single", "composed", "poisson", "allocation", "shuffle", "checkin", "matrix", "without_replacement", "shuffled")
 
 
 def add_scheme_options(parser: argparse.ArgumentParser) -> None:
@@ -52,12 +52,16 @@ def add_scheme_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--times", type=int, help="composed: number of compositions m >= 1")
     group.add_argument("--rate", type=float, help="poisson: sampling probability λ in (0, 1]; checkin: check-in rate γ in (0, 1]")
     group.add_argument("--steps", type=int, help="poisson/allocation/without_replacement: number of steps t >= 1")
-    group.add_argument("--dataset-size", dest="dataset_size", type=int, help="without_replacement: number of elements n >= 1")
+    group.add_argument("--dataset-size", dest="dataset_size", type=int, help="without_replacement/shuffled: number of elements n >= 1")
     group.add_argument(
         "--batch-size", dest="batch_size", type=int,
-        help="without_replacement: fixed batch size B in [1, n] (replace-one neighbours; the step's pair gets sensitivity 2Δ)",
+        help="without_replacement/shuffled: fixed batch size B in [1, n] (replace-one neighbours; the step's pair gets sensitivity 2Δ)",
     )
-    group.add_argument("--epochs", type=int, default=1, help="allocation/matrix: number of epochs (default 1)")
+    group.add_argument(
+        "--drop-last", dest="drop_last", action="store_true",
+        help="shuffled: the last n mod B elements of each epoch are not used (default: they form a smaller batch)",
+    )
+    group.add_argument("--epochs", type=int, default=1, help="allocation/matrix/shuffled: number of epochs (default 1)")
     group.add_argument("--users", type=int, help="shuffle/checkin: number of users n >= 1 (one report each)")
     group.add_argument("--rounds", type=int, default=1, help="checkin: number of rounds T (default 1)")
     group.add_argument(
@@ -90,9 +94,10 @@ OPTION_USES: dict[str, tuple[dict[str, tuple[str, ...]], object]] = {
     "times": ({"scheme": ("composed",)}, None),
     "rate": ({"scheme": ("poisson", "checkin")}, None),
     "steps": ({"scheme": ("poisson", "allocation", "without_replacement")}, None),
-    "dataset_size": ({"scheme": ("without_replacement",)}, None),
-    "batch_size": ({"scheme": ("without_replacement",)}, None),
-    "epochs": ({"scheme": ("allocation", "matrix")}, 1),
+    "dataset_size": ({"scheme": ("without_replacement", "shuffled")}, None),
+    "batch_size": ({"scheme": ("without_replacement", "shuffled")}, None),
+    "drop_last": ({"scheme": ("shuffled",)}, False),
+    "epochs": ({"scheme": ("allocation", "matrix", "shuffled")}, 1),
     "users": ({"scheme": ("shuffle", "checkin")}, None),
     "rounds": ({"scheme": ("checkin",)}, 1),
     "aggregation": ({"scheme": ("checkin",)}, "shuffle"),
@@ -142,6 +147,10 @@ def build_scheme(args: argparse.Namespace) -> Scheme:
         return _matrix_scheme(args, pair)
     if args.scheme == "without_replacement":
         return _fixed_batches(args, pair)
+    if args.scheme == "shuffled":
+        raise InvalidArgument(
+            "neighboring", args.direction, "shuffled batches are defined for replace-one neighbours only", fix="give --neighboring replace_one"
+        )
     return Allocation(pair, _required(args, "steps", "allocation", "--scheme"), 1 if args.k is None else args.k, args.epochs)
 
 

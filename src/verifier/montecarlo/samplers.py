@@ -18,7 +18,12 @@ With (P, Q) the step's REMOVE-oriented pair and ℓ = ln(P/Q):
   analogue, notes/random-allocation.md §1.6): REMOVE ln((1/t') Σ e^{ℓ(Y_i)}) with Y_1 ~ P and the
   rest ~ Q; ADD −ln((1/t') Σ e^{ℓ(Y_i)}) with all Y_i ~ Q. For the Gaussian pair the compiled kernel
   draws the normals itself (:func:`verifier._fast.mc_allocation.gaussian_allocation_losses`);
-- Sequence(phases): the sum of one independent loss of each phase (the product pair again).
+- Sequence(phases): the sum of one independent loss of each phase (the product pair again);
+- ShuffledBatches(n, B, E): the pair the ``shuffled`` method's LOWER side is attained by
+  (:mod:`verifier.certify.methods.shuffled`): per epoch (M, Q^f) with M = λA + (1 − λ)Q^f, A the
+  1-out-of-f allocation law, f = ⌊n/B⌋, λ = fB/n: REMOVE loss ln(λe^{a} + 1 − λ) with a the
+  allocation's REMOVE loss ln(A/Q^f), drawn under A w.p. λ and under Q^f otherwise (a = minus the
+  ADD round's loss there); ADD loss −ln(λe^{a} + 1 − λ) with a drawn under Q^f; summed over epochs.
 
 Dispatch is by scheme type through :data:`SAMPLERS`. Results depend only on the rng state and
 ``size``.
@@ -37,7 +42,7 @@ from verifier._types import Direction, Measure
 from verifier._validation import check_integer
 from verifier.errors import InvalidArgument, NumericalFailure
 from verifier.pairs import DominatingPair, Gaussian
-from verifier.schemes import Allocation, Composed, Poisson, Scheme, Sequence, Single
+from verifier.schemes import Allocation, Composed, Poisson, Scheme, Sequence, ShuffledBatches, Single
 
 __all__ = [
     "sample_loss",
@@ -144,7 +149,24 @@ def _allocation(scheme: Allocation, size: int, direction: Direction, rng: np.ran
     return total
 
 
-#: The sampler for each scheme type.
+def _shuffled(scheme: ShuffledBatches, size: int, direction: Direction, rng: np.random.Generator) -> npt.NDArray[np.float64]:
+    t, lam = scheme.full_batches, scheme.rate
+    one_round = _gaussian_round if isinstance(scheme.pair, Gaussian) else _generic_round
+    log_rate, log_miss = math.log(lam), (math.log1p(-lam) if lam < 1.0 else -math.inf)
+    total = np.zeros(size)
+    for _ in range(scheme.epochs):
+        if direction is Direction.REMOVE:
+            used = rng.random(size) < lam
+            hits = int(used.sum())
+            ratio = np.empty(size)
+            ratio[used] = one_round(scheme.pair, t, hits, Direction.REMOVE, rng)
+            ratio[~used] = -one_round(scheme.pair, t, size - hits, Direction.ADD, rng)
+            total += np.logaddexp(log_rate + ratio, log_miss)
+        else:
+            total -= np.logaddexp(log_rate - one_round(scheme.pair, t, size, Direction.ADD, rng), log_miss)
+    return total
+
+
 def _sequence(scheme: Sequence, size: int, direction: Direction, rng: np.random.Generator) -> npt.NDArray[np.float64]:
     total = np.zeros(size)
     for phase in scheme.phases:
@@ -152,7 +174,10 @@ def _sequence(scheme: Sequence, size: int, direction: Direction, rng: np.random.
     return total
 
 
-SAMPLERS: dict[type, Sampler] = {Single: _single, Composed: _composed, Poisson: _poisson, Allocation: _allocation, Sequence: _sequence}
+#: The sampler for each scheme type.
+SAMPLERS: dict[type, Sampler] = {
+    Single: _single, Composed: _composed, Poisson: _poisson, Allocation: _allocation, Sequence: _sequence, ShuffledBatches: _shuffled,
+}
 
 
 def sample_loss(scheme: Scheme, size: int, direction: Direction, rng: np.random.Generator) -> npt.NDArray[np.float64]:

@@ -14,6 +14,7 @@ ADAPTERS = [
     "verifier.certify.methods.composition",
     "verifier.certify.methods.zcdp",
     "verifier.certify.methods.checkin",
+    "verifier.certify.methods.shuffled",
     "verifier.certify.methods.matrix_evidence",
     "verifier.certify.methods.matrix_cc",
     "verifier.certify.methods.matrix_partition",

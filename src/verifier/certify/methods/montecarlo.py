@@ -17,7 +17,11 @@ method's LOWER side is attained by, and the estimate is of that pair's δ:
 - Poisson sampling (:class:`~verifier.schemes.PoissonReplaceOne`): the target's record at +C on one
   dataset and −C on the other (:class:`~verifier.pairs.AntipodalMixture`) for a Gaussian step — the
   worst case too (proofs/antipodal_dominance.py) —, +C against a record of norm 0 (the add/remove
-  mixture) for a Laplace step.
+  mixture) for a Laplace step;
+- shuffled batches (:class:`~verifier.schemes.ShuffledBatches`): every other record equal to the
+  target's, the target's record moved by 2C on one dataset: per epoch 1-out-of-⌊n/B⌋ allocation,
+  mixed with "target not in a full batch" (the sampler of verifier.montecarlo.samplers); with a
+  kept partial batch, that batch's release is left out (a post-processing of the attained pair).
 Where the simulated pair is not proven to be the worst case, the estimate's ``note`` says so
 (ATTAINED_PAIR_NOTE): it is evidence for the lower side of the bracket only.
 """
@@ -34,7 +38,7 @@ from verifier.montecarlo import estimate_delta
 from verifier.montecarlo.plan import CITATION
 from verifier.montecarlo.samplers import BATCH_COORDINATES, allocation_rounds
 from verifier.pairs import Gaussian, Laplace, poisson_replace_one_step
-from verifier.schemes import Allocation, Composed, Poisson, PoissonReplaceOne, Scheme, Single, WithoutReplacement
+from verifier.schemes import Allocation, Composed, Poisson, PoissonReplaceOne, Scheme, ShuffledBatches, Single, WithoutReplacement
 from verifier.schemes import Sequence as SchemeSequence
 
 __all__ = ["MonteCarlo", "METHODS", "ATTAINED_PAIR_NOTE", "draws_per_sample", "sample_count", "simulated"]
@@ -62,7 +66,7 @@ CONFIDENCE = 0.99
 ATTAINED_PAIR_NOTE = "of the attained pair of neighbours (the PLD LOWER construction), not of the worst case"
 
 #: Replace-one subsampling schemes, simulated through their attained pair of neighbours.
-_REPLACE_ONE = (WithoutReplacement, PoissonReplaceOne)
+_REPLACE_ONE = (WithoutReplacement, PoissonReplaceOne, ShuffledBatches)
 
 
 def simulated(scheme: Scheme) -> tuple[Scheme, bool]:
@@ -72,6 +76,8 @@ def simulated(scheme: Scheme) -> tuple[Scheme, bool]:
     Gaussian step (see the module doc)."""
     if isinstance(scheme, WithoutReplacement):
         return Poisson(scheme.pair, scheme.rate, scheme.steps), False
+    if isinstance(scheme, ShuffledBatches):
+        return scheme, False  # its sampler draws the attained pair
     if isinstance(scheme, PoissonReplaceOne):
         step, worst = poisson_replace_one_step(scheme.pair, scheme.rate)
         # a non-dominating step is the Poisson-subsampled pair itself: drawn by the Poisson sampler
@@ -89,7 +95,9 @@ def draws_per_sample(scheme: Scheme) -> int:
     """Step outputs drawn for one privacy-loss sample of ``scheme`` (the sampler's cost)."""
     if isinstance(scheme, Composed):
         return scheme.times * draws_per_sample(scheme.scheme)
-    if isinstance(scheme, (Poisson, *_REPLACE_ONE)):
+    if isinstance(scheme, ShuffledBatches):
+        return scheme.full_batches * scheme.epochs
+    if isinstance(scheme, (Poisson, WithoutReplacement, PoissonReplaceOne)):
         return scheme.steps
     if isinstance(scheme, Allocation):
         t, rounds = allocation_rounds(scheme)
@@ -105,6 +113,8 @@ def _largest_round(scheme: Scheme) -> int:
         return _largest_round(scheme.scheme)
     if isinstance(scheme, Allocation):
         return allocation_rounds(scheme)[0]
+    if isinstance(scheme, ShuffledBatches):
+        return scheme.full_batches
     if isinstance(scheme, SchemeSequence):
         return max(_largest_round(phase) for phase in scheme.phases)
     return 1

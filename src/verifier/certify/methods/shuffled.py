@@ -1,0 +1,155 @@
+"""Shuffled batches (:class:`~verifier.schemes.ShuffledBatches`) under replace-one neighbours, as a
+certification method ("shuffled"): a LOWER bound from an attained pair of datasets through the
+random-allocation PLD engine, and an UPPER bound without amplification.
+
+Setting: n elements, batches of B, f = ⌊n/B⌋ full batches, E epochs; (P, Q) the replace-one pair of
+one batch step, P = N(Δ, σ²), Q = N(0, σ²) with Δ = 2C for gradients clipped at C (or Laplace).
+
+LOWER (the attained datasets; Chua et al., "How private are DP-SGD implementations?", ICML 2024, and
+"Scalable DP-SGD: shuffling vs. Poisson subsampling", NeurIPS 2024, use the same construction).
+D = (v, v, …, v) and D' = (v, …, v, v − Δ) with v = (Δ/2)·e₁, so every record has norm Δ/2 = C
+and a loss whose clipped gradient is the record itself, whatever the parameters. Each full batch of
+D sums to B·v; on D' the batch holding the target sums to B·v − Δ. Subtracting the known B·v, an
+epoch releases f independent noise draws, one of them shifted by −Δ when the target sits in a full
+batch (probability B/n for each, independently of everything else), none when it sits in the
+partial batch or is dropped (probability 1 − λ, λ = f·B/n). With ``drop_last`` this is the whole
+epoch; without it the partial batch's release is one more coordinate, and forgetting it is
+post-processing, which can only lower the hockey stick. So, with A = 1-out-of-f random allocation
+of (P, Q) (its REMOVE pair (A, Q^f)) and M = λA + (1 − λ)Q^f, each epoch of (D', D) is (M, Q^f) and
+of (D, D') is (Q^f, M), epochs independent:
+
+- B divides n (λ = 1): the epochs are exactly 1-out-of-t allocation, REMOVE and ADD; the bounds are
+  the allocation PLD engine's LOWER ends for Allocation(pair, t, epochs=E) (method allocation-pld).
+- otherwise, orientation (M^E, Q^E) ("remove"): M^E >= λ^E·A^E pointwise, so
+  H_κ(M^E‖Q^E) >= λ^E·H_{κ/λ^E}(A^E‖Q^E), i.e. δ(ε) >= λ^E·δ_A(ε + E·ln(1/λ)) and
+  ε(δ) >= ε_A(δ/λ^E) − E·ln(1/λ) (ε_A, δ_A the allocation engine's LOWER ends; constants rounded
+  toward the safe side in ball arithmetic). Orientation (Q^E, M^E) ("add"): M^E has no pointwise
+  upper bound in terms of A^E, so no lower bound is given there (the "remove" one bounds the same
+  symmetric relation from below).
+
+UPPER: given the permutation (independent of the data), D and D' differ in one element, which sits
+in one batch of each epoch (or in none), so an epoch is the composition of f or f + 1 adaptive
+steps of which only one has sensitivity Δ: dominated by (P, Q) itself (Zhu, Dong & Wang 2022,
+Thm 10 for the adaptive composition; the hockey stick is jointly convex, so mixing over the
+permutation keeps the bound). E epochs: the E-fold composition of (P, Q), from the registered
+methods for Composed(Single(P, Q), E) (for a Gaussian step the exact closed form). No tighter bound
+is proven: shuffled batches do not amplify this bound (the records other than the target may make
+each batch's composition depend on the permutation).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from flint import arb
+
+from verifier._directed import ARB_PRECISION_BITS, arb_bound, with_precision
+from verifier._types import Bound, Direction, Quantity, Side
+from verifier.certify.method import Guarantee, Method
+from verifier.certify.methods.allocation_pld import AllocationPLD
+from verifier.errors import NotApplicable
+from verifier.pairs import Gaussian, Laplace
+from verifier.schemes import Allocation, Composed, Scheme, ShuffledBatches, Single
+
+__all__ = ["ShuffledMethod", "METHODS", "ATTAINED_DATASETS", "allocation_of"]
+
+#: The attained datasets of the LOWER side, named in every bound and in the claim's modelling.
+ATTAINED_DATASETS = (
+    "attained datasets D = (v, ..., v) and D' = (v, ..., v, v - 2C) with v = C e_1 (every other record v, "
+    "the target v or -v): each epoch is 1-out-of-floor(n/B) random allocation at sensitivity 2C, mixed with "
+    "'target not in a full batch' at weight 1 - floor(n/B)B/n"
+)
+_LOWER_CITATION = (
+    "Chua et al. 2024 (ICML; NeurIPS) attained pair of datasets = 1-out-of-t random allocation per epoch, "
+    "DOMINATED side of the allocation PLD (S1 Cor 3.3, Thm 3.4): LOWER"
+)
+_UPPER_CITATION = (
+    "one batch per epoch moves by at most 2C given the permutation: the step pair composed once per epoch "
+    "(Zhu, Dong & Wang 2022, Thm 10; joint convexity over the permutation): UPPER, no amplification"
+)
+
+
+def allocation_of(scheme: ShuffledBatches) -> Allocation:
+    """1-out-of-⌊n/B⌋ random allocation of the step pair over the scheme's epochs: the attained
+    pair's epochs restricted to the full batches (see the module doc)."""
+    return Allocation(scheme.pair, scheme.full_batches, 1, scheme.epochs)
+
+
+def _mixture_constants(scheme: ShuffledBatches) -> tuple[float, float]:
+    """(λ^E rounded down, E·ln(1/λ) rounded up) for λ = ⌊n/B⌋·B/n, in ball arithmetic."""
+    with with_precision(ARB_PRECISION_BITS):
+        lam = arb(scheme.full_batches * scheme.batch_size) / arb(scheme.dataset_size)
+        weight = lam ** scheme.epochs
+        shift = -arb(scheme.epochs) * lam.log()
+        return arb_bound(weight, Side.LOWER), arb_bound(shift, Side.UPPER)
+
+
+class ShuffledMethod(Method):
+    name = "shuffled"
+    citation = (
+        "shuffled batches, replace-one: LOWER from the attained datasets of Chua et al. 2024 (1-out-of-floor(n/B) "
+        "random allocation at sensitivity 2C per epoch, S1 Cor 3.3 / Thm 3.4); UPPER the step pair once per epoch "
+        "(Zhu, Dong & Wang 2022, Thm 10)"
+    )
+    returns = frozenset({Guarantee.UPPER, Guarantee.LOWER})
+    cost = 2
+    scheme_types = (ShuffledBatches,)
+
+    def supports(self, scheme: Scheme) -> bool:
+        return isinstance(scheme, ShuffledBatches) and isinstance(scheme.pair, (Gaussian, Laplace))
+
+    def _check(self, scheme: Scheme) -> ShuffledBatches:
+        if not self.supports(scheme):
+            raise NotApplicable(f"{self.name} needs shuffled batches of an additive-noise step (Gaussian, Laplace), got {scheme!r}")
+        return scheme  # type: ignore[return-value]
+
+    def _upper(self, scheme: ShuffledBatches, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
+        from verifier.certify.registry import methods_for
+
+        unamplified = Composed(Single(scheme.pair), scheme.epochs)
+        for method in methods_for(unamplified):
+            if Side.UPPER not in method.sides():
+                continue
+            found = method.delta_bounds(unamplified, at, direction) if quantity is Quantity.DELTA else method.epsilon_bounds(unamplified, at, direction)
+            uppers = [b for b in found if b.side is Side.UPPER]
+            if uppers:
+                best = min(uppers, key=lambda b: b.value)
+                note = f"{method.name} on the step pair composed {scheme.epochs} times"
+                return [Bound(best.value, Side.UPPER, direction, quantity, at, self.name, _UPPER_CITATION, best.error_budget, note=note)]
+        return []
+
+    def _lower(self, scheme: ShuffledBatches, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
+        engine = AllocationPLD()
+        allocation = allocation_of(scheme)
+        if scheme.dataset_size % scheme.batch_size == 0:  # exactly the allocation pair, both orientations
+            found = engine.delta_bounds(allocation, at, direction) if quantity is Quantity.DELTA else engine.epsilon_bounds(allocation, at, direction)
+            value, note = next(b.value for b in found if b.side is Side.LOWER), ATTAINED_DATASETS
+        elif direction is Direction.ADD:
+            return []
+        else:
+            weight, shift = _mixture_constants(scheme)
+            with with_precision(ARB_PRECISION_BITS):
+                if quantity is Quantity.DELTA:
+                    found = engine.delta_bounds(allocation, arb_bound(arb(at) + arb(shift), Side.UPPER), direction)
+                    value = arb_bound(arb(next(b.value for b in found if b.side is Side.LOWER)) * arb(weight), Side.LOWER)
+                else:
+                    target = arb_bound(arb(at) / arb(weight), Side.UPPER)
+                    if target >= 1.0:
+                        return []
+                    found = engine.epsilon_bounds(allocation, target, direction)
+                    value = arb_bound(arb(next(b.value for b in found if b.side is Side.LOWER)) - arb(shift), Side.LOWER)
+            note = f"{ATTAINED_DATASETS}; mixed at weight lambda^E >= {weight:.9g}, epsilon shifted by E ln(1/lambda) <= {shift:.9g}"
+        return [Bound(float(value), Side.LOWER, direction, quantity, at, self.name, _LOWER_CITATION, note=note)]
+
+    def _collect(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
+        shuffled = self._check(scheme)
+        return self._lower(shuffled, quantity, at, direction) + self._upper(shuffled, quantity, at, direction)
+
+    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
+        return self._collect(scheme, Quantity.DELTA, epsilon, direction)
+
+    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
+        return self._collect(scheme, Quantity.EPSILON, delta, direction)
+
+
+METHODS = [ShuffledMethod()]

@@ -1,0 +1,210 @@
+"""Shuffled batches (scheme ``shuffled``) under replace-one neighbours: the LOWER side against random
+allocation at sensitivity 2C and against a two-batch integral in mpmath (the attained pair, with
+and without a leftover partial batch), the UPPER side against the Gaussian closed form, Monte
+Carlo on the attained pair against the bracket, the issue's DP-SGD verdicts, and one-line exit-2
+errors."""
+
+import math
+
+import mpmath
+import pytest
+
+from verifier import Direction, Gaussian
+from verifier._types import Quantity, Side
+from verifier.certify.claim import parse_claim
+from verifier.certify.methods.allocation_pld import AllocationPLD
+from verifier.certify.methods.montecarlo import MonteCarlo
+from verifier.certify.methods.shuffled import ShuffledMethod
+from verifier.cli import main
+from verifier.reference.pairs import gaussian_delta
+from verifier.schemes import Allocation, ShuffledBatches
+
+mpmath.mp.dps = 30
+METHOD = ShuffledMethod()
+
+
+def bound(scheme, quantity, at, direction, side):
+    found = METHOD.delta_bounds(scheme, at, direction) if quantity is Quantity.DELTA else METHOD.epsilon_bounds(scheme, at, direction)
+    return next(b.value for b in found if b.side is side)
+
+
+def two_batch_remove(sigma, shift, lam, eps):
+    """H_{e^ε}(λA + (1 − λ)Q² ‖ Q²) for A = ½N((Δ, 0)) + ½N((0, Δ)), Q = N(0, σ²) (one epoch of the
+    attained pair with two full batches, the target in one of them w.p. λ), in mpmath: for fixed y₁
+    the positive part is a threshold in y₂ (e^{ℓ(y₂)} > c(y₁)), integrated in closed form with
+    e^{ℓ(y)}φ_σ(y) = φ_σ(y − Δ), then a 1-D quadrature over y₁."""
+    sigma, shift, lam, kappa = (mpmath.mpf(x) for x in (sigma, shift, lam, math.exp(eps)))
+
+    def ratio(y):
+        return mpmath.exp((shift * y - shift**2 / 2) / sigma**2)
+
+    def inner(y1):
+        free = lam / 2 * ratio(y1) + 1 - lam - kappa  # the integrand without the y2 term
+        c = 2 * (kappa - 1 + lam) / lam - ratio(y1)
+        if c <= 0:
+            return free + lam / 2
+        cut = (sigma**2 * mpmath.log(c) + shift**2 / 2) / shift
+        return free * mpmath.ncdf(-cut / sigma) + lam / 2 * mpmath.ncdf(-(cut - shift) / sigma)
+
+    # c(y1) = 0 where ratio(y1) = 2(κ − 1 + λ)/λ: the integrand's kink
+    kink = (sigma**2 * mpmath.log(2 * (kappa - 1 + lam) / lam) + shift**2 / 2) / shift
+    density = lambda y: inner(y) * mpmath.npdf(y, 0, sigma)  # noqa: E731
+    return float(mpmath.quad(density, [-12 * sigma, kink, 12 * sigma + shift]))
+
+
+def test_lower_side_is_random_allocation_at_2c_when_b_divides_n():
+    """n = 2560, B = 256 (t = 10), 3 epochs, σ = 1.1, C = 1: both orientations' LOWER ends equal the
+    allocation engine's for Allocation(N(σ, 2C), 10, epochs=3) to 1e-9. Catches t = n/B ± 1, the
+    sensitivity C instead of 2C, and the orientations swapped (add and remove differ by ~2x here)."""
+    scheme = ShuffledBatches(Gaussian(1.1, 2.0), 2560, 256, 3)
+    allocation = Allocation(Gaussian(1.1, 2.0), 10, 1, 3)
+    engine = AllocationPLD()
+    for direction in (Direction.ADD, Direction.REMOVE):
+        want = next(b.value for b in engine.epsilon_bounds(allocation, 1e-5, direction) if b.side is Side.LOWER)
+        assert bound(scheme, Quantity.EPSILON, 1e-5, direction, Side.LOWER) == pytest.approx(want, rel=1e-9, abs=1e-9)
+    assert bound(scheme, Quantity.EPSILON, 1e-5, Direction.ADD, Side.LOWER) < 0.8 * bound(scheme, Quantity.EPSILON, 1e-5, Direction.REMOVE, Side.LOWER)
+
+
+@pytest.mark.parametrize("n, drop_last", [(20, False), (25, True), (25, False)])
+def test_lower_side_against_a_two_batch_integral(n, drop_last):
+    """B = 10, one epoch, σ = 1, C = 1: two full batches, the target in them with λ = 20/n. The
+    exact δ of the attained pair (mpmath) is at least the LOWER end; and the LOWER end is at least
+    the reference at the bound's own argument λ·δ_A(ε + ln(1/λ)) minus the engine's width. Catches
+    a missing λ weight or shift (the lower end would exceed the truth), ⌈n/B⌉ batches (three bins
+    give a far smaller δ), and a kept partial batch counted as a full one."""
+    scheme = ShuffledBatches(Gaussian(1.0, 2.0), n, 10, 1, drop_last)
+    lam = 20 / n
+    for eps in (0.5, 1.5):
+        got = bound(scheme, Quantity.DELTA, eps, Direction.REMOVE, Side.LOWER)
+        truth = two_batch_remove(1.0, 2.0, lam, eps)
+        assert got <= truth * (1 + 1e-9)
+        at_argument = lam * two_batch_remove(1.0, 2.0, 1.0, eps + math.log(1 / lam))
+        assert got >= at_argument - 2e-3 * at_argument
+        assert bound(scheme, Quantity.DELTA, eps, Direction.REMOVE, Side.UPPER) >= truth
+
+
+def test_one_full_batch_closes_the_bracket():
+    """n = B: every epoch is one Gaussian step of shift 2C, so lower and upper both meet the closed
+    form (Steinke 2022, Cor 8 via verifier.reference) for 4 epochs: μ = 2·√4/σ."""
+    scheme = ShuffledBatches(Gaussian(2.0, 2.0), 50, 50, 4)
+    truth = float(gaussian_delta(1.0, 1.0, "remove", sensitivity=2.0))  # σ = 2/√4 = 1 at shift 2
+    lower = bound(scheme, Quantity.DELTA, 1.0, Direction.REMOVE, Side.LOWER)
+    upper = bound(scheme, Quantity.DELTA, 1.0, Direction.REMOVE, Side.UPPER)
+    assert lower <= truth <= upper
+    assert upper == pytest.approx(truth, rel=1e-9)
+    assert lower == pytest.approx(truth, rel=1e-2)
+
+
+def test_upper_side_is_the_unamplified_gaussian():
+    """The issue's DP-SGD setting: ε(1e-5) of N(0) vs N(2C) composed over 10 epochs, μ = 2√10/1.1,
+    checked against the mpmath closed form at the bound (δ(ε_upper) <= 1e-5 and a hair below it
+    exceeds 1e-5)."""
+    scheme = ShuffledBatches(Gaussian(1.1, 2.0), 60000, 256, 10)
+    upper = bound(scheme, Quantity.EPSILON, 1e-5, Direction.ADD, Side.UPPER)
+    sigma = 1.1 / math.sqrt(10)
+    assert gaussian_delta(sigma, upper, "remove", sensitivity=2.0) <= 1e-5
+    assert gaussian_delta(sigma, upper - 1e-6, "remove", sensitivity=2.0) > 1e-5
+    assert upper == pytest.approx(40.3044, abs=1e-4)
+
+
+@pytest.mark.parametrize("n, epochs", [(60, 2), (65, 1)])
+def test_monte_carlo_on_the_attained_pair_is_inside_the_bracket(n, epochs):
+    """Monte Carlo of the attained pair (B = 10, σ = 1, C = 1; n = 65 leaves a partial batch) is
+    labelled as such and its 99% interval meets a bracket of that pair's δ: the allocation engine's
+    for B | n (both orientations); for one epoch with λ < 1 the exact δ = λ·δ_A(ε'),
+    ε' = ln(1 + (e^ε − 1)/λ) (Balle, Barthe & Gaboardi 2018, Thm 2), bracketed by the engine's at ε'.
+    Catches a sampler that draws the wrong λ, t or orientation."""
+    scheme = ShuffledBatches(Gaussian(1.0, 2.0), n, 10, epochs)
+    mc = MonteCarlo()
+    engine = AllocationPLD()
+    allocation = Allocation(Gaussian(1.0, 2.0), n // 10, 1, epochs)
+    lam = (n // 10) * 10 / n
+    eps = 1.0
+    directions = (Direction.REMOVE, Direction.ADD) if lam == 1 else (Direction.REMOVE,)
+    for direction in directions:
+        (estimate,) = mc.delta_estimates(scheme, eps, direction)
+        assert "attained pair" in estimate.note
+        if lam == 1:
+            found = engine.delta_bounds(allocation, eps, direction)
+            lo = next(b.value for b in found if b.side is Side.LOWER)
+            hi = next(b.value for b in found if b.side is Side.UPPER)
+        else:  # one epoch: exact δ = λ·δ_A(ε'), ε' = ln(1 + (e^ε − 1)/λ)
+            inner = math.log1p(math.expm1(eps) / lam)
+            found = engine.delta_bounds(allocation, inner, direction)
+            lo = lam * next(b.value for b in found if b.side is Side.LOWER)
+            hi = lam * next(b.value for b in found if b.side is Side.UPPER)
+        assert estimate.lower <= hi and estimate.upper >= lo, (direction, estimate, lo, hi)
+
+
+def test_dp_sgd_verdicts_name_the_attained_datasets(capsys):
+    """Issue 24's "Done when" 1: σ = 1.1, n = 60000, B = 256, 10 epochs, replace-one: the Poisson
+    replace-one ε = 1.5416 is VIOLATED (exit 1) and the certificate names the attained datasets;
+    ε = 41 (above the unamplified 40.3044) is CERTIFIED (exit 0)."""
+    argv = ["certify", "--sigma", "1.1", "--scheme", "shuffled", "--dataset-size", "60000", "--batch-size", "256",
+            "--epochs", "10", "--neighboring", "replace_one", "--delta", "1e-5", "--epsilon"]
+    assert main(argv + ["1.5416"]) == 1
+    out = capsys.readouterr().out
+    assert "VIOLATED" in out and "attained datasets D = (v, ..., v)" in out and "remove: δ(ε) >=" in out
+    assert main(argv + ["41"]) == 0
+    assert "CERTIFIED" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "scheme, neighboring, mechanism, field",
+    [
+        ({"dataset_size": 100, "batch_size": 101}, "replace_one", "gaussian", "scheme.batch_size"),
+        ({"dataset_size": 100, "batch_size": 10, "epochs": 0}, "replace_one", "gaussian", "scheme.epochs"),
+        ({"dataset_size": 100, "batch_size": 10}, "add_or_remove", "gaussian", "neighboring"),
+        ({"dataset_size": 100, "batch_size": 10}, "remove", "gaussian", "neighboring"),
+        ({"dataset_size": 100, "batch_size": 10, "drop_last": 1}, "replace_one", "gaussian", "scheme.drop_last"),
+        ({"dataset_size": 100, "batch_size": 10}, "replace_one", "rr", "mechanism.name"),
+    ],
+)
+def test_bad_claims_name_the_field(scheme, neighboring, mechanism, field):
+    from verifier.errors import InvalidArgument
+
+    mech = {"name": "gaussian", "sigma": 1.0} if mechanism == "gaussian" else {"name": "rr", "epsilon0": 1.0}
+    claim = {"mechanism": mech, "scheme": {"name": "shuffled", **scheme}, "neighboring": neighboring, "epsilon": 1.0, "delta": 1e-5}
+    with pytest.raises(InvalidArgument) as info:
+        parse_claim(claim)
+    assert info.value.name == field
+
+
+@pytest.mark.parametrize(
+    "extra, field",
+    [
+        (["--dataset-size", "100", "--batch-size", "101", "--neighboring", "replace_one"], "batch_size"),
+        (["--dataset-size", "100", "--batch-size", "10", "--epochs", "0", "--neighboring", "replace_one"], "epochs"),
+        (["--dataset-size", "100", "--batch-size", "10"], "neighboring"),
+        (["--dataset-size", "100", "--batch-size", "10", "--neighboring", "add_or_remove"], "neighboring"),
+    ],
+)
+@pytest.mark.parametrize("command", ["certify", "epsilon"])
+def test_cli_bad_input_exits_2_with_one_line(command, extra, field, capsys):
+    argv = [command, "--sigma", "1", "--scheme", "shuffled", *extra, "--delta", "1e-5"]
+    if command == "certify":
+        argv += ["--epsilon", "1"]
+    else:
+        argv = [a if a != "--neighboring" else "--direction" for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and field in err, err
+
+
+def test_certificate_validates_and_names_the_attained_datasets():
+    """The certificate of a shuffled claim (drop_last given) validates against the packaged schema,
+    keeps drop_last as a boolean, and its modelling names the attained datasets."""
+    import json
+
+    jsonschema = pytest.importorskip("jsonschema")
+    from verifier.certify.certificate import schema, to_certificate
+    from verifier.certify.verdict import certify
+
+    claim = parse_claim({
+        "mechanism": {"name": "gaussian", "sigma": 1.1}, "neighboring": "replace_one", "epsilon": 1.5416, "delta": 1e-5,
+        "scheme": {"name": "shuffled", "dataset_size": 60000, "batch_size": 256, "epochs": 10, "drop_last": True},
+    })
+    cert = to_certificate(certify(claim))
+    jsonschema.Draft202012Validator(schema()).validate(json.loads(json.dumps(cert)))
+    assert cert["verdict"] == "VIOLATED" and cert["claim"]["scheme"]["drop_last"] is True
+    assert "attained datasets D = (v, ..., v)" in json.dumps(cert)
