@@ -65,3 +65,28 @@ def test_readme_example_files_exist():
     assert referenced, "the README runs docs/examples/two-phase-run.json"
     missing = sorted(path for path in referenced if not (ROOT / path).is_file())
     assert not missing
+
+
+def _test_command(text: str) -> str:
+    """The line that installs the test extras and runs pytest."""
+    (line,) = [line for line in text.splitlines() if "pip install -e '.[test" in line and "pytest" in line and not line.lstrip().startswith("#")]
+    return line.strip()
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    """CI (``.ci/run``) and a newcomer following the README run the same thing: on two xdist workers,
+    one file per worker, without the opacus extra (torch) in the default install. Catches: a README
+    or CI command edited alone, or torch creeping back into the default test run."""
+    readme = _test_command(README)
+    assert readme == _test_command((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+    assert "-n 2 --dist loadfile" in readme and "'.[test,peers]'" in readme
+
+
+def test_default_test_extras_do_not_pull_torch():
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    default = " ".join(extras["test"] + extras["peers"]).lower()
+    assert "opacus" not in default and "torch" not in default
+    assert any(dep.startswith("pytest-xdist") for dep in extras["test"])
+    assert any(dep.startswith("opacus") for dep in extras["opacus"])

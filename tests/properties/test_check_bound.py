@@ -87,3 +87,39 @@ def test_function_from_a_module(tmp_path, monkeypatch, capsys):
     assert main(["check-bound", "--function", "mybounds:nothing"]) == 2
     assert "function='mybounds:nothing' is invalid" in capsys.readouterr().err
     sys.modules.pop("mybounds", None)
+
+
+def test_a_module_in_the_current_directory_is_found(tmp_path, monkeypatch, capsys):
+    """The README's ``--function mybounds:eps_upper`` run next to mybounds.py, without PYTHONPATH=.
+    (the console script does not put the current directory on sys.path). Catches: a lookup that
+    relies on sys.path alone (ModuleNotFoundError, exit 2)."""
+    (tmp_path / "cwd_bounds.py").write_text("def eps_upper(scheme, delta):\n    return 0.0\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    try:
+        assert main(["check-bound", "--function", "cwd_bounds:eps_upper", "--examples", "0"]) == 1  # ε = 0 is no upper bound
+        assert "REFUTED: cwd_bounds:eps_upper" in capsys.readouterr().out
+    finally:
+        sys.modules.pop("cwd_bounds", None)
+
+
+@pytest.mark.parametrize(
+    "source, form, exception",
+    [
+        ("import math\nf = math.sqrt\n", "epsilon", "TypeError"),  # the wrong signature: sqrt(scheme, delta)
+        ("def f(scheme, delta):\n    if delta < 1e-8:\n        raise ValueError('delta too small for my bound')\n    return 100.0\n", "epsilon", "ValueError: delta too small"),
+        ("def f(order, epsilon, delta):\n    return 'not a number'\n", "dp-to-rdp", "ValueError"),  # float('not a number')
+    ],
+)
+def test_a_user_function_that_raises_is_bad_input(tmp_path, monkeypatch, capsys, source, form, exception):
+    """Exit 2 naming the function, its exception and the call, not exit 4 "DEFECT … report it to the
+    verifier maintainers". Catches: the user's exception escaping to the defect handler."""
+    (tmp_path / "raising_bounds.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert main(["check-bound", "--function", "raising_bounds:f", "--form", form, "--examples", "3"]) == 2
+    finally:
+        sys.modules.pop("raising_bounds", None)
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "DEFECT" not in err
+    assert err.startswith("verifier: error: function='raising_bounds:f' is invalid: raised ") and exception in err and "when called as f(" in err

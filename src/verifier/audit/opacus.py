@@ -26,7 +26,7 @@ QUICK_GRID = [(1.0, 0.01, 1000), (1.0, 0.05, 100), (0.8, 0.05, 100)]
 
 
 def rows(examples: int = 0, quick: bool = False) -> tuple[list[AuditRow], list[str]]:
-    require("opacus", "opacus (it needs torch)")
+    require("opacus", "'verifier[opacus]' (Opacus; it pulls in torch: see the README's set-up)")
     from opacus.accountants import GaussianAccountant, PRVAccountant, RDPAccountant
 
     out: list[AuditRow] = []

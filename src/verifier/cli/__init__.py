@@ -142,6 +142,21 @@ def _say(line: str) -> None:
         pass
 
 
+#: Options that name a file a command writes (any command, present or future, that uses these names):
+#: each is checked before the computation, so a run of minutes does not end in "cannot be written".
+OUTPUT_OPTIONS = ("output", "report", "plot", "out", "csv", "parquet")
+
+
+def _check_output_paths(args: argparse.Namespace) -> None:
+    """Status 2 now, naming the option, for an output path that cannot be written (issue 32)."""
+    from verifier._files import check_writable
+
+    for option in OUTPUT_OPTIONS:
+        path = getattr(args, option, None)
+        if isinstance(path, str):
+            check_writable(path, option)
+
+
 def _budget_of(args: argparse.Namespace) -> float | None:
     """The run's ``--time-budget`` in seconds, when the command has one and it is a usable number."""
     budget = getattr(args, "time_budget", None)
@@ -156,6 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
         args = build_parser(_command_of(argv)).parse_args(argv)
+        _check_output_paths(args)
         with progress_line(budget=_budget_of(args)):
             status = int(args.handler(args) or EXIT_OK)
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at exit

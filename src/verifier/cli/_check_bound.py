@@ -10,8 +10,12 @@ violation was found), 0 none found (not a proof), 2 invalid input.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
+import os
+import sys
+from typing import Callable
 
 from verifier._validation import check_integer
 from verifier.errors import InvalidArgument
@@ -39,18 +43,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_run)
 
 
-def load_function(spec: str):
-    """The callable ``MODULE:NAME``; :class:`InvalidArgument` when it cannot be imported."""
+def load_function(spec: str) -> Callable[..., float]:
+    """The callable ``MODULE:NAME``, looked up from the current directory too (as ``python -m``
+    would: the README's ``--function mybounds:eps_upper`` runs next to ``mybounds.py``);
+    :class:`InvalidArgument` when it cannot be imported. The returned callable turns any exception
+    of the user's code, or a result that is not a number, into :class:`InvalidArgument` naming the
+    function, its exception and the arguments (exit status 2: the user's bound is the bad input,
+    not a defect in verifier)."""
     module_name, _, name = spec.partition(":")
     if not module_name or not name:
         raise InvalidArgument("function", spec, "must be MODULE:NAME (e.g. mybounds:epsilon_upper)")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         function = getattr(importlib.import_module(module_name), name)
     except (ImportError, AttributeError) as exc:
         raise InvalidArgument("function", spec, f"cannot be loaded ({type(exc).__name__}: {exc})") from None
+    except Exception as exc:  # noqa: BLE001 - the user's module failed while being imported
+        raise InvalidArgument("function", spec, f"failed on import ({type(exc).__name__}: {exc})") from None
     if not callable(function):
         raise InvalidArgument("function", spec, "is not callable")
-    return function
+
+    @functools.wraps(function)
+    def guarded(*args: object) -> float:
+        try:
+            return float(function(*args))
+        except Exception as exc:  # noqa: BLE001 - whatever the user's code raises is bad input
+            shown = ", ".join(str(a) for a in args)
+            raise InvalidArgument("function", spec, f"raised {type(exc).__name__}: {exc} when called as {name}({shown})") from None
+
+    return guarded
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from verifier.certify.calibrate import Calibration
 from verifier.certify.verdict import Outcome
+from verifier.errors import InvalidArgument
 
 __all__ = ["add_report_option", "write_report_if_asked"]
 
@@ -20,9 +22,15 @@ def add_report_option(parser: argparse.ArgumentParser) -> None:
 
 
 def write_report_if_asked(args: argparse.Namespace, outcome: Outcome, calibration: Calibration | None = None) -> None:
-    """Write the report to ``--report`` when given (matplotlib is imported only then)."""
+    """Write the report to ``--report`` when given (matplotlib is imported only then). A write that
+    fails after the verdict (the path was checked before the computation; a disk may still fill up)
+    is said on stderr and leaves the verdict's exit status alone: a VIOLATED claim never reads as
+    "bad input" because of its report (issue 32)."""
     if args.report is None:
         return
     from verifier.report.html import write_report
 
-    write_report(args.report, outcome, calibration=calibration)
+    try:
+        write_report(args.report, outcome, calibration=calibration)
+    except (InvalidArgument, OSError) as exc:
+        print(f"verifier: the report was not written: {exc}", file=sys.stderr)

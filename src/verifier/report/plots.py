@@ -68,6 +68,8 @@ def save_figure(fig, target, option: str) -> None:
                 fig.savefig(handle, format=fmt)
         else:  # a file object the caller owns (an in-memory buffer)
             fig.savefig(target)
+    except InvalidArgument:
+        raise  # atomic_output's own answer already names the option and the reason (issue 30.5)
     except (OSError, ValueError) as exc:
         raise InvalidArgument(option, str(target), f"cannot be written ({exc})") from None
     finally:
