@@ -118,3 +118,30 @@ def test_done_when_dp_sgd_and_allocation(scheme):
             lambda: pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4), event, 1.0, 1e-5
         )
         assert theirs >= result.unsafe
+
+
+@pytest.mark.parametrize("start", [None, 3.0, 40.0])
+def test_the_start_moves_the_digits_not_the_guarantee(start):
+    """A value given for the free parameter is the first probe (documented in `calibrate --help` and
+    the README): each answer is certified and its proven bracket holds the closed-form optimum within
+    the tolerance, wherever the search starts. Catches: a start that ends outside the tolerance, or
+    one taken as the answer without a certificate."""
+    result = calibrate(claim({"name": "composed", "times": 10}, sigma=start))
+    sigma_star = best_sigma(1.0, 1e-5, 10)
+    assert result.outcome.verdict is Verdict.CERTIFIED and result.gap <= TOLERANCE
+    assert result.unsafe < sigma_star <= result.safe
+    if start is not None:
+        assert result.probes[0].value == start
+
+
+def test_the_python_api_takes_the_readmes_claim_json_text():
+    """README: ``verifier.calibrate(claim_json, "sigma")`` with the claim as JSON text."""
+    import verifier
+
+    text = json.dumps(claim({"name": "composed", "times": 10}))
+    result = verifier.calibrate(text, "sigma")
+    assert result.outcome.verdict is Verdict.CERTIFIED and result.unsafe < best_sigma(1.0, 1e-5, 10) <= result.safe
+    with pytest.raises(InvalidArgument, match="not valid JSON"):
+        verifier.calibrate("{not json", "sigma")
+    with pytest.raises(InvalidArgument, match="JSON object"):
+        verifier.calibrate("[1, 2]", "sigma")

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from verifier.certify.claim import MECHANISMS, SCHEMES, parse_claim
+from verifier.certify.claim import MECHANISMS, SCHEMES, json_value, parse_claim
 from verifier.certify.method import Guarantee
 from verifier.certify.portfolio import select_methods
 from verifier.certify.verdict import Outcome, Verdict, certify
@@ -210,6 +210,14 @@ class _Search:
             self.probe(self.to_value(middle))
 
 
+def _claim_from_text(text: str) -> dict:
+    """A claim given as JSON text; :class:`InvalidArgument` when it is not a JSON object."""
+    claim = json_value("claim", text)
+    if not isinstance(claim, dict):
+        raise InvalidArgument("claim", text[:60], "must be a JSON object with the fields mechanism, scheme, epsilon, delta")
+    return claim
+
+
 def _with_value(claim: Mapping[str, Any], knob: Knob, value: float) -> dict:
     out = copy.deepcopy(dict(claim))
     part = dict(out.get(knob.where) or {})
@@ -219,7 +227,7 @@ def _with_value(claim: Mapping[str, Any], knob: Knob, value: float) -> dict:
 
 
 def calibrate(
-    claim: Mapping[str, Any],
+    claim: Mapping[str, Any] | str,
     parameter: str = "sigma",
     *,
     tolerance: float = DEFAULT_TOLERANCE,
@@ -229,8 +237,10 @@ def calibrate(
 ) -> Calibration:
     """The value of ``parameter`` (``sigma``, ``rate``, ``steps``, ``epochs`` or ``times``) that meets the
     claim's (ε, δ) with a certificate, and a proven bracket on the best possible value (module
-    docstring). ``claim`` is a claim as JSON (:func:`~verifier.certify.claim.parse_claim`); the
-    parameter's value in it, if any, is where the search starts. Stops when the bracket is narrower
+    docstring). ``claim`` is a claim as JSON, parsed (a dict) or as text (the README's
+    ``verifier.calibrate(claim_json, "sigma")``; see :func:`~verifier.certify.claim.parse_claim`); the
+    parameter's value in it, if any, is where the search starts (the answer is certified either way;
+    its digits depend on the start, within ``tolerance``). Stops when the bracket is narrower
     than ``tolerance`` (relative; for an integer parameter, adjacent values) or after
     ``max_probes`` certifier runs; the returned bracket is what was proven, whatever its width.
     ``only`` restricts the methods (as in :func:`certify`); ``progress`` is called after each probe.
@@ -242,6 +252,8 @@ def calibrate(
         raise InvalidArgument("parameter", parameter, f"must be one of {', '.join(KNOBS)}")
     if not (isinstance(tolerance, (int, float)) and 0.0 < tolerance < 1.0):
         raise InvalidArgument("tolerance", tolerance, "must lie in (0, 1)")
+    if isinstance(claim, str):
+        claim = _claim_from_text(claim)
     knob = KNOBS[parameter]
     started = time.perf_counter()
     part = claim.get(knob.where) if isinstance(claim.get(knob.where), Mapping) else {}

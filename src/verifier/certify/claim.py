@@ -78,7 +78,7 @@ import verifier.matrix as matrix
 from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
 from verifier.schemes import PoissonReplaceOne, ShuffledBatches, WithoutReplacement
 
-__all__ = ["Claim", "parse_claim", "model_of", "load_claim", "read_json", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
+__all__ = ["Claim", "parse_claim", "model_of", "load_claim", "read_json", "json_value", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
 
 NEIGHBORING = ("add_or_remove", "add", "remove", "replace_one")
 
@@ -551,11 +551,17 @@ def read_json(name: str, path: str | Path) -> Any:
         raise InvalidArgument(name, str(path), f"cannot be read ({exc.strerror})") from None
     if len(raw) > MAX_CLAIM_BYTES:
         raise InvalidArgument(name, str(path), f"is larger than {MAX_CLAIM_BYTES} bytes (a {name} is a small JSON object)")
-    text = _decode(name, str(path), raw)
+    return json_value(name, _decode(name, str(path), raw), str(path))
+
+
+def json_value(name: str, text: str, shown: str | None = None) -> Any:
+    """The JSON value of ``text``, read strictly (no NaN/Infinity); an error names ``name`` and
+    ``shown`` (the file's path; by default the start of the text)."""
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise InvalidArgument(name, str(path), f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        where = text[:60] if shown is None else shown
+        raise InvalidArgument(name, where, f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
 
 
 #: Largest claim file read (a claim is a few hundred bytes; a huge file is a wrong file).

@@ -153,7 +153,7 @@ def _check_output_paths(args: argparse.Namespace) -> None:
 
     for option in OUTPUT_OPTIONS:
         path = getattr(args, option, None)
-        if isinstance(path, str):
+        if isinstance(path, str) and path:  # '' is "none" (demo --report '')
             check_writable(path, option)
 
 

@@ -19,8 +19,8 @@ __all__ = ["register", "report_lines"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "audit",
-        help="run an installed accountant (dp_accounting, opacus, autodp) against verifier's rigorous bounds",
-        description="Run a peer accountant on a grid of claims (plus the property catalogue with Hypothesis when "
+        help=f"run an installed accountant ({', '.join(sorted(PEERS))}) against verifier's rigorous bounds",
+        description=f"Run a peer accountant ({', '.join(sorted(PEERS))}) on a grid of claims (plus the property catalogue with Hypothesis when "
         "--examples > 0) and report every number below verifier's rigorous lower bound (UNSOUND, with a "
         "reproducer) and how far the others sit above the upper bound. Exit status: 0 no finding, 1 findings.",
     )

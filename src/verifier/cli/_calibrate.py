@@ -13,9 +13,8 @@ import sys
 
 from verifier.certify.calibrate import DEFAULT_TOLERANCE, KNOBS, Calibration, Probe, calibrate
 from verifier.certify.certificate import to_certificate
-from verifier.certify.claim import NEIGHBORING
 from verifier.certify.verdict import Verdict
-from verifier.cli._certify import claim_json_from_flags, summary_lines
+from verifier.cli._certify import add_neighboring_option, claim_json_from_flags, summary_lines
 from verifier.cli._options import add_mechanism_options, add_scheme_options
 from verifier.cli._report import add_report_option, write_report_if_asked
 from verifier.errors import NotCertified
@@ -33,10 +32,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_mechanism_options(parser)
     add_scheme_options(parser)
-    parser.add_argument("--neighboring", choices=NEIGHBORING, help="neighbouring relation (default: add_or_remove)")
+    add_neighboring_option(parser)
     parser.add_argument("--epsilon", type=float, required=True, help="target ε")
     parser.add_argument("--delta", type=float, required=True, help="target δ in (0, 1)")
-    parser.add_argument("--parameter", choices=tuple(KNOBS), default="sigma", help="the free parameter (default: sigma)")
+    parser.add_argument(
+        "--parameter",
+        choices=tuple(KNOBS),
+        default="sigma",
+        help="the free parameter (default: sigma). A value given for it (e.g. --sigma 3) is the search's first probe: "
+        "the answer is certified and within --tolerance of the best value either way, but the probes, hence the digits "
+        "of the answer, depend on where the search starts",
+    )
     parser.add_argument(
         "--tolerance",
         type=float,

@@ -1,8 +1,8 @@
 """``verifier certify``: decide an (ε, δ) claim, given as a JSON file, a built-in example or flags.
 
 Exit status: 0 CERTIFIED, 1 VIOLATED, 3 INCONCLUSIVE, 2 invalid claim (one line naming the field;
-nothing is computed), 4 internal inconsistency (a rigorous upper bound below a rigorous lower
-bound; both are named). ``--json`` prints the certificate (schema: certify/certificate.schema.json).
+nothing is computed), 4 a defect in verifier (e.g. an internal inconsistency: a rigorous upper bound
+below a rigorous lower bound, both named). ``--json`` prints the certificate (schema: certify/certificate.schema.json).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from verifier.cli._options import add_mechanism_options, add_scheme_options, che
 from verifier.cli._report import add_report_option, write_report_if_asked
 from verifier.errors import InvalidArgument
 
-__all__ = ["register", "claim_from_flags", "claim_json_from_flags", "summary_lines"]
+__all__ = ["register", "add_neighboring_option", "claim_from_flags", "claim_json_from_flags", "summary_lines"]
 
 #: Flags that describe a claim; giving one together with a claim file or --example is an error.
 _CLAIM_FLAGS = ("sigma", "scale", "epsilon0", "times", "rate", "steps", "neighboring", "epsilon", "delta")
@@ -36,19 +36,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="decide an (ε, δ) claim: CERTIFIED (0), VIOLATED (1), INCONCLUSIVE (3)",
         description="Decide an (ε, δ) claim from rigorous bounds. The claim is a JSON file, a built-in "
         "example (--example) or the flags below. Exit status: 0 CERTIFIED, 1 VIOLATED, 3 INCONCLUSIVE, "
-        "2 invalid claim, 4 internal inconsistency.",
+        "2 invalid input, 4 a defect in verifier (e.g. a rigorous upper bound below a rigorous lower bound).",
     )
     parser.add_argument("claim", nargs="?", help="claim JSON file with the fields mechanism, scheme, neighboring, epsilon, delta (see verifier.certify.claim)")
     parser.add_argument("--dp-event", dest="dp_event", metavar="EVENT.json", help="a dp_accounting DpEvent in JSON (its to_named_tuple() as an object) instead of a claim file; with --epsilon, --delta and optionally --neighboring")
     parser.add_argument("--example", choices=[e.name for e in EXAMPLES + DEMO], help="certify a built-in example claim")
     add_mechanism_options(parser)
     add_scheme_options(parser)
-    parser.add_argument("--neighboring", choices=NEIGHBORING, help="neighbouring relation (default: add_or_remove)")
+    add_neighboring_option(parser)
     parser.add_argument("--epsilon", type=float, help="claimed ε")
     parser.add_argument("--delta", type=float, help="claimed δ in (0, 1)")
     parser.add_argument("--claim-rho", type=float, metavar="RHO", help="a zCDP claim instead of (ε, δ): the scheme is ρ-zCDP, ρ > 0")
     _add_run_options(parser)
     parser.set_defaults(handler=_run)
+
+
+def _neighboring(text: str) -> str:
+    """A claim's relation; ``both`` is ``add_or_remove``, as in the bounding commands' ``--neighboring``."""
+    return "add_or_remove" if text == "both" else text
+
+
+def add_neighboring_option(parser: argparse.ArgumentParser) -> None:
+    """``--neighboring`` of the commands that decide claims (certify, calibrate, sweep): the claim
+    field's values, and ``both`` (= add_or_remove) as ``delta``/``epsilon``/``bounds``/``mc``/``rdp`` take it."""
+    parser.add_argument(
+        "--neighboring",
+        type=_neighboring,
+        choices=NEIGHBORING,
+        metavar="{" + ",".join((*NEIGHBORING, "both")) + "}",
+        help="neighbouring relation (default: add_or_remove; 'both' is the same: the maximum over add and remove)",
+    )
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:

@@ -25,6 +25,7 @@ from verifier._validation import check_integer, check_nonnegative, check_open_un
 from verifier.certify.portfolio import collect_bounds
 from verifier.analytic import pld_poisson_profile
 from verifier.errors import InvalidArgument, NotApplicable
+from verifier.cli._options import add_method_option
 from verifier.pairs import Gaussian
 from verifier.report.plots import legend_outside, pyplot, save_figure
 from verifier.schemes import Allocation
@@ -52,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--k", type=int, default=1, help="steps per element (default 1)")
     parser.add_argument("--epochs", type=int, default=1, help="epochs (default 1)")
     parser.add_argument("--delta", type=float, required=True, help="δ in (0, 1) at which ε is bounded")
-    parser.add_argument("--method", action="append", help="only this method (repeatable; default: all that apply)")
+    add_method_option(parser)
     parser.add_argument("--matrix", help="compare a matrix mechanism instead (identity, bsr, toeplitz, blt; with --batches, --epochs)")
     parser.add_argument("--matrix-file", dest="matrix_file", help="matrix mechanism with C from a .npy/.csv file")
     parser.add_argument("--bands", type=int, help="matrix bsr: number of bands p")

@@ -21,7 +21,6 @@ from dataclasses import replace
 from verifier._types import Estimate
 from verifier._validation import check_open_unit
 from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, requested_directions
-from verifier.errors import InvalidArgument
 from verifier.montecarlo import DEFAULT_CHUNK_SIZE, IMPORTANCE, INTERVALS, estimate_delta
 
 __all__ = ["register"]
@@ -35,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Bernstein confidence intervals, in-process or on dask, resumable from a results file.",
     )
     add_mechanism_options(parser)
-    add_scheme_options(parser)
+    add_scheme_options(parser, method=False)
     run = parser.add_argument_group("Monte Carlo run")
     run.add_argument("--epsilon", type=float, action="append", required=True, help="ε (repeatable: all from the same samples)")
     run.add_argument("--samples", type=int, default=100_000, help="privacy-loss samples per direction (default 100000)")
@@ -71,8 +70,6 @@ def _combined(estimates: list[Estimate], confidence: float) -> dict:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.method:
-        raise InvalidArgument("method", ",".join(args.method), "does not apply to `verifier mc` (it runs Monte Carlo only)")
     confidence = check_open_unit("confidence", args.confidence)
     directions = requested_directions(args)
     per_direction = 1.0 - (1.0 - confidence) / len(directions)

@@ -46,7 +46,10 @@ def add_mechanism_options(parser: argparse.ArgumentParser) -> None:
 SCHEMES = ("single", "composed", "poisson", "allocation", "shuffle", "checkin", "matrix", "without_replacement", "shuffled")
 
 
-def add_scheme_options(parser: argparse.ArgumentParser) -> None:
+def add_scheme_options(parser: argparse.ArgumentParser, method: bool = True) -> None:
+    """The scheme options, and ``--method`` (listing the registered names) unless ``method`` is false:
+    a command that runs no registered method (mc, rdp, zcdp) does not offer it, rather than refusing
+    or ignoring every value (issue 32)."""
     group = parser.add_argument_group("scheme (how steps are sampled and composed)")
     group.add_argument("--scheme", choices=SCHEMES, default="single", help="sampling/composition scheme (default: single)")
     group.add_argument("--times", type=int, help="composed: number of compositions m >= 1")
@@ -74,10 +77,20 @@ def add_scheme_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--coefficients", help="matrix toeplitz: comma-separated c_0,c_1,…")
     group.add_argument("--theta", help="matrix blt: comma-separated buffer decays θ_j")
     group.add_argument("--omega", help="matrix blt: comma-separated buffer weights ω_j")
-    group.add_argument(
+    if method:
+        add_method_option(group)
+
+
+def add_method_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--method NAME`` (repeatable); the help lists every registered method's name."""
+    from verifier.certify.registry import all_methods
+
+    names = ", ".join(sorted({m.name for m in all_methods()}))
+    parser.add_argument(
         "--method",
         action="append",
-        help="use only this method (repeatable; default: every method that applies, e.g. exact, pld, rdp)",
+        metavar="NAME",
+        help=f"use only this method (repeatable; default: every method that applies). Names: {names}",
     )
 
 

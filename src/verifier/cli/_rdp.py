@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "divergence of what is described (rounded toward the side).",
     )
     add_mechanism_options(parser)
-    add_scheme_options(parser)
+    add_scheme_options(parser, method=False)
     parser.add_argument("--orders", default=None, help="comma-separated Rényi orders > 1 (default: 2,3,…,256)")
     add_output_options(parser)
     parser.set_defaults(handler=_run)

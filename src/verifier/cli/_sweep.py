@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 
 from verifier._files import atomic_output
-from verifier.certify.claim import NEIGHBORING
 from verifier.certify.sweep import GRID_FIELDS, ResultStore, flat_rows, grid_points, run_sweep
-from verifier.cli._certify import claim_json_from_flags
+from verifier.cli._certify import add_neighboring_option, claim_json_from_flags
 from verifier.cli._options import add_mechanism_options, add_scheme_options
 from verifier.errors import InvalidArgument
 
@@ -39,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_mechanism_options(parser)
     add_scheme_options(parser)
-    parser.add_argument("--neighboring", choices=NEIGHBORING, help="neighbouring relation (default: add_or_remove)")
+    add_neighboring_option(parser)
     parser.add_argument("--epsilon", type=float, help="claimed ε (optional: each point then also gets a verdict)")
     parser.add_argument("--delta", type=float, help="δ at which ε is bounded (or sweep it with --grid delta=...)")
     parser.add_argument(

@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "standard (Remark 15) and tight (Prop 14) conversions.",
     )
     add_mechanism_options(parser)
-    add_scheme_options(parser)
+    add_scheme_options(parser, method=False)
     parser.add_argument("--delta", type=float, help="convert to an upper bound on epsilon at this delta in (0, 1)")
     parser.add_argument("--epsilon", type=float, help="convert to an upper bound on delta at this epsilon")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
