@@ -44,6 +44,7 @@ SCRIPTS = (
     "allocation_add_taylor",
     "antipodal_dominance",
     "tradeoff_conversion",
+    "shuffle_count",
 )
 
 

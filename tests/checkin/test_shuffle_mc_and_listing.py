@@ -32,7 +32,7 @@ def test_eq8_moment_agrees_with_monte_carlo():
 def test_shuffle_claim_lower_bound_sits_below_the_sampled_estimate():
     """The shuffle pair is the allocation remove pair: the existing sampler's 99% interval for its δ(ε)
     must reach the rigorous lower bound of the shuffle claim; a claim below it is VIOLATED, above it
-    INCONCLUSIVE (no upper bound on the shuffle model is known), never CERTIFIED."""
+    INCONCLUSIVE (no upper bound on the shuffled Gaussian is known), never CERTIFIED."""
     n, sigma, eps = 4, 0.8, 0.5
     claim = {"mechanism": {"name": "gaussian", "sigma": sigma, "sensitivity": 0.5}, "scheme": {"name": "shuffle", "users": n},
              "neighboring": "replace_one", "epsilon": eps, "delta": 1e-6}

@@ -379,6 +379,11 @@ WRONG_CLAIMS = [
     ("tradeoff_conversion", "rr_tpr",
      sp.Piecewise((_E * _module("tradeoff_conversion").FPR, _module("tradeoff_conversion").FPR <= 1 / (1 + _E)),
                   (1 - (1 - _module("tradeoff_conversion").FPR) * _E, True))),
+    # shuffle_count (r and 1 - r swapped; a missing E; e^eps0 on the wrong side; kappa off by e^eps)
+    ("shuffle_count", "threshold", _module("shuffle_count").claims()["threshold"].subs(_module("shuffle_count").R, 1 - _module("shuffle_count").R)),
+    ("shuffle_count", "delta_tail", _module("shuffle_count").claims()["delta_tail"].subs(sp.exp(epsilon) - 1, 1)),
+    ("shuffle_count", "clone_ratio", 1 / _module("shuffle_count").claims()["clone_ratio"]),
+    ("shuffle_count", "clone_kappa", (sp.exp(epsilon0) - 1) / ((sp.exp(epsilon0) + 1) * (sp.exp(epsilon) + 1))),
 ]
 
 

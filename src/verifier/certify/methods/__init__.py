@@ -15,6 +15,7 @@ ADAPTERS = [
     "verifier.certify.methods.zcdp",
     "verifier.certify.methods.checkin",
     "verifier.certify.methods.shuffled",
+    "verifier.certify.methods.shuffle",
     "verifier.certify.methods.matrix_evidence",
     "verifier.certify.methods.matrix_cc",
     "verifier.certify.methods.matrix_partition",

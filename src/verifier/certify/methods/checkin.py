@@ -8,9 +8,10 @@
   (:mod:`verifier.pld.checkin`).
 - Shuffle: the same specific pair as Liew et al. Thm 3, whose release is 1-out-of-n random
   allocation's remove pair; its lower side from the random-allocation PLD engine
-  (:class:`verifier.certify.methods.allocation_pld.AllocationPLD`). No rigorous UPPER bound on the
-  shuffle model's privacy is known (the paper's §6 open problem), so a shuffle claim is never
-  CERTIFIED.
+  (:class:`verifier.certify.methods.allocation_pld.AllocationPLD`). For ε0-DP local randomizers the
+  UPPER side comes from Feldman, McMillan & Talwar (:mod:`verifier.certify.methods.shuffle`); for
+  the shuffled Gaussian the worst case over datasets remains open (the paper's §6), so such a
+  claim is never CERTIFIED.
 
 "checkin-fmt" gives UPPER bounds for one round of an (ε0, δ0)-DP randomizer (``approx_dp``, or
 randomized response with δ0 = 0) under check-in: the exact δ(ε) of a finite pair that dominates the
@@ -43,7 +44,7 @@ _CHECKIN_CITATION = (
     "random-allocation PLD paper for the subsampled loss), composed over the rounds: LOWER"
 )
 _SHUFFLE_CITATION = "Liew et al. Thm 3's pair = 1-out-of-n allocation remove pair, DOMINATED side of the allocation PLD: LOWER"
-_NO_UPPER = "no rigorous upper bound on the shuffle model's privacy is known (Liew et al. Sec. 6, open problem)"
+_NO_UPPER = "upper bounds: FMT 2021 for eps0-DP randomizers (shuffle-clones); none known for other pairs, e.g. Gaussian (Liew et al. Sec. 6, open problem)"
 
 
 def _checkin_pair_supported(scheme: CheckIn) -> bool:

@@ -1,0 +1,158 @@
+"""The shuffle model (``Shuffle``: n users, one report each, replace-one neighbours) as certification
+methods: UPPER bounds from Feldman, McMillan & Talwar 2021 for ε0-DP local randomizers, and the exact
+LOWER bound of shuffled randomized response through the count of reports.
+
+- "shuffle-clones": the clone reduction (FMT Thm 3.2), its pair's δ(ε) summed in ball arithmetic
+  (:mod:`verifier.shuffle.clones`). Any ε0-DP randomizer (randomized response, ``approx_dp`` with
+  δ0 = 0, Laplace, a finite pair with finite losses); no condition on ε0.
+- "shuffle-fmt-closed": FMT Thm 3.1, which holds only for ε0 <= ln(n/(16 ln(4/δ))); outside it the
+  method declines with that condition and its values (NotApplicable), so it decides nothing there.
+- "shuffle-rr-count": binary or k-ary randomized response on the datasets (1, 0, …, 0) against
+  (0, …, 0), seen through the number of reports equal to 1 (:mod:`verifier.shuffle.count`): the
+  exact δ of that pair, a LOWER bound on the shuffle model's δ in each orientation.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from verifier._types import Bound, Direction, Quantity, Side
+from verifier.certify.method import Guarantee, Method
+from verifier.errors import NotApplicable
+from verifier.schemes import Scheme, Shuffle
+from verifier.shuffle.clones import (
+    CLONES_CITATION,
+    CLOSED_FORM_CITATION,
+    clone_delta_upper,
+    clone_epsilon_upper,
+    closed_form_condition,
+    fmt_closed_form,
+    local_epsilon0,
+)
+from verifier.shuffle.count import CountPair, rr_count_pair
+
+__all__ = ["ShuffleClones", "ShuffleClosedForm", "ShuffleCountLower", "METHODS"]
+
+
+def _epsilon0(scheme: Scheme) -> float | None:
+    return local_epsilon0(scheme.pair) if isinstance(scheme, Shuffle) else None
+
+
+def _require(method: Method, scheme: Scheme) -> tuple[float, int]:
+    e0 = _epsilon0(scheme)
+    if e0 is None or e0 <= 0:
+        raise NotApplicable(f"{method.name} needs a Shuffle of an eps0-DP local randomizer (rr, approx_dp with delta0 = 0, laplace), got {scheme!r}")
+    return e0, scheme.users  # type: ignore[union-attr]
+
+
+class ShuffleClones(Method):
+    name = "shuffle-clones"
+    citation = CLONES_CITATION
+    returns = frozenset({Guarantee.UPPER})
+    cost = 1
+    scheme_types = (Shuffle,)
+
+    def supports(self, scheme: Scheme) -> bool:
+        e0 = _epsilon0(scheme)
+        return e0 is not None and e0 > 0
+
+    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
+        e0, n = _require(self, scheme)
+        if epsilon < 0:
+            return []
+        value = clone_delta_upper(e0, n, epsilon)
+        return [Bound(value, Side.UPPER, direction, Quantity.DELTA, epsilon, self.name, self.citation, note=f"eps0 = {e0:g}")]
+
+    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
+        e0, n = _require(self, scheme)
+        value = clone_epsilon_upper(e0, n, delta)
+        return [Bound(value, Side.UPPER, direction, Quantity.EPSILON, delta, self.name, self.citation, note=f"eps0 = {e0:g}")]
+
+
+class ShuffleClosedForm(Method):
+    name = "shuffle-fmt-closed"
+    citation = CLOSED_FORM_CITATION
+    returns = frozenset({Guarantee.UPPER})
+    cost = 0
+    scheme_types = (Shuffle,)
+
+    def supports(self, scheme: Scheme) -> bool:
+        e0 = _epsilon0(scheme)
+        return e0 is not None and e0 > 0
+
+    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
+        e0, n = _require(self, scheme)
+        value = fmt_closed_form(e0, n, delta)  # NotApplicable (condition named) outside Thm 3.1
+        return [Bound(value, Side.UPPER, direction, Quantity.EPSILON, delta, self.name, self.citation)]
+
+    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
+        """The smallest δ (bisection on ln δ) whose closed-form ε is <= ``epsilon``: the mechanism is
+        (ε_closed(δ), δ)-DP, hence (ε, δ)-DP, so δ(ε) <= δ."""
+        e0, n = _require(self, scheme)
+
+        def fits(d: float) -> bool:
+            return closed_form_condition(e0, n, d) is None and fmt_closed_form(e0, n, d) <= epsilon
+
+        lo, hi = -690.0, -1e-12  # ln δ
+        if not fits(math.exp(hi)):
+            raise NotApplicable(f"FMT Thm 3.1 gives no delta < 1 at eps = {epsilon:g}: {closed_form_condition(e0, n, 0.5) or 'eps too small'}")
+        if fits(math.exp(lo)):
+            hi = lo
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            if fits(math.exp(mid)):
+                hi = mid
+            else:
+                lo = mid
+        value = min(1.0, math.nextafter(math.exp(hi), 2.0))
+        return [Bound(value, Side.UPPER, direction, Quantity.DELTA, epsilon, self.name, self.citation)]
+
+
+def _count_pair(scheme: Scheme, direction: Direction) -> tuple[CountPair, float]:
+    """The count pair of shuffled randomized response in ``direction`` and its ε0, or NotApplicable."""
+    from verifier.pairs import ApproxDP, RandomizedResponse
+
+    if not isinstance(scheme, Shuffle):
+        raise NotApplicable(f"shuffle-rr-count needs a Shuffle, got {scheme!r}")
+    pair = scheme.pair
+    if isinstance(pair, RandomizedResponse):
+        e0, k = pair.epsilon0, pair.k
+    elif isinstance(pair, ApproxDP) and pair.delta0 == 0 and pair.epsilon0 > 0:
+        e0, k = pair.epsilon0, 2
+    else:
+        raise NotApplicable(f"shuffle-rr-count needs randomized response (rr, or approx_dp with delta0 = 0), got {pair!r}")
+    forward = rr_count_pair(e0, k, scheme.users)
+    if direction is Direction.REMOVE:
+        return forward, e0
+    return CountPair(forward.a0, forward.a1, forward.r, forward.others), e0
+
+
+class ShuffleCountLower(Method):
+    name = "shuffle-rr-count"
+    citation = "shuffled randomized response on (1, 0, ..., 0) vs (0, ..., 0) through the count of reports equal to 1, exact: LOWER"
+    returns = frozenset({Guarantee.LOWER})
+    cost = 1
+    scheme_types = (Shuffle,)
+
+    def supports(self, scheme: Scheme) -> bool:
+        try:
+            _count_pair(scheme, Direction.REMOVE)
+        except NotApplicable:
+            return False
+        return True
+
+    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
+        pair, _ = _count_pair(scheme, direction)
+        if epsilon < 0:
+            return []
+        value = pair.delta(epsilon).lower
+        return [Bound(value, Side.LOWER, direction, Quantity.DELTA, epsilon, self.name, self.citation)]
+
+    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
+        pair, e0 = _count_pair(scheme, direction)
+        value = pair.epsilon_lower(delta, e0)
+        return [Bound(value, Side.LOWER, direction, Quantity.EPSILON, delta, self.name, self.citation)]
+
+
+METHODS = [ShuffleClosedForm(), ShuffleClones(), ShuffleCountLower()]

@@ -1,0 +1,2 @@
+"""The shuffle model: rigorous UPPER bounds (Feldman, McMillan & Talwar 2021) and exact LOWER bounds
+of shuffled randomized response through the count of reports."""
