@@ -96,6 +96,7 @@ class Quantity(enum.Enum):
     EPSILON = "epsilon"  # ε at a given δ
     RENYI = "renyi"  # Rényi divergence D_α at a given order α
     RHO = "rho"  # zCDP parameter sup_α D_α/α; ``at`` is the order a lower bound came from (+∞: all orders)
+    TPR = "tpr"  # an attacker's best true-positive rate at false-positive rate ``at`` (verifier.pld.tradeoff)
 
 
 def directions_for(neighboring: str) -> tuple[Direction, ...]:

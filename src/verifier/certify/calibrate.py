@@ -264,6 +264,8 @@ def calibrate(
     first = parse_claim(_with_value(claim, knob, start))  # validates everything else, names bad fields
     if first.rho is not None:
         raise InvalidArgument("rho", first.rho, "calibration targets an (ε, δ) claim", fix="give epsilon and delta")
+    if first.tpr is not None:
+        raise InvalidArgument("tpr", first.tpr, "calibration targets an (ε, δ) claim", fix="give epsilon and delta")
     bounding = [m.name for m in select_methods(first.model, only) if m.returns != frozenset({Guarantee.ESTIMATE})]
 
     def decide(value: float) -> Verdict:

@@ -78,6 +78,8 @@ def _per_direction(outcome: Outcome) -> dict:
             entry[key] = _best(collected.bounds if collected else (), direction, floor)
         if outcome.rho is not None:
             entry["rho"] = _best(outcome.rho.bounds, direction, 0.0)
+        if outcome.tpr is not None:
+            entry["tpr_at_fpr"] = _best(outcome.tpr.bounds, direction, 0.0)
         out[direction.value] = entry
     return out
 
@@ -89,10 +91,10 @@ def _all(collected: Collected | None, attribute: str) -> list:
 def to_certificate(outcome: Outcome) -> dict:
     """The certificate of ``outcome`` as a JSON-ready dict (see the module docstring)."""
     claim = outcome.claim
-    bounds = _all(outcome.delta, "bounds") + _all(outcome.epsilon, "bounds") + _all(outcome.rho, "bounds")
+    bounds = _all(outcome.delta, "bounds") + _all(outcome.epsilon, "bounds") + _all(outcome.rho, "bounds") + _all(outcome.tpr, "bounds")
     estimates = _all(outcome.delta, "estimates")
     skipped = [f"δ: {s}" for s in _all(outcome.delta, "skipped")] + [f"ε: {s}" for s in _all(outcome.epsilon, "skipped")]
-    skipped += [f"ρ: {s}" for s in _all(outcome.rho, "skipped")]
+    skipped += [f"ρ: {s}" for s in _all(outcome.rho, "skipped")] + [f"TPR: {s}" for s in _all(outcome.tpr, "skipped")]
     return {
         "format": FORMAT,
         "verdict": outcome.verdict.value,
@@ -107,7 +109,9 @@ def to_certificate(outcome: Outcome) -> dict:
         "directions": _per_direction(outcome),
         "bounds": [b.to_dict() for b in bounds],
         "estimates": [e.to_dict() for e in estimates],
-        "methods_run": sorted(set(_all(outcome.delta, "ran")) | set(_all(outcome.epsilon, "ran")) | set(_all(outcome.rho, "ran"))),
+        "methods_run": sorted(
+            set(_all(outcome.delta, "ran")) | set(_all(outcome.epsilon, "ran")) | set(_all(outcome.rho, "ran")) | set(_all(outcome.tpr, "ran"))
+        ),
         "skipped": skipped,
         "seconds": outcome.seconds,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

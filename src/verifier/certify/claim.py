@@ -8,6 +8,12 @@ and the claimed (ε, δ) (or, for a zCDP claim, ``"rho": ρ`` in their place: th
      "scheme": {"name": "poisson", "rate": 0.01, "steps": 1000},
      "neighboring": "add_or_remove", "epsilon": 1.83, "delta": 1e-5}
 
+A trade-off claim states ``"fpr": α, "tpr": τ`` in place of (ε, δ): an attacker testing membership at
+false-positive rate α has true-positive rate at most τ (in every required direction; decided on
+bounds on TPR(α) = inf_ε δ(ε) + e^ε α, verifier.pld.tradeoff)::
+
+    {"mechanism": {"name": "gaussian", "sigma": 1.0}, "scheme": {"name": "single"}, "fpr": 0.01, "tpr": 0.1}
+
 A ``sequence`` scheme is a heterogeneous run: a list of phases run one after another, each a scheme
 object (any kind but ``sequence``) with, optionally, its own ``mechanism``; a phase without one runs
 the claim's ``mechanism`` (which a sequence claim may then omit when every phase states its own)::
@@ -71,7 +77,7 @@ from typing import Any, Callable, Mapping
 
 from verifier._types import Direction, directions_for
 from verifier._validation import check_choice, check_integer, check_open_unit, check_positive, check_real
-from verifier._validation import check_half_open_unit, check_nonnegative, check_rate
+from verifier._validation import check_half_open_unit, check_nonnegative, check_rate, check_unit
 from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
 import verifier.matrix as matrix
@@ -265,7 +271,7 @@ _NATIVE_REPLACE_ONE = ("shuffle", "checkin")
 #: Fixed-size batches: replace-one neighbours and additive-noise steps only (see module doc).
 _FIXED_BATCHES = ("without_replacement", "shuffled")
 
-_TOP_FIELDS = ("mechanism", "scheme", "neighboring", "epsilon", "delta", "source", "rho")
+_TOP_FIELDS = ("mechanism", "scheme", "neighboring", "epsilon", "delta", "source", "rho", "fpr", "tpr")
 
 
 @dataclass(frozen=True)
@@ -291,6 +297,8 @@ class Claim:
     directions: tuple[Direction, ...] = field(default=(), compare=False)
     modelling: str = field(default="", compare=False)
     rho: float | None = None  # a zCDP claim (ρ-zCDP) instead of (ε, δ); epsilon and delta are then None
+    fpr: float | None = None  # a trade-off claim: TPR at this false-positive rate is at most ``tpr``
+    tpr: float | None = None
 
     def to_dict(self) -> dict:
         """The claim as JSON (round-trips through :func:`parse_claim`)."""
@@ -306,6 +314,9 @@ class Claim:
         if self.rho is not None:
             del out["epsilon"], out["delta"]
             out["rho"] = self.rho
+        if self.tpr is not None:
+            del out["epsilon"], out["delta"]
+            out["fpr"], out["tpr"] = self.fpr, self.tpr
         if self.source:
             out["source"] = self.source
         return out
@@ -487,7 +498,7 @@ def parse_claim(obj: Any) -> Claim:
     """
     obj = _object("claim", obj)
     _unknown("", obj, _TOP_FIELDS)
-    stated = ("scheme", "rho") if "rho" in obj else ("scheme", "epsilon", "delta")
+    stated = ("scheme", "rho") if "rho" in obj else ("scheme", "fpr", "tpr") if ("tpr" in obj or "fpr" in obj) else ("scheme", "epsilon", "delta")
     if not _is_sequence(obj.get("scheme")):
         stated = ("mechanism", *stated)  # a sequence's phases may each state their own
     for key in stated:
@@ -495,10 +506,14 @@ def parse_claim(obj: Any) -> Claim:
             raise InvalidArgument(key, None, "the field is missing (it is required)", fix=f"a claim has the fields {', '.join(_TOP_FIELDS[:5])}")
     if "rho" in obj and ("epsilon" in obj or "delta" in obj):
         raise InvalidArgument("rho", obj["rho"], "a zCDP claim states rho instead of epsilon and delta, not beside them")
+    if "tpr" in obj and any(key in obj for key in ("epsilon", "delta", "rho")):
+        raise InvalidArgument("tpr", obj["tpr"], "a trade-off claim states fpr and tpr instead of epsilon and delta (or rho), not beside them")
+    fpr = check_unit("fpr", obj["fpr"]) if "tpr" in obj else None
+    tpr = check_unit("tpr", obj["tpr"]) if "tpr" in obj else None
     neighboring = check_choice("neighboring", obj.get("neighboring", "add_or_remove"), NEIGHBORING)
     rho = check_positive("rho", obj["rho"]) if "rho" in obj else None
-    epsilon = None if rho is not None else check_real("epsilon", obj["epsilon"])
-    delta = None if rho is not None else check_open_unit("delta", obj["delta"])
+    epsilon = None if (rho is not None or tpr is not None) else check_real("epsilon", obj["epsilon"])
+    delta = None if (rho is not None or tpr is not None) else check_open_unit("delta", obj["delta"])
     source = obj.get("source", "")
     if not isinstance(source, str):
         raise InvalidArgument("source", source, "must be a string (who produced the claim)")
@@ -517,6 +532,8 @@ def parse_claim(obj: Any) -> Claim:
         directions=directions_for("add_or_remove" if neighboring == "replace_one" else neighboring),
         modelling=modelling,
         rho=rho,
+        fpr=fpr,
+        tpr=tpr,
     )
 
 

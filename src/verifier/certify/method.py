@@ -110,6 +110,18 @@ class Method(abc.ABC):
         only methods that know ρ override this."""
         raise NotApplicable(f"{self.name} gives no bounds on the zCDP parameter rho")
 
+    def tpr_bounds(self, scheme: Scheme, fpr: float, direction: Direction) -> Sequence[Bound]:
+        """Rigorous bounds on the membership-inference TPR at false-positive rate ``fpr`` in
+        ``direction`` (Quantity.TPR; TPR(α) = inf_ε δ(ε) + e^ε α, proofs/tradeoff_conversion.py);
+        only methods that bound the whole δ(ε) curve override this."""
+        raise NotApplicable(f"{self.name} gives no bounds on the trade-off curve (TPR at FPR)")
+
+    def tpr_curve(self, scheme: Scheme, fprs: Sequence[float], direction: Direction, focus: float) -> list[Sequence[Bound]]:
+        """Rigorous bounds on TPR at every FPR of a grid (for plots and tables), tightest near
+        ``focus``; by default :meth:`tpr_bounds` at each point. Methods that can answer the whole
+        curve from one computation override this."""
+        return [self.tpr_bounds(scheme, float(fpr), direction) for fpr in fprs]
+
     def sides(self) -> frozenset[Side]:
         """The sides of the rigorous bounds this method can give."""
         out = set()

@@ -247,6 +247,8 @@ def collect_bounds(
                             estimates.extend(method.delta_estimates(scheme, at, direction, seconds=allowance))
                     elif quantity is Quantity.RHO:
                         got = method.rho_bounds(scheme, direction)
+                    elif quantity is Quantity.TPR:
+                        got = method.tpr_bounds(scheme, at, direction)
                     else:
                         got = method.epsilon_bounds(scheme, at, direction)
             except (_BudgetSpent, SystemError) as exc:

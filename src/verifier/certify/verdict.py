@@ -55,14 +55,15 @@ def _rigorous(bounds: Sequence[Bound], quantity: Quantity) -> list[Bound]:
 
 
 #: How a decided quantity and its claimed value read in the reasons.
-_WORDS = {Quantity.DELTA: ("δ(ε)", "δ"), Quantity.RHO: ("ρ", "ρ")}
+_WORDS = {Quantity.DELTA: ("δ(ε)", "δ"), Quantity.RHO: ("ρ", "ρ"), Quantity.TPR: ("TPR(FPR)", "TPR")}
 
 
 def decide(delta: float, bounds: Sequence[Bound], directions: Sequence[Direction], quantity: Quantity = Quantity.DELTA) -> Decision:
     """The verdict on "δ(ε) <= ``delta``" from rigorous bounds on δ at the claimed ε (module doc);
     with ``quantity=Quantity.RHO``, on "ρ* <= ``delta``" for a zCDP claim ρ from bounds on the
     scheme's zCDP parameter ρ* (same rule: an upper bound <= the claim certifies, a lower bound
-    above it refutes; Steinke 2022, Def 11).
+    above it refutes; Steinke 2022, Def 11); with ``quantity=Quantity.TPR``, on "TPR(α) <= ``delta``"
+    for a trade-off claim from bounds on the attacker's best TPR at the claimed FPR α (same rule).
 
     Raises :class:`InconsistentBounds` if a rigorous lower bound exceeds a rigorous upper bound.
     """
@@ -125,7 +126,8 @@ def cross_check(
 class Outcome:
     """Everything the certifier found for one claim: the decision, the bounds on δ at the claimed ε
     and on ε at the claimed δ (None when no method applied), the total time, and for a zCDP claim
-    the bounds on ρ (``delta`` and ``epsilon`` are then None)."""
+    the bounds on ρ, for a trade-off claim those on TPR at the claimed FPR (``delta`` and
+    ``epsilon`` are then None)."""
 
     claim: Claim
     decision: Decision
@@ -133,6 +135,7 @@ class Outcome:
     epsilon: Collected | None
     seconds: float
     rho: Collected | None = None
+    tpr: Collected | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -143,7 +146,8 @@ def certify(claim: Claim, *, only: Sequence[str] | None = None, time_budget: flo
     """Decide ``claim``: run the applicable methods cheapest first until the verdict on δ(claimed ε)
     is decided or ``time_budget`` seconds are spent, then bound ε(claimed δ) with the methods that
     ran, cross-check the two, and return the :class:`Outcome`. A zCDP claim (``claim.rho``) is
-    decided the same way on bounds on the scheme's ρ (:meth:`Method.rho_bounds`).
+    decided the same way on bounds on the scheme's ρ (:meth:`Method.rho_bounds`), a trade-off claim
+    (``claim.tpr``) on bounds on TPR at ``claim.fpr`` (:meth:`Method.tpr_bounds`).
 
     Raises :class:`InconsistentBounds` on contradictory rigorous bounds (a defect in verifier).
     """
@@ -157,6 +161,11 @@ def certify(claim: Claim, *, only: Sequence[str] | None = None, time_budget: flo
         rhos = collect_bounds(scheme, Quantity.RHO, claim.rho, directions, only=only, settled=settled, time_budget=time_budget)
         decision = decide(claim.rho, rhos.bounds, directions, Quantity.RHO)
         return Outcome(claim, decision, None, None, time.perf_counter() - started, rho=rhos)
+    if claim.tpr is not None:  # a trade-off claim: decided on bounds on TPR at the claimed FPR
+        settled = settled_for(claim.tpr, directions, Quantity.TPR)
+        tprs = collect_bounds(scheme, Quantity.TPR, claim.fpr, directions, only=only, settled=settled, time_budget=time_budget)
+        decision = decide(claim.tpr, tprs.bounds, directions, Quantity.TPR)
+        return Outcome(claim, decision, None, None, time.perf_counter() - started, tpr=tprs)
     deltas = collect_bounds(
         scheme, Quantity.DELTA, claim.epsilon, directions, only=only, settled=settled_for(claim.delta, directions), time_budget=time_budget
     )

@@ -72,6 +72,7 @@ COMMANDS = {
     "sweep": "verifier.cli._sweep",
     "audit": "verifier.cli._audit",
     "check-bound": "verifier.cli._check_bound",
+    "tradeoff": "verifier.cli._tradeoff",
 }
 
 _DEBUG_HELP = "on a defect (exit 4), print the Python traceback"

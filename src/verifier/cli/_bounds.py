@@ -59,7 +59,8 @@ def _setup(args: argparse.Namespace):
         if args.claim is not None and args.example is not None:
             raise InvalidArgument("example", args.example, "give either a claim file or --example, not both")
         claim = load_claim(args.claim) if args.claim is not None else example(args.example).parsed()
-        return claim.model, claim.directions, (claim.epsilon, claim.delta), f"{claim.model!r}, {claim.neighboring}"
+        mark = None if claim.epsilon is None else (claim.epsilon, claim.delta)  # a ρ or TPR claim has no (ε, δ) to mark
+        return claim.model, claim.directions, mark, f"{claim.model!r}, {claim.neighboring}"
     scheme = build_scheme(args)
     if (args.epsilon is None) != (args.delta is None):
         raise InvalidArgument("epsilon" if args.epsilon is None else "delta", None, "mark a claim with both --epsilon and --delta")

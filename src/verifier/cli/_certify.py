@@ -27,6 +27,7 @@ __all__ = ["register", "add_neighboring_option", "claim_from_flags", "claim_json
 #: Flags that describe a claim; giving one together with a claim file or --example is an error.
 _CLAIM_FLAGS = ("sigma", "scale", "epsilon0", "times", "rate", "steps", "neighboring", "epsilon", "delta")
 _CLAIM_FLAGS += ("dataset_size", "batch_size")
+_CLAIM_FLAGS += ("fpr", "claim_tpr")
 _CLAIM_FLAGS += ("delta0", "claim_rho", "batches", "matrix", "matrix_file", "bands", "coefficients", "theta", "omega")
 
 
@@ -47,6 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--epsilon", type=float, help="claimed ε")
     parser.add_argument("--delta", type=float, help="claimed δ in (0, 1)")
     parser.add_argument("--claim-rho", type=float, metavar="RHO", help="a zCDP claim instead of (ε, δ): the scheme is ρ-zCDP, ρ > 0")
+    parser.add_argument("--fpr", type=float, metavar="ALPHA", help="with --claim-tpr: the false-positive rate α in [0, 1] of a trade-off claim")
+    parser.add_argument(
+        "--claim-tpr", type=float, metavar="TAU",
+        help="a trade-off claim instead of (ε, δ): a membership attacker at FPR --fpr has TPR at most τ in [0, 1]",
+    )
     _add_run_options(parser)
     parser.set_defaults(handler=_run)
 
@@ -100,6 +106,9 @@ def claim_json_from_flags(args: argparse.Namespace) -> dict:
             claim[name] = getattr(args, name)
     if getattr(args, "claim_rho", None) is not None:
         claim["rho"] = args.claim_rho
+    if getattr(args, "claim_tpr", None) is not None or getattr(args, "fpr", None) is not None:
+        claim["tpr"], claim["fpr"] = getattr(args, "claim_tpr", None), getattr(args, "fpr", None)
+        claim = {key: value for key, value in claim.items() if value is not None}
     return claim
 
 
@@ -136,7 +145,7 @@ def _dp_event_claim(args: argparse.Namespace, given: list[str], source: str | No
 def summary_lines(outcome: Outcome) -> list[str]:
     """A short human-readable account of an outcome: verdict, claim, deciding bounds, ε brackets."""
     claim = outcome.claim
-    stated = f"ρ={claim.rho!r} (zCDP)" if claim.rho is not None else f"(ε={claim.epsilon!r}, δ={claim.delta!r})"
+    stated = _stated(claim)
     lines = [
         f"{outcome.verdict.value}: {' '.join(filter(None, (_describe(claim.mechanism), _describe(claim.scheme))))}, "
         f"{claim.neighboring}: claimed {stated}"
@@ -158,7 +167,19 @@ def summary_lines(outcome: Outcome) -> list[str]:
     if outcome.rho is not None:
         lines.append("  ρ: " + "  ".join(f"{d.value} [{b.lower!r}, {b.upper!r}]" for d, b in outcome.rho.brackets.items()))
         lines.append(f"  methods run: {', '.join(outcome.rho.ran)} ({outcome.seconds:.3g} s)")
+    if outcome.tpr is not None:
+        lines.append(f"  TPR(FPR={claim.fpr!r}): " + "  ".join(f"{d.value} [{b.lower!r}, {b.upper!r}]" for d, b in outcome.tpr.brackets.items()))
+        lines.append(f"  methods run: {', '.join(outcome.tpr.ran)} ({outcome.seconds:.3g} s)")
     return lines
+
+
+def _stated(claim: Claim) -> str:
+    """The claim's statement: (ε, δ), ρ (zCDP) or TPR at FPR (trade-off)."""
+    if claim.rho is not None:
+        return f"ρ={claim.rho!r} (zCDP)"
+    if claim.tpr is not None:
+        return f"TPR <= {claim.tpr!r} at FPR {claim.fpr!r} (trade-off)"
+    return f"(ε={claim.epsilon!r}, δ={claim.delta!r})"
 
 
 def _bracket_text(direction: str, bracket) -> str:

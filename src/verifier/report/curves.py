@@ -15,7 +15,7 @@ from verifier.errors import InvalidArgument, NotApplicable, NumericalFailure
 from verifier.report.plots import Curve
 from verifier.schemes import Scheme
 
-__all__ = ["EstimateCurve", "bounding_methods", "delta_curves", "grid_curves"]
+__all__ = ["EstimateCurve", "bounding_methods", "delta_curves", "grid_curves", "tpr_curves"]
 
 
 @dataclass(frozen=True)
@@ -57,11 +57,27 @@ def delta_curves(
     names = bounding_methods(scheme, only)
     if focus is None:
         return grid_curves(scheme, directions, epsilons, names)[0]
-    values = _Columns(len(epsilons))
+    return _whole_grid(scheme, directions, len(epsilons), names, lambda method, direction: method.delta_curve(scheme, [float(e) for e in epsilons], direction, focus))
+
+
+def tpr_curves(
+    scheme: Scheme, directions: Sequence[Direction], fprs: Sequence[float], only: Sequence[str] | None, focus: float
+) -> list[Curve]:
+    """One curve of rigorous bounds on the attacker's TPR per (method, direction, side) at every FPR of
+    ``fprs`` (NaN where a method gave no bound), each method answering the whole grid at once,
+    tightest at ``focus`` (:meth:`Method.tpr_curve`); methods without trade-off bounds give none."""
+    names = bounding_methods(scheme, only)
+    return _whole_grid(scheme, directions, len(fprs), names, lambda method, direction: method.tpr_curve(scheme, [float(f) for f in fprs], direction, focus))
+
+
+def _whole_grid(scheme: Scheme, directions: Sequence[Direction], points: int, names: Sequence[str], answer) -> list[Curve]:
+    """Curves from ``answer(method, direction)`` (a list of bounds per grid point) for each method in
+    ``names`` and direction; a method that declines or fails gives no curve."""
+    values = _Columns(points)
     for method in select_methods(scheme, names):
         for direction in directions:
             try:
-                per_point = method.delta_curve(scheme, [float(e) for e in epsilons], direction, focus)
+                per_point = answer(method, direction)
             except (NotApplicable, NumericalFailure):
                 continue
             for index, bounds in enumerate(per_point):

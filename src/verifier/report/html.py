@@ -24,8 +24,8 @@ from verifier._files import write_text_atomically
 from verifier.certify.calibrate import Calibration
 from verifier.certify.certificate import to_certificate
 from verifier.certify.verdict import Outcome
-from verifier.report.curves import delta_curves
-from verifier.report.plots import plot_delta_curves
+from verifier.report.curves import delta_curves, tpr_curves
+from verifier.report.plots import plot_delta_curves, plot_tradeoff
 
 __all__ = ["render_report", "write_report", "write_html", "page", "table", "text", "DEFAULT_POINTS"]
 
@@ -78,7 +78,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequenc
 def _brackets(certificate: dict) -> str:
     rows = []
     for direction, entry in certificate["directions"].items():
-        for key, label in (("delta_at_epsilon", "δ(claimed ε)"), ("epsilon_at_delta", "ε(claimed δ)"), ("rho", "ρ")):
+        for key, label in (("delta_at_epsilon", "δ(claimed ε)"), ("epsilon_at_delta", "ε(claimed δ)"), ("rho", "ρ"), ("tpr_at_fpr", "TPR(claimed FPR)")):
             if key not in entry:
                 continue
             b = entry[key]
@@ -122,9 +122,32 @@ def _estimates(certificate: dict) -> str:
     return note + table(["direction", "ε", "δ estimate", "interval", "confidence", "samples", "method"], rows, numeric=(1, 2, 3))
 
 
-def _plot(outcome: Outcome, points: int) -> str:
-    """The δ(ε) curves of the rigorous methods that ran, claim marked, as an inline PNG."""
+def _png(draw) -> str:
+    """``draw(buffer)`` as base64 PNG data."""
+    buffer = io.BytesIO()
+    draw(buffer)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _tradeoff_plot(outcome: Outcome, points: int) -> str:
+    """A trade-off claim's curve: TPR against FPR, the band between the bounds shaded, claim marked."""
     claim = outcome.claim
+    fprs = np.unique(np.concatenate([np.logspace(np.log10(min(1e-5, claim.fpr) if claim.fpr > 0 else 1e-5), 0.0, 4 * points), [claim.fpr]]))
+    fprs = fprs[fprs > 0]
+    curves = tpr_curves(claim.model, claim.directions, fprs, outcome.tpr.ran if outcome.tpr else None, focus=claim.fpr or 1e-2)
+    if not curves:
+        return '<p class="muted">No trade-off curve: no rigorous method bounds TPR here.</p>'
+    data = _png(lambda buffer: plot_tradeoff(fprs, curves, buffer, claim=(claim.fpr, claim.tpr), title=f"TPR against FPR, {claim.neighboring}"))
+    alt = f"upper and lower bounds on the attacker's TPR against FPR with the claim (TPR <= {claim.tpr:g} at FPR {claim.fpr:g}) marked"
+    return f'<img class="plot" alt="{text(alt)}" src="data:image/png;base64,{data}">'
+
+
+def _plot(outcome: Outcome, points: int) -> str:
+    """The δ(ε) curves of the rigorous methods that ran, claim marked, as an inline PNG (for a
+    trade-off claim the TPR curve, :func:`_tradeoff_plot`)."""
+    claim = outcome.claim
+    if claim.tpr is not None:
+        return _tradeoff_plot(outcome, points)
     if claim.epsilon is None or outcome.delta is None:
         return '<p class="muted">No δ(ε) curve: the claim states no (ε, δ).</p>'
     ran = [name for name in outcome.delta.ran if any(b.method.split(":")[0] == name for b in outcome.delta.bounds)]
@@ -164,8 +187,24 @@ def page(title: str, body: str) -> str:
 """
 
 
+def _reading(outcome: Outcome) -> str:
+    """A trade-off claim in one sentence: what the attacker can and cannot do at the claimed FPR."""
+    claim, tpr = outcome.claim, outcome.tpr
+    if tpr is None:
+        return ""
+    best = tpr.combined
+    return (
+        f"<p>Reading: an attacker who wrongly flags at most {claim.fpr:.4g} of non-members (FPR) correctly flags at most "
+        f"{_num(float(best.upper))} and, with the best test, at least {_num(float(best.lower))} of members (TPR), "
+        f"in the worst of the directions {', '.join(d.value for d in claim.directions)}; the claim says at most {_num(claim.tpr)}.</p>"
+    )
+
+
 def _headline(outcome: Outcome) -> str:
-    """ε(claimed δ) in words: the bracket per direction and its relative width."""
+    """ε(claimed δ) in words: the bracket per direction and its relative width (a trade-off claim:
+    :func:`_reading`)."""
+    if outcome.tpr is not None:
+        return _reading(outcome)
     if outcome.epsilon is None:
         return ""
     parts = []
@@ -189,7 +228,11 @@ def render_report(outcome: Outcome, *, calibration: Calibration | None = None, p
     certificate = to_certificate(outcome)
     verdict = certificate["verdict"]
     claim = outcome.claim
-    stated = f"ρ = {claim.rho!r} (zCDP)" if claim.rho is not None else f"(ε = {claim.epsilon!r}, δ = {claim.delta!r})"
+    stated = (
+        f"ρ = {claim.rho!r} (zCDP)" if claim.rho is not None
+        else f"TPR <= {claim.tpr!r} at FPR {claim.fpr!r} (trade-off)" if claim.tpr is not None
+        else f"(ε = {claim.epsilon!r}, δ = {claim.delta!r})"
+    )
     reasons = "".join(f"<li>{text(r)}</li>" for r in certificate["reasons"])
     skipped = "".join(f"<li>{text(s)}</li>" for s in certificate["skipped"]) or "<li>none</li>"
     versions = table(["package", "version"], [[text(k), text(v)] for k, v in certificate["versions"].items()])
@@ -204,7 +247,7 @@ def render_report(outcome: Outcome, *, calibration: Calibration | None = None, p
 <pre>{text(json.dumps(certificate['claim'], indent=2))}</pre>
 <h2>Why</h2><ul>{reasons}</ul>
 <h2>Brackets per direction (best rigorous bounds)</h2>{_brackets(certificate)}
-<h2>δ(ε) curves</h2>{_plot(outcome, points)}
+<h2>{"Trade-off curve (TPR at FPR)" if claim.tpr is not None else "δ(ε) curves"}</h2>{_plot(outcome, points)}
 <h2>Every bound</h2>{_bounds(certificate)}
 <h2>Monte Carlo evidence</h2>{_estimates(certificate)}
 <h2>Methods not run</h2><ul>{skipped}</ul>

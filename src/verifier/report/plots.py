@@ -17,12 +17,13 @@ from verifier._files import atomic_output
 from verifier._types import Direction, Side
 from verifier.errors import InvalidArgument
 
-__all__ = ["Curve", "plot_delta_curves", "pyplot", "save_figure", "legend_outside"]
+__all__ = ["Curve", "plot_delta_curves", "plot_tradeoff", "pyplot", "save_figure", "legend_outside"]
 
 
 @dataclass(frozen=True)
 class Curve:
-    """One method's bound on δ(ε) on one side, in one direction, at the plot's ε grid."""
+    """One method's bound on one side, in one direction, at the plot's grid: δ at each ε, or (trade-off
+    plots) TPR at each FPR."""
 
     method: str
     direction: Direction
@@ -107,16 +108,13 @@ def plot_delta_curves(
     save the figure to ``path`` (format from its suffix; a binary file object gets a PNG). Zero values cannot be shown on a log axis
     and are left out of the line; values more than :data:`DECADES_SHOWN` decades below the largest
     fall below the axis. Returns the path written."""
-    plt = pyplot()
     target = path if hasattr(path, "write") else Path(path)
     eps = np.asarray(epsilons, dtype=float)
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=120)
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    keys = sorted({(c.method, c.direction.value) for c in curves})
+    fig, ax, colour_of = _axes(curves)
     for curve in curves:
         values = np.asarray(curve.values, dtype=float)
         shown = np.where(values > 0, values, np.nan)
-        colour = colours[keys.index((curve.method, curve.direction.value)) % len(colours)]
+        colour = colour_of(curve.method, curve.direction.value)
         style = "-" if curve.side is Side.UPPER else "--"
         marker = "v" if curve.side is Side.UPPER else "^"
         ax.plot(eps, shown, style, color=colour, marker=marker, markersize=3, linewidth=1.2, label=curve.label)
@@ -128,9 +126,58 @@ def plot_delta_curves(
                 label=f"claim (ε={eps_claim:g}, δ={delta_claim:g})")
     ax.set_yscale("log")
     ax.set_ylim(*_log_limits(curves, claim))
-    ax.set_xlabel("ε")
-    ax.set_ylabel("δ(ε)")
-    ax.set_title(title or "bounds on δ(ε): upper (solid), lower (dashed)")
+    return _finish(fig, ax, target, "ε", "δ(ε)", title or "bounds on δ(ε): upper (solid), lower (dashed)")
+
+
+def plot_tradeoff(
+    fprs: Sequence[float],
+    curves: Sequence[Curve],
+    path: str | Path | BinaryIO,
+    *,
+    claim: tuple[float, float] | None = None,
+    title: str = "",
+) -> Path | BinaryIO:
+    """Draw the attacker's TPR against FPR on log–log axes: per method and direction the band between
+    the rigorous lower and upper bound shaded, the upper bound solid and the lower dashed, the
+    coin flip TPR = FPR dotted, and ``claim`` = (FPR, TPR) marked with a star. Saved like
+    :func:`plot_delta_curves`; returns the path written."""
+    target = path if hasattr(path, "write") else Path(path)
+    x = np.asarray(fprs, dtype=float)
+    fig, ax, colour_of = _axes(curves)
+    for key in sorted({(c.method, c.direction.value) for c in curves}):
+        colour = colour_of(*key)
+        sides = {c.side: np.asarray(c.values, dtype=float) for c in curves if (c.method, c.direction.value) == key}
+        if Side.LOWER in sides and Side.UPPER in sides:
+            ax.fill_between(x, sides[Side.LOWER], sides[Side.UPPER], color=colour, alpha=0.3, linewidth=0)
+        for side, values in sides.items():
+            style = "-" if side is Side.UPPER else "--"
+            ax.plot(x, np.where(values > 0, values, np.nan), style, color=colour, linewidth=1.2, label=f"{key[0]} {key[1]} {side.value}")
+    ax.plot(x, x, ":", color="grey", linewidth=0.8, label="coin flip (TPR = FPR)")
+    if claim is not None:
+        ax.plot([claim[0]], [claim[1]], marker="*", color="crimson", markersize=14, linestyle="none",
+                label=f"claim TPR <= {claim[1]:g} at FPR {claim[0]:g}")
+    positive = x[x > 0]
+    if positive.size and positive.min() < positive.max():
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    title = title or "membership-inference trade-off: rigorous upper (solid) and lower (dashed) bounds"
+    return _finish(fig, ax, target, "false-positive rate α (non-members flagged)", "true-positive rate 1 − β(α) (members flagged)", title)
+
+
+def _axes(curves: Sequence[Curve]):
+    """(figure, axes, colour of (method, direction)): one colour per method and direction."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(8, 5), dpi=120)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    keys = sorted({(c.method, c.direction.value) for c in curves})
+    return fig, ax, lambda method, direction: colours[keys.index((method, direction)) % len(colours)]
+
+
+def _finish(fig, ax, target, xlabel: str, ylabel: str, title: str):
+    """Label, grid, legend outside, save to ``target``; returns ``target``."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     legend_outside(fig, ax, fontsize=8)
     save_figure(fig, target, "plot")

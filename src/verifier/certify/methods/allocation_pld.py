@@ -9,6 +9,7 @@ round) and epochs by PLD composition. Works for every dominating pair.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
@@ -18,6 +19,8 @@ from verifier._validation import check_open_unit, check_real
 from verifier.certify.method import Guarantee, Method
 from verifier.pld.allocation import ConvexAllocation, allocation_bracket, convex_law
 from verifier.pld.bracket import PLDBracket
+from verifier.pld.tradeoff import tpr_bracket
+from verifier.certify.methods.pld import TPR_NOTE
 from verifier.schemes import Allocation, Scheme
 
 __all__ = ["AllocationPLD", "METHODS"]
@@ -139,6 +142,14 @@ class AllocationPLD(Method):
         bracket = self._bracket(scheme, direction, _DELTA_STEP)
         grid = _grid_note(bracket)
         return self._bounds(bracket.delta(eps), Quantity.DELTA, eps, direction, grid, bracket.dominating.error_budget)
+
+    def tpr_bounds(self, scheme: Scheme, fpr: float, direction: Direction) -> Sequence[Bound]:
+        """TPR at FPR ``fpr`` from the allocation PLD bracket (the multi-round grid, also for one round:
+        verifier.pld.tradeoff needs the DOMINATED side as a PLD on a loss grid)."""
+        bracket = self._bracket(scheme, direction, _DELTA_STEP)
+        got = tpr_bracket(bracket, fpr)
+        bounds = self._bounds(got, Quantity.TPR, fpr, direction, _grid_note(bracket), bracket.dominating.error_budget)
+        return [replace(b, note=f"{TPR_NOTE}; {b.note}") for b in bounds]
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         target = check_open_unit("delta", delta)

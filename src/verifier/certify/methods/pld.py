@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import replace
 from typing import Callable, Sequence
 
 from verifier._types import Bound, Bracket, Direction, Dominance, Quantity, Side
@@ -16,6 +17,7 @@ from verifier.pairs import Gaussian, Laplace
 from verifier.pld import PLDBracket, builder_for
 from verifier.pld.bracket import BOTH_SIDES
 from verifier.pld.schemes import scheme_pld
+from verifier.pld.tradeoff import tpr_bracket
 from verifier.schemes import Sequence as SchemeSequence
 from verifier.schemes import Composed, Poisson, PoissonReplaceOne, Scheme, Single, WithoutReplacement
 
@@ -30,6 +32,7 @@ __all__ = [
     "STALL_RATIO",
     "MAX_JUMP",
     "NARROW_SHARE",
+    "TPR_NOTE",
 ]
 
 #: Relative width of the ε (δ) bracket the adapter refines the grid toward; the returned bounds
@@ -64,6 +67,13 @@ _NOTE = (
     "self-composition by one long-double FFT power (Chernoff window, round-off by Higham Thm 24.2 / "
     "Lemma 3.5, per bin by a componentwise radix-2 bound), other compositions exact on a 64-bit fixed-point split; the FFTs are verifier's own "
     "radix-2 kernels with proven twiddle error, bounded by Higham Thm 24.2"
+)
+
+
+#: How a TPR bound is obtained from the PLD bracket (quoted in every TPR bound's note).
+TPR_NOTE = (
+    "TPR(α) = inf over real ε of δ(ε) + e^ε·α (Dong, Roth & Su 2022, Prop 2.12; proofs/tradeoff_conversion.py): "
+    "upper from the dominating PLD at any ε, lower as the dominated PLD's exact infimum over its grid losses"
 )
 
 
@@ -119,6 +129,22 @@ class PLDMethod(Method):
         bracket = self._refined(scheme, direction, lambda b: b.epsilon(delta), EPSILON_ABS_ACCURACY, delta)
         got = bracket.epsilon(delta)
         return self._bounds(got, Quantity.EPSILON, delta, direction, bracket)
+
+    def tpr_bounds(self, scheme: Scheme, fpr: float, direction: Direction) -> Sequence[Bound]:
+        """TPR at FPR ``fpr`` from the PLD bracket refined for it: the DOMINATING PLD's conjugate
+        gives the UPPER end, the DOMINATED PLD's exact infimum over its grid losses the LOWER end
+        (verifier.pld.tradeoff; proofs/tradeoff_conversion.py, Lemmas 1–3)."""
+        return self.tpr_curve(scheme, [fpr], direction, fpr)[0]
+
+    def tpr_curve(self, scheme: Scheme, fprs: Sequence[float], direction: Direction, focus: float) -> list[Sequence[Bound]]:
+        """TPR bounds at every FPR of a grid from the one PLD bracket refined for TPR at ``focus``
+        (rigorous at every FPR; tightest at ``focus``)."""
+        bracket = self._refined(scheme, direction, lambda b: tpr_bracket(b, focus), DELTA_ABS_ACCURACY)
+        got = tpr_bracket(bracket, [float(f) for f in fprs])
+        return [
+            [replace(b, note=f"{TPR_NOTE}; {b.note}") for b in self._bounds(got[i], Quantity.TPR, float(fpr), direction, bracket)]
+            for i, fpr in enumerate(fprs)
+        ]
 
     def _refined(
         self,
