@@ -84,6 +84,10 @@ def test_opacus_gdp_below_lower_bound_rdp_and_prv_sound():
     assert all(r.status == "sound" for r in by["opacus RDPAccountant"] + by["opacus PRVAccountant"])
     gdp = by["opacus GaussianAccountant"]
     assert any(r.status == "UNSOUND" and r.verdict == "VIOLATED" for r in gdp)
+    # a shuffled run (poisson_sampling=False) reported as Poisson: below the shuffled lower end (issue 24)
+    shuffled = [r for r in report.rows if "poisson_sampling=False" in r.accountant]
+    assert len(shuffled) == 3 and all(r.status == "UNSOUND" and r.verdict == "VIOLATED" for r in shuffled)
+    assert all("--scheme shuffled" in r.reproducer and r.bracket.lower > 6.28 for r in shuffled)
 
 
 def test_missing_peer_is_reported_skipped(monkeypatch, capsys):

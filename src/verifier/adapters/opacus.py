@@ -2,15 +2,23 @@
 
 Every Opacus accountant (``RDPAccountant``, ``PRVAccountant``, ``GaussianAccountant``) keeps its
 ``history``: a list of ``(noise_multiplier, sample_rate, num_steps)`` phases, one per run of
-``step()`` calls with the same parameters. Opacus samples batches by Poisson sampling and accounts
-for add/remove neighbours, with per-sample gradients clipped at C and noise of standard deviation
-σ·C: each phase is ``num_steps`` Poisson-sampled Gaussian steps of σ = noise multiplier at
-sensitivity 1. One phase is a ``poisson`` scheme, several a ``sequence`` of them. Nothing is
-trained: only the history is read.
+``step()`` calls with the same parameters. Opacus accounts for add/remove neighbours, with
+per-sample gradients clipped at C and noise of standard deviation σ·C, as if every batch were
+Poisson-sampled: each phase is ``num_steps`` Poisson-sampled Gaussian steps of σ = noise multiplier
+at sensitivity 1. One phase is a ``poisson`` scheme, several a ``sequence`` of them. Nothing is
+trained: only the history (and, for a shuffled run, the data loader's sizes) is read.
+
+``make_private(..., poisson_sampling=False)`` keeps the caller's data loader and records
+``sample_rate = 1/len(data_loader)``: the run shuffles once per epoch and cuts batches of B, and the
+history still reads as Poisson. Given that ``data_loader``, the claim is about what actually ran:
+the ``shuffled`` scheme (n = ``len(dataset)``, B = ``batch_size``, ``drop_last``, epochs =
+num_steps / len(data_loader)) under replace-one neighbours (the relation shuffled batches are defined
+for; :mod:`verifier.certify.methods.shuffled`), with the ε Opacus reported.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from verifier.certify.claim import Claim, parse_claim
@@ -19,10 +27,11 @@ from verifier.errors import InvalidArgument
 __all__ = ["from_opacus"]
 
 
-def from_opacus(accountant: Any, *, delta: float, epsilon: float | None = None) -> Claim:
-    """The claim "the run in ``accountant.history`` is (ε, ``delta``)-DP for add/remove
-    neighbours", with ε = ``epsilon`` or, by default, the accountant's own
-    ``get_epsilon(delta)``."""
+def from_opacus(accountant: Any, *, delta: float, epsilon: float | None = None, data_loader: Any = None) -> Claim:
+    """The claim "the run in ``accountant.history`` is (ε, ``delta``)-DP", with ε = ``epsilon`` or,
+    by default, the accountant's own ``get_epsilon(delta)``: for add/remove neighbours under Poisson
+    sampling, or, when ``data_loader`` is a plain shuffling PyTorch loader (Opacus's
+    ``poisson_sampling=False``), for replace-one neighbours under shuffled batches."""
     history = getattr(accountant, "history", None)
     if not history:
         raise InvalidArgument("accountant", type(accountant).__name__, "has no history of (noise_multiplier, sample_rate, num_steps); call step() first")
@@ -36,9 +45,40 @@ def from_opacus(accountant: Any, *, delta: float, epsilon: float | None = None) 
     if epsilon is None:
         epsilon = float(accountant.get_epsilon(delta=delta))
     source = f"opacus {type(accountant).__name__}"
+    if data_loader is not None and not _poisson_loader(data_loader):
+        obj = _shuffled(phases, data_loader)
+        return parse_claim({**obj, "neighboring": "replace_one", "epsilon": epsilon, "delta": delta, "source": f"{source}, poisson_sampling=False"})
     if len(phases) == 1:
         mechanism = phases[0].pop("mechanism")
         obj = {"mechanism": mechanism, "scheme": phases[0]}
     else:
         obj = {"scheme": {"name": "sequence", "phases": phases}}
     return parse_claim({**obj, "neighboring": "add_or_remove", "epsilon": epsilon, "delta": delta, "source": source})
+
+
+def _poisson_loader(loader: Any) -> bool:
+    """Whether ``loader`` is Opacus's DPDataLoader (Poisson sampling, ``poisson_sampling=True``)."""
+    return any(cls.__name__ == "DPDataLoader" and cls.__module__.startswith("opacus") for cls in type(loader).__mro__)
+
+
+def _shuffled(phases: list[dict], loader: Any) -> dict:
+    """The ``shuffled`` claim objects of a run over the plain PyTorch ``loader``: one phase (one σ)
+    whose step count is a whole number of epochs at Opacus's recorded rate 1/len(loader)."""
+    sampler = type(getattr(loader, "sampler", None)).__name__
+    if sampler != "RandomSampler" or getattr(loader.sampler, "replacement", False):
+        raise InvalidArgument(
+            "data_loader", sampler, "must shuffle once per epoch (DataLoader(..., shuffle=True)); other samplers are not the shuffled scheme"
+        )
+    if len(phases) != 1:
+        raise InvalidArgument("accountant.history", len(phases), "a shuffled run is modelled for one phase (one noise multiplier)")
+    batches = len(loader)
+    rate, steps = phases[0]["rate"], phases[0]["steps"]
+    if not math.isclose(rate, 1.0 / batches, rel_tol=1e-9):
+        raise InvalidArgument("history[0].sample_rate", rate, f"must be 1/len(data_loader) = 1/{batches}: the history is not of this loader")
+    if steps % batches:
+        raise InvalidArgument("history[0].num_steps", steps, f"must be a whole number of epochs ({batches} steps each)")
+    scheme = {
+        "name": "shuffled", "dataset_size": len(loader.dataset), "batch_size": loader.batch_size,
+        "epochs": steps // batches, "drop_last": bool(loader.drop_last),
+    }
+    return {"mechanism": phases[0]["mechanism"], "scheme": scheme}

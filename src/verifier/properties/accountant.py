@@ -152,7 +152,8 @@ def certify_command(claim: Claim) -> str:
     flags = [f"--mechanism {claim.mechanism['name']}"]
     flags += [f"--{k.replace('_', '-')} {v!r}" for k, v in claim.mechanism.items() if k != "name"]
     flags.append(f"--scheme {claim.scheme['name']}")
-    flags += [f"--{k.replace('_', '-')} {v!r}" for k, v in claim.scheme.items() if k != "name"]
+    flags += [f"--{k.replace('_', '-')} {v!r}" for k, v in claim.scheme.items() if k != "name" and not isinstance(v, bool)]
+    flags += [f"--{k.replace('_', '-')}" for k, v in claim.scheme.items() if v is True]  # a flag (shuffled's drop_last)
     flags += [f"--neighboring {claim.neighboring}", f"--epsilon {claim.epsilon!r}", f"--delta {claim.delta!r}"]
     return "verifier certify " + " ".join(flags)
 
