@@ -114,3 +114,54 @@ def test_zcdp_claim_without_a_known_rho_is_inconclusive(capsys):
     _validate(cert)
     assert cert["verdict"] == "INCONCLUSIVE" and cert["bounds"] == []
     assert cert["methods_run"] and all(any(s.startswith(f"ρ: {m} (") for s in cert["skipped"]) for m in cert["methods_run"])
+
+
+# ---- ρ of pure-DP pairs as sup_α D_α/α (issue 33, item 5) ---------------------------------------
+
+
+def _renyi_of_masses(p, q, alpha) -> mp.mpf:
+    """D_α(P‖Q) of a finite pair from its masses (the definition, mpmath)."""
+    return mp.log(mp.fsum(pi**alpha * qi ** (1 - alpha) for pi, qi in zip(p, q))) / (alpha - 1)
+
+
+def test_laplace_rho_is_its_kl_divergence():
+    """Laplace scale 1: ρ* = sup_α D_α/α = KL = ε0 + e^{−ε0} − 1 = 1/e (the limit α → 1; Prop 16's
+    ε0²/2 = 0.5 is far above). A bound that stopped at ε0²/2 or a lower grid that missed α → 1 fails."""
+    from verifier.pairs import Laplace
+    from verifier.rdp.zcdp import rho_upper
+    from verifier.schemes import Single
+
+    truth = float(mp.e**-1)
+    upper = rho_upper(Single(Laplace(1.0)))
+    assert truth <= upper <= truth * (1 + 2e-4)
+    assert main(["certify", "--mechanism", "laplace", "--scale", "1", "--claim-rho", repr(truth * 1.01)]) == 0
+    assert main(["certify", "--mechanism", "laplace", "--scale", "1", "--claim-rho", repr(truth * 0.99)]) == 1
+
+
+@pytest.mark.parametrize(("p", "q"), [((0.01, 0.99), (0.0001, 0.9999)), ((0.6, 0.3, 0.1), (0.2, 0.3, 0.5))])
+def test_sup_renyi_ratio_brackets_a_dense_mpmath_maximum(p, q):
+    """The first pair peaks at an interior order (a rare outcome with likelihood ratio 100): its D_α/α
+    rises from the KL divergence, so a cell bound that only looked at the cell's ends would undercut
+    the maximum; the second is asymmetric (both directions count). Reference: the maximum of D_α/α over
+    a dense grid of α in (1, 400] in both directions, from the masses, with the tail D_∞/400 below it."""
+    from verifier.pairs import DiscretePair
+    from verifier.rdp.zcdp import sup_renyi_ratio
+
+    with mp.workdps(30):
+        P, Q = [mp.mpf(v) for v in p], [mp.mpf(v) for v in q]
+        grid = [1 + mp.mpf(10) ** (x / 50) for x in range(-300, 131)]
+        best = max(max(_renyi_of_masses(P, Q, a) / a, _renyi_of_masses(Q, P, a) / a) for a in grid)
+        d_inf = max(abs(mp.log(a / b)) for a, b in zip(P, Q))
+    got = sup_renyi_ratio(DiscretePair(p, q), float(d_inf) * (1 + 1e-15))
+    assert got.lower <= float(best) * (1 + 1e-4)  # the grid may miss the peak by a little
+    assert float(best) * (1 - 1e-12) <= got.upper <= got.lower * (1 + 2e-4)
+
+
+def test_composed_randomized_response_rho_adds():
+    """T = 20 steps of RR ε0 = 0.3: ρ* = 20·KL = 20·ε0·tanh(ε0/2) (additivity of D_α, Lemma 33.2)."""
+    from verifier.pairs import RandomizedResponse
+    from verifier.rdp.zcdp import rho_upper
+    from verifier.schemes import Composed, Single
+
+    truth = float(20 * mp.mpf(0.3) * mp.tanh(mp.mpf(0.3) / 2))
+    assert truth <= rho_upper(Composed(Single(RandomizedResponse(0.3)), 20)) <= truth * (1 + 2e-4)

@@ -384,6 +384,9 @@ WRONG_CLAIMS = [
     ("shuffle_count", "delta_tail", _module("shuffle_count").claims()["delta_tail"].subs(sp.exp(epsilon) - 1, 1)),
     ("shuffle_count", "clone_ratio", 1 / _module("shuffle_count").claims()["clone_ratio"]),
     ("shuffle_count", "clone_kappa", (sp.exp(epsilon0) - 1) / ((sp.exp(epsilon0) + 1) * (sp.exp(epsilon) + 1))),
+    # zcdp_sup (sign of the linear term; the first cell's bound without the 1/alpha)
+    ("zcdp_sup", "critical", _module("zcdp_sup").s * alpha**2 - 2 * _module("zcdp_sup").c * alpha - _module("zcdp_sup").c),
+    ("zcdp_sup", "first_cell", _module("zcdp_sup").s),
 ]
 
 

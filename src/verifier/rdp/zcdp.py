@@ -7,7 +7,8 @@ bounds it from both sides:
 - UPPER: :func:`rho_upper`, dispatched through :data:`RHO` (scheme type → ρ). Single → the pair's
   ρ from :data:`PAIR_RHO`: Gaussian Δ²/(2σ²) (Steinke 2022, Lemma 12; exact: D_α = αΔ²/(2σ²) for
   every α, Lemma 33.4), and for pure ε₀-DP pairs (Laplace with ε₀ = Δ/b, randomized response,
-  ApproxDP with δ₀ = 0) ε₀²/2 (Prop 16); Composed → ``times`` × the inner ρ (Thm 13: ρ adds under
+  ApproxDP with δ₀ = 0) the smaller of ε₀²/2 (Prop 16) and a rigorous evaluation of sup_α D_α/α
+  (:func:`sup_renyi_ratio`: Laplace with scale 1 gives 0.36788, the KL limit, where Prop 16 says 0.5); Composed → ``times`` × the inner ρ (Thm 13: ρ adds under
   composition, adaptive or not, Prop 19); Sequence → the sum of its phases' ρ (Thm 13 again,
   heterogeneous; a phase without a known ρ leaves the sequence without one); fixed-size batches and
   Poisson sampling under replace-one → ``steps`` × the replace-one pair's ρ (joint quasi-convexity,
@@ -42,10 +43,10 @@ import numpy as np
 from flint import arb
 
 from verifier._directed import arb_bound, up, with_precision
-from verifier._types import Direction, Side
+from verifier._types import Bracket, Direction, Side
 from verifier._validation import check_nonnegative, check_open_unit, check_order, check_real
 from verifier.errors import InvalidArgument, NotApplicable
-from verifier.pairs import ApproxDP, Gaussian, Laplace, RandomizedResponse, replace_one_pair
+from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse, replace_one_pair
 from verifier.rdp.conversion import Conversion, Converted, delta_upper, epsilon_upper
 from verifier.rdp.curve import RdpCurve
 from verifier.schemes import Composed, PoissonReplaceOne, Scheme, Sequence, Single, WithoutReplacement
@@ -61,9 +62,12 @@ __all__ = [
     "epsilon_from_rho",
     "delta_from_rho",
     "RHO_CITATION",
+    "sup_renyi_ratio",
+    "SUP_RTOL",
+    "SUP_MAX_EVALUATIONS",
 ]
 
-RHO_CITATION = "zCDP (Steinke 2022, Def 11): Gaussian rho = Delta^2/(2 sigma^2) (Lemma 12), pure eps0-DP rho = eps0^2/2 (Prop 16), composition adds rho (Thm 13)"
+RHO_CITATION = "zCDP (Steinke 2022, Def 11): Gaussian rho = Delta^2/(2 sigma^2) (Lemma 12), pure eps0-DP rho <= min(eps0^2/2 (Prop 16), sup_alpha D_alpha/alpha on a grid of orders with the monotonicity remainder of van Erven & Harremoes 2014, Thm 3), composition adds rho (Thm 13)"
 
 
 def _gaussian(pair: Gaussian) -> float:
@@ -71,26 +75,114 @@ def _gaussian(pair: Gaussian) -> float:
         return arb_bound(arb(pair.sensitivity) ** 2 / (2 * arb(pair.sigma) ** 2), Side.UPPER)
 
 
-def _pure(epsilon0: arb) -> float:
-    """Prop 16: an ε₀-DP pair is ε₀²/2-zCDP."""
-    return arb_bound(epsilon0**2 / 2, Side.UPPER)
+#: The sup over orders stops refining once its upper end is within this relative gap of its lower end,
+#: or after SUP_MAX_EVALUATIONS Rényi evaluations per direction (it is rigorous whenever it stops).
+SUP_RTOL = 1e-4
+SUP_MAX_EVALUATIONS = 400
+
+
+def sup_renyi_ratio(pair: DominatingPair, max_loss: float) -> Bracket:
+    """Rigorous bracket on ρ* = sup_{α>1} D_α/α over both directions, for a pair whose privacy loss
+    is at most ``max_loss`` = D_∞ in absolute value (Steinke 2022, Def 11: the smallest ρ of a
+    ρ-zCDP pair). Derivation (proofs/zcdp_sup.py), with K(α) = (α − 1)D_α = ln E_Q[e^{αℓ}]:
+
+    - K is convex (a cumulant generating function; Hölder) with K(1) = 0, so on a cell [a, b] of
+      orders K lies below its chord through the UPPER values K(a), K(b), and D_α/α = K(α)/(α(α − 1))
+      is at most g(α) = chord(α)/(α(α − 1)), whose maximum over [a, b] is at an end or at the root of
+      sα² + 2cα − c = 0 (chord = c + sα); on [1, b] this gives D_b, the value whose limit b → 1 is
+      the KL divergence (where the sup of a Laplace pair is attained);
+    - D_α <= D_∞ = ``max_loss`` for every α, so on [A, ∞) D_α/α <= max_loss/A;
+    - every evaluated order gives the LOWER bound D_a/a <= ρ*.
+
+    The cells are refined where the upper end is largest (branch and bound) until it is within
+    SUP_RTOL of the lower end or SUP_MAX_EVALUATIONS orders were evaluated; every Rényi value is a
+    ball-arithmetic bracket rounded outward, so the bracket is rigorous whenever it stops."""
+    symmetric = pair.swapped() == pair
+    directions = (Direction.REMOVE,) if symmetric else (Direction.REMOVE, Direction.ADD)
+
+    def renyi(order: float) -> tuple[float, float]:
+        brackets = [pair.renyi(order, d) for d in directions]
+        return max(b.lower for b in brackets), max(b.upper for b in brackets)
+
+    with with_precision():
+        orders = [1.0 + 2.0**e for e in range(-24, 13, 4)]
+        values = {a: renyi(a) for a in orders}
+        lower = max(arb_bound(arb(values[a][0]) / a, Side.LOWER) for a in orders)
+        # cells (lo, hi) of orders; hi = inf is the tail [lo, ∞)
+        cells = [(1.0, orders[0])] + list(zip(orders, orders[1:])) + [(orders[-1], math.inf)]
+        memo: dict[tuple[float, float], float] = {}
+
+        def upper_of(cell: tuple[float, float]) -> float:
+            if cell not in memo:
+                memo[cell] = _cell_upper(cell, values, max_loss)
+            return memo[cell]
+
+        evaluations = len(orders)
+        while evaluations < SUP_MAX_EVALUATIONS:
+            worst = max(cells, key=upper_of)
+            if upper_of(worst) <= lower * (1 + SUP_RTOL):
+                break
+            lo, hi = worst
+            new = lo * 16.0 if math.isinf(hi) else 1.0 + math.sqrt((lo - 1.0) * (hi - 1.0)) if lo > 1.0 else 1.0 + (hi - 1.0) / 16.0
+            if not lo < new < hi or new - 1.0 < 2.0**-60:
+                break
+            values[new] = renyi(new)
+            evaluations += 1
+            lower = max(lower, arb_bound(arb(values[new][0]) / new, Side.LOWER))
+            cells.remove(worst)
+            cells += [(lo, new), (new, hi)]
+        return Bracket(lower, max(upper_of(cell) for cell in cells))
+
+
+def _cell_upper(cell: tuple[float, float], values: dict[float, tuple[float, float]], max_loss: float) -> float:
+    """UPPER bound on D_α/α over one cell of :func:`sup_renyi_ratio` (its docstring)."""
+    lo, hi = cell
+    if math.isinf(hi):
+        return arb_bound(arb(max_loss) / lo, Side.UPPER)
+    if lo == 1.0:
+        return values[hi][1]  # chord from K(1) = 0 to K(b): g(α) = D_b/α <= D_b
+    a, b = arb(lo), arb(hi)
+    k_a, k_b = (a - 1) * arb(values[lo][1]), (b - 1) * arb(values[hi][1])
+    slope = (k_b - k_a) / (b - a)
+    c = k_a - slope * a
+
+    def g(x: arb) -> arb:
+        return (c + slope * x) / (x * (x - 1))
+
+    candidates = [g(a), g(b)]
+    if slope != 0:
+        disc = c * c + slope * c
+        if disc >= 0:
+            for sign in (1, -1):
+                root = (-c + sign * disc.sqrt()) / slope
+                if root > a and root < b:
+                    candidates.append(g(root))
+                elif not (root <= a or root >= b):  # the ball straddles an end: clip it to the cell
+                    candidates.append(g(root.intersection(a.union(b))))
+    return max(arb_bound(v, Side.UPPER) for v in candidates)
+
+
+def _pure(pair: DominatingPair, epsilon0: arb) -> float:
+    """An ε₀-DP pair: the smaller of ε₀²/2 (Prop 16) and the upper end of :func:`sup_renyi_ratio`."""
+    bound = arb_bound(epsilon0**2 / 2, Side.UPPER)
+    return min(bound, sup_renyi_ratio(pair, arb_bound(epsilon0, Side.UPPER)).upper)
 
 
 def _laplace(pair: Laplace) -> float:
     with with_precision():
-        return _pure(arb(pair.sensitivity) / arb(pair.scale))
+        return _pure(pair, arb(pair.sensitivity) / arb(pair.scale))
 
 
 def _randomized_response(pair: RandomizedResponse) -> float:
     with with_precision():
-        return _pure(arb(pair.epsilon0))
+        return _pure(pair, arb(pair.epsilon0))
 
 
 def _approx_dp(pair: ApproxDP) -> float:
     if pair.delta0 > 0:
         raise NotApplicable(f"ApproxDP with delta0={pair.delta0!r} > 0 is not zCDP (D_alpha = +inf)")
     with with_precision():
-        return _pure(arb(pair.epsilon0))
+        return _pure(pair, arb(pair.epsilon0))
 
 
 #: Pair type → UPPER bound on the pair's ρ (module docstring).

@@ -27,8 +27,9 @@ from verifier.schemes import Composed, PoissonReplaceOne, Scheme, Single, Withou
 __all__ = ["ZCDP", "METHODS", "RHO_ORDERS"]
 
 #: Orders at which D_α/α is bounded from below for the ρ lower bound (D_α/α of a Gaussian is the
-#: same at every order; other pairs peak at small or large orders, so the grid spans both).
-RHO_ORDERS = (1.01, 1.1, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0, 32.0, 64.0, 256.0)
+#: same at every order; other pairs peak at small or large orders, so the grid spans both; a Laplace or
+#: randomized-response pair peaks at α → 1, its KL divergence, which 1.0001 reaches to ~1e-4).
+RHO_ORDERS = (1.0001, 1.001, 1.01, 1.1, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0, 32.0, 64.0, 256.0)
 
 _CONVERSIONS = {
     Conversion.IMPROVED: ("zcdp:prop14", "Steinke 2022, Prop 14 (inf over t)"),
