@@ -208,3 +208,14 @@ def test_certificate_validates_and_names_the_attained_datasets():
     jsonschema.Draft202012Validator(schema()).validate(json.loads(json.dumps(cert)))
     assert cert["verdict"] == "VIOLATED" and cert["claim"]["scheme"]["drop_last"] is True
     assert "attained datasets D = (v, ..., v)" in json.dumps(cert)
+
+
+def test_opacus_add_remove_number_is_refuted_through_group_privacy():
+    """README: an add/remove (ε, δ) guarantee gives replace-one (2ε, (1 + e^ε)δ) (a replacement is a
+    removal then an addition). Opacus's PRV ε = 0.9276 at δ = 1e-5 for the shuffled DP-SGD loader
+    (σ = 1.1, n = 60000, B = 256, 10 epochs) would give replace-one ε = 1.8551 at 3.53e-5, and the
+    shuffled lower end there is above it: the add/remove number is false in its own relation."""
+    eps = 0.9275652708525054  # PRVAccountant, history [(1.1, 1/235, 2350)]
+    scheme = ShuffledBatches(Gaussian(1.1, 2.0), 60000, 256, 10)
+    lower = bound(scheme, Quantity.EPSILON, (1 + math.exp(eps)) * 1e-5, Direction.REMOVE, Side.LOWER)
+    assert lower > 5.6 > 2 * eps
