@@ -4,6 +4,11 @@ Result: for 1-out-of-t random allocation of a pair with moments m_p = E_Q[(P/Q)^
 absolute continuity),
 
     R_2(Pbar_t || Q^t) = log(1 + (m_2 - 1)/t),
+    R_3(Pbar_t || Q^t) = (1/2) log(1 + ((m_3 - 1) + 3(t - 1)(m_2 - 1))/t^2),
+
+(the second: t m_3 + 3t(t-1) m_2 + t(t-1)(t-2) - t^3 = t(m_3 - 1) + 3t(t-1)(m_2 - 1); both are
+increasing in m_2 and m_3 and, written with m_p - 1 = expm1((p-1) D_p), free of cancellation at
+large t, which is how src/verifier/rdp/allocation.py evaluates them in ball arithmetic),
 
 and for the Gaussian pair (m_p = e^{p(p-1) Delta^2/(2 sigma^2)}, from gaussian_renyi's export)
 
@@ -27,6 +32,7 @@ Exports of :func:`derive` (free symbols: t = number of steps; m2 = second moment
 name            expression                                             free symbols
 ==============  =====================================================  ====================
 renyi2_general  log(1 + (m2 - 1)/t)                                    m2, t
+renyi3_general  log(1 + ((m3 - 1) + 3(t-1)(m2 - 1))/t^2)/2            m2, m3, t
 renyi2          log(1 + (exp(Delta**2/sigma**2) - 1)/t)                Delta, sigma, t
 renyi3          log((t e^{3D} + 3t(t-1) e^{D} + t(t-1)(t-2))/t^3)/2,   Delta, sigma, t
                 D = Delta**2/sigma**2
@@ -55,6 +61,7 @@ m1, m2, m3 = allocation_partition_sum.moments[:3]
 
 EXPORT_SYMBOLS = {
     "renyi2_general": ("m2", "t"),
+    "renyi3_general": ("m2", "m3", "t"),
     "renyi2": ("Delta", "sigma", "t"),
     "renyi3": ("Delta", "sigma", "t"),
 }
@@ -64,6 +71,7 @@ def claims() -> dict[str, sp.Expr]:
     d = Delta**2 / sigma**2
     return {
         "renyi2_general": sp.log(1 + (m2 - 1) / t),
+        "renyi3_general": sp.log(1 + ((m3 - 1) + 3 * (t - 1) * (m2 - 1)) / t**2) / 2,
         "renyi2": sp.log(1 + (sp.exp(d) - 1) / t),
         "renyi3": sp.log((t * sp.exp(3 * d) + 3 * t * (t - 1) * sp.exp(d) + t * (t - 1) * (t - 2)) / t**3) / 2,
     }
@@ -78,6 +86,7 @@ def _derived() -> dict[str, sp.Expr]:
     gaussian = {m1: 1, m2: gaussian_m[2], m3: gaussian_m[3]}
     return {
         "renyi2_general": sp.log(s2.subs(m1, 1) / t**2),
+        "renyi3_general": sp.log(s3.subs(m1, 1) / t**3) / 2,
         "renyi2": sp.log(s2.subs(gaussian) / t**2),
         "renyi3": sp.log(s3.subs(gaussian) / t**3) / 2,
     }
@@ -88,8 +97,8 @@ def derive(*, claimed: Mapping[str, sp.Expr] | None = None) -> dict[str, sp.Expr
     entries of :func:`claims`). Returns the verified expressions; raises DerivationFailed."""
     claim = merge_claims(claims(), claimed)
     got = _derived()
-    points = [{Delta: d, sigma: s, t: n, m2: mm} for d in (sp.Rational(1, 2), 1, 3) for s in (sp.Rational(1, 2), 2)
-              for n in (1, 2, 7, 1000) for mm in (sp.Rational(3, 2), 40)]
+    points = [{Delta: d, sigma: s, t: n, m2: mm, m3: mm**3 + 1} for d in (sp.Rational(1, 2), 1, 3)
+              for s in (sp.Rational(1, 2), 2) for n in (1, 2, 7, 1000) for mm in (sp.Rational(3, 2), 40)]
     for name in EXPORT_SYMBOLS:
         # compare exp(value): the arguments of the logs are rational functions
         require_equal(sp.exp(got[name]), sp.exp(claim[name]), f"allocation {name}", points)

@@ -20,14 +20,21 @@ Inputs (validated and allocated by :mod:`verifier.matrix.renyi`):
 - ``band[k, d]`` = H[k, k − d] for d = 0..p−1 (0 where k − d < 0): the non-cyclic band;
 - ``glue[i, j]`` = H[i, b − 1 − j] for i, j = 0..p−2: the cyclic corner;
 - ``lfact[t]`` = log(t!) for t = 0..amax;
-- ``out`` (amax + 1): receives log S_m;  ``info[0]`` receives the largest |log value| met (for the
-  rounding allowance computed by the caller);
+- ``out`` (amax + 1): receives log S_m;
+- ``info`` (amax + 1): ``info[m]`` receives the largest |log value| met (summand or partial
+  log-sum-exp) in a state of partial count m; every value that feeds out[m] has partial count <= m,
+  so the caller's rounding allowance for order m uses max(info[0..m]) (one allowance per order,
+  not the largest order's for all). Each prefix's totals are summed apart, then added to out once
+  per total, so the chain of sums into out[m] is short (the allowance counts its length);
 - ``states``, ``scratch``: work arrays of (amax + 1)^p doubles.
-Return code: 0 on success, 1 on inconsistent shapes.
+Return code: 0 on success, 1 on inconsistent shapes or amax >= 512.
 Slow twin: :func:`verifier.reference.matrix.dp_log_sums` (plain Python, same recursion).
 """
 
 from libc.math cimport INFINITY, exp, fabs, log1p
+
+cdef enum:
+    MAX_TOTALS = 512  # largest amax + 1 (the per-prefix sums live on the stack)
 
 
 cdef inline double _lse(double x, double y) noexcept nogil:
@@ -63,10 +70,11 @@ def matrix_log_sums(
     cdef Py_ssize_t L = p - 1, A = amax + 1
     cdef Py_ssize_t size = 1, i, j, u, k, s, t, m, idx, nidx, stride_top
     cdef long total_l
-    cdef double lw, s1, delta, g, biggest = 0.0, v
+    cdef double lw, s1, delta, g, v
     cdef long prefix[64]
     cdef long suffix[64]
-    if p < 1 or p > 64 or b < p or lfact.shape[0] < A or out.shape[0] < A or info.shape[0] < 1:
+    cdef double local[MAX_TOTALS]
+    if A > MAX_TOTALS or p < 1 or p > 64 or b < p or lfact.shape[0] < A or out.shape[0] < A or info.shape[0] < A:
         return 1
     if L > 0 and (glue.shape[0] < L or glue.shape[1] < L):
         return 1
@@ -78,6 +86,7 @@ def matrix_log_sums(
     with nogil:
         for m in range(A):
             out[m] = -INFINITY
+            info[m] = 0.0
         for u in range(L):
             prefix[u] = 0
         while True:
@@ -97,6 +106,8 @@ def matrix_log_sums(
                 for u in range(L):
                     idx = idx + prefix[u] * (stride_top // _pow(A, u + 1))
                 states[idx] = lw
+                if fabs(lw) > info[total_l]:
+                    info[total_l] = fabs(lw)
                 for k in range(L, b):
                     for idx in range(size):
                         scratch[idx] = -INFINITY
@@ -119,11 +130,15 @@ def matrix_log_sums(
                             else:
                                 s = m + t
                             v = lw + delta
-                            if fabs(v) > biggest:
-                                biggest = fabs(v)
+                            if fabs(v) > info[m + t]:
+                                info[m + t] = fabs(v)
                             scratch[s] = _lse(scratch[s], v)
+                            if fabs(scratch[s]) > info[m + t]:
+                                info[m + t] = fabs(scratch[s])
                     for idx in range(size):
                         states[idx] = scratch[idx]
+                for m in range(A):
+                    local[m] = -INFINITY
                 for idx in range(size):
                     lw = states[idx]
                     if lw == -INFINITY:
@@ -134,9 +149,18 @@ def matrix_log_sums(
                         for j in range(L):  # suffix[L−1−j] is position b − 1 − j
                             g += glue[i, j] * prefix[i] * suffix[L - 1 - j]
                     v = lw + g
-                    if fabs(v) > biggest:
-                        biggest = fabs(v)
-                    out[m] = _lse(out[m], v)
+                    if fabs(v) > info[m]:
+                        info[m] = fabs(v)
+                    local[m] = _lse(local[m], v)
+                    if fabs(local[m]) > info[m]:
+                        info[m] = fabs(local[m])
+                # this prefix's sums join the total once per total: the chain into out[m] is the
+                # states of one prefix plus the prefixes, not their product
+                for m in range(A):
+                    if local[m] != -INFINITY:
+                        out[m] = _lse(out[m], local[m])
+                        if fabs(out[m]) > info[m]:
+                            info[m] = fabs(out[m])
             # next prefix (odometer over {0..amax}^L; the sum check above skips the rest)
             u = L - 1
             while u >= 0:
@@ -147,7 +171,6 @@ def matrix_log_sums(
                 u -= 1
             if u < 0:
                 break
-        info[0] = biggest
     return 0
 
 

@@ -28,12 +28,18 @@ __all__ = [
     "loss_index",
     "with_precision",
     "ratio_sum_breakpoints",
+    "EXACT_RTOL",
     "log_index",
 ]
 
 #: Working precision (bits) of the ball arithmetic behind the closed forms: far beyond float64, so
 #: the final outward rounding to float64 (one ulp each side) dominates the bracket width.
 ARB_PRECISION_BITS = 128
+
+#: A value is flagged "exact" only when its rigorous bracket (the value and a matching bound on the
+#: other side) is at most this wide, relative: exact to 12 digits, not merely "a formula that is
+#: an equality" evaluated with a loose rounding allowance (issues 19 and 30).
+EXACT_RTOL = 1e-12
 
 
 def up(x: float | npt.NDArray[np.float64]) -> float | npt.NDArray[np.float64]:

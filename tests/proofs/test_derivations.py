@@ -311,6 +311,10 @@ WRONG_CLAIMS = [
     ("allocation_alpha2", "renyi2",
      sp.log(1 + (sp.exp(Delta**2 / (2 * sigma**2)) - 1) / sp.Symbol("t", positive=True, integer=True))),
     ("allocation_alpha2", "renyi3", 2 * _module("allocation_alpha2").claims()["renyi3"]),
+    # issue 30: 3t(m2 - 1) for 3(t - 1)(m2 - 1) (the m1^3 term's t(t-1)(t-2) folded in wrongly)
+    ("allocation_alpha2", "renyi3_general",
+     sp.log(1 + ((sp.Symbol("m3", positive=True) - 1) + 3 * sp.Symbol("t", positive=True, integer=True)
+                 * (sp.Symbol("m2", positive=True) - 1)) / sp.Symbol("t", positive=True, integer=True) ** 2) / 2),
     # allocation_convex_split (issue 5): the split measured from the wrong lattice point; the cell
     # moment read from the Q loss law instead of the P loss law
     ("allocation_convex_split", "upper_share",

@@ -68,6 +68,25 @@ def test_order_two_closed_form(t, sigma):
     assert exact <= value <= exact + CLOSED_FORM_ATOL
 
 
+@pytest.mark.parametrize("t", [7, 10**6, 10**9])
+@pytest.mark.parametrize("sigma", [0.7, 1.0, 3.0])
+def test_orders_two_and_three_use_the_closed_form_and_are_exact(t, sigma):
+    """Done-when 2 (issue 30): R_2 = ln(1 + (e^{1/σ²} − 1)/t) and R_3 = ½ ln(1 + ((e^{3/σ²} − 1)
+    + 3(t − 1)(e^{1/σ²} − 1))/t²) (proofs/allocation_alpha2.py) at 40 digits: the curve's value is an
+    upper bound within EXACT_RTOL and flagged exact for every t (before: the series, 2.4e-9 above at
+    t = 10⁶ and not flagged). Catches: the series kept at α = 2 (not exact at t >= 10⁶), a closed
+    form without expm1 (cancellation at t = 10⁹), the lower end used for the upper."""
+    from verifier.rdp.allocation import EXACT_RTOL, allocation_curve
+
+    curve = allocation_curve(Gaussian(sigma), t, [2, 3], Direction.REMOVE)
+    with mpmath.workdps(40):
+        s2 = 1 / mpmath.mpf(sigma) ** 2
+        truth = [mpmath.log1p(mpmath.expm1(s2) / t), mpmath.log1p((mpmath.expm1(3 * s2) + 3 * (t - 1) * mpmath.expm1(s2)) / t**2) / 2]
+    for value, exact, reference in zip(curve.values, curve.exact, truth):
+        assert exact
+        assert reference <= value <= reference * (1 + EXACT_RTOL)
+
+
 @pytest.mark.parametrize("alpha", [2, 5, 17])
 def test_one_step_is_the_pair_itself(alpha):
     value = allocation_remove_integer(Gaussian(1.3), 1, np.array([alpha]))[0]
@@ -121,8 +140,8 @@ def test_notes_reference_values():
 def test_large_t_all_orders_finite_monotone_and_below_the_pair():
     curve = allocation_curve(Gaussian(1.0), 10**9, range(2, 257), Direction.REMOVE)
     assert np.all(np.isfinite(curve.values))
-    assert not curve.exact[0]  # α = 2: the series is good to ~t·u relative here, not to EXACT_RTOL (issue 19)
-    assert np.all(np.diff(curve.values) >= 0)  # Rényi monotonicity
+    assert curve.exact[0]  # α = 2: the closed form (issue 30); the series is good to ~t·u relative only (issue 19)
+    assert not curve.exact[2]  # α = 4: the series    assert np.all(np.diff(curve.values) >= 0)  # Rényi monotonicity
     assert np.all(curve.values <= curve.orders / 2 + 1e-12)  # post-processing: <= the un-amplified Gaussian
 
 
@@ -334,5 +353,5 @@ def test_exact_flag_holds_to_its_stated_precision(t):
             assert abs(value - reference) <= EXACT_RTOL * reference
     if t == 10:
         assert all(curve.exact)  # the flag is still earned where the series is accurate
-    if t >= 10**6:
-        assert not any(curve.exact)
+    if t >= 10**6:  # the series would not earn the flag here; the closed forms do (issue 30)
+        assert all(curve.exact)

@@ -1,7 +1,8 @@
 """RDP of k-out-of-t random allocation (Feldman & Shenfeld, "Privacy amplification by random
 allocation", §4.4 and App. E), both directions, plus the Gaussian add-direction δ bound.
 
-REMOVE, integer α >= 2, EXACT for k = 1 (Thm 4.8 / Lemma E.1, with the corrected factor
+REMOVE, integer α >= 2, EXACT for k = 1 (α = 2, 3 by their closed forms,
+:func:`allocation_remove_closed_form`; derivation: proofs/allocation_alpha2.py) (Thm 4.8 / Lemma E.1, with the corrected factor
 e^{(p−1)R_p} of notes §6.2 item 9): with m_j = E_Q[(P/Q)^j],
 
     e^{(α−1) R_α(P̄_t ‖ Q^{⊗t})} = t^{−α} Σ_{Π ∈ 𝚷_t(α)} binom(t; C(Π)) binom(α; Π) Π_{p∈Π} m_p
@@ -52,7 +53,7 @@ import numpy as np
 import numpy.typing as npt
 from flint import arb
 
-from verifier._directed import arb_bound, up, with_precision
+from verifier._directed import EXACT_RTOL, arb_bound, up, with_precision
 from verifier._types import Bracket, Direction, Side
 from verifier._validation import check_integer, check_real
 from verifier.errors import InvalidArgument
@@ -65,6 +66,8 @@ from verifier.rdp.series import log_power
 __all__ = [
     "allocation_curve",
     "allocation_remove_integer",
+    "allocation_remove_closed_form",
+    "allocation_remove_flagged",
     "allocation_add_gaussian_delta",
     "allocation_add_gaussian_epsilon",
     "allocation_add_gaussian_shift",
@@ -74,7 +77,7 @@ __all__ = [
     "CITATION_ADD_DELTA",
 ]
 
-CITATION_REMOVE = "Feldman & Shenfeld, Thm 4.8 / Lemma E.1 (exact remove RDP), power-series form"
+CITATION_REMOVE = "Feldman & Shenfeld, Thm 4.8 / Lemma E.1 (exact remove RDP), power-series form; closed forms at orders 2, 3"
 CITATION_ADD = "Feldman & Shenfeld, Lemma E.3 (Jensen step), RDP form derived: R_a <= D_{1+(a-1)/t}(Q||P)"
 CITATION_ADD_TAYLOR = (
     "min of the Jensen bound (Feldman & Shenfeld Lemma E.3) and a Taylor/Hoelder/Maurer-tail bound "
@@ -82,9 +85,10 @@ CITATION_ADD_TAYLOR = (
 )
 CITATION_ADD_DELTA = "Feldman & Shenfeld, Thm 4.9 / Cor 4.10 (add), sign of eps' corrected (notes 6.2 item 10)"
 
-#: An RDP value is flagged exact when its rigorous bracket is at most this wide, relative (the
-#: remove series at t = 10⁶ is only good to ~2e-9: issue 19).
-EXACT_RTOL = 1e-12
+#: An RDP value is flagged exact when its rigorous bracket is at most EXACT_RTOL wide, relative
+#: (the remove series at t = 10⁶ is only good to ~2e-9: issue 19); re-exported from _directed.
+#: Orders with a closed form (CLOSED_FORM_ORDERS) use it instead of the series.
+CLOSED_FORM_ORDERS = (2, 3)
 
 #: Largest step count accepted (t·α_max must stay an exact integer in the kernel).
 MAX_STEPS = 10**12
@@ -119,6 +123,58 @@ def allocation_remove_integer(
     finite = orders < cut
     values[finite] = renyi_from_log_coefficients(orders[finite], coeff, err, side=side)
     return values
+
+
+def allocation_remove_closed_form(pair: DominatingPair, steps: int, order: int, side: Side) -> float:
+    """Bound on ``side`` of R_α(P̄_t ‖ Q^{⊗t}), α = 2 or 3, 1-out-of-t allocation, from the closed
+    forms of proofs/allocation_alpha2.py (Thm 4.8 at α = 2, 3, exact):
+
+        R_2 = log1p(expm1(D_2)/t),    R_3 = ½·log1p((expm1(2·D_3) + 3(t − 1)·expm1(D_2))/t²),
+
+    with D_p = D_p(P‖Q) (m_p = e^{(p−1) D_p}). Both are increasing in D_2 and D_3, so the ends of
+    the pair's rigorous brackets on ``side`` give a bound on ``side``; evaluated in ball arithmetic
+    and rounded outward (no cancellation: the series form loses ~t·u relative, issue 19)."""
+    t = check_integer("steps", steps, minimum=1, maximum=MAX_STEPS)
+    if order not in CLOSED_FORM_ORDERS:
+        raise InvalidArgument("order", order, f"must be one of {CLOSED_FORM_ORDERS} (the orders with a closed form)")
+
+    def divergence(p: int) -> float:
+        bracket = pair.renyi(float(p), Direction.REMOVE)
+        return float(bracket.upper if side is Side.UPPER else bracket.lower)
+
+    d2 = divergence(2)
+    d3 = divergence(3) if order == 3 else 0.0
+    if math.isinf(d2) or math.isinf(d3):
+        return math.inf
+    with with_precision():
+        excess2 = arb(d2).expm1()
+        if order == 2:
+            return max(0.0, arb_bound((excess2 / t).log1p(), side))
+        excess3 = (2 * arb(d3)).expm1()
+        return max(0.0, arb_bound(((excess3 + 3 * (t - 1) * excess2) / (arb(t) ** 2)).log1p() / 2, side))
+
+
+def _remove_bounds(pair: DominatingPair, steps: int, orders: npt.NDArray[np.int64], side: Side) -> npt.NDArray[np.float64]:
+    """Bounds on ``side`` of the remove RDP at integer orders: the closed forms at α = 2, 3, the
+    power series elsewhere."""
+    values = allocation_remove_integer(pair, steps, orders, side)
+    closed = np.isin(orders, CLOSED_FORM_ORDERS)
+    values[closed] = [allocation_remove_closed_form(pair, steps, int(a), side) for a in orders[closed]]
+    return values
+
+
+def allocation_remove_flagged(
+    pair: DominatingPair, steps: int, orders: npt.NDArray[np.int64], side: Side
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+    """(Bounds on ``side`` of R_α(P̄_t ‖ Q^{⊗t}) at integer orders α >= 2, exact flags), 1-out-of-t
+    allocation. "exact" means exact to EXACT_RTOL: the series loses ~t·u relative (R_α ≈ c/t is a
+    logarithm of 1 + O(1/t)), so the flag is earned by the bound on the other side, not assumed."""
+    values = _remove_bounds(pair, steps, orders, side)
+    other = _remove_bounds(pair, steps, orders, side.opposite)
+    upper, lower = (values, other) if side is Side.UPPER else (other, values)
+    with np.errstate(invalid="ignore"):
+        exact = np.isfinite(upper) & (upper - lower <= EXACT_RTOL * upper)
+    return values, exact
 
 
 def _add_jensen(pair: DominatingPair, t: int, ints_or_orders: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -202,15 +258,9 @@ def allocation_curve(
         return RdpCurve(grid, values, np.zeros(len(grid), dtype=bool), direction, CITATION_ADD_TAYLOR).times(rounds)
 
     def at_integers(ints: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
-        upper = allocation_remove_integer(pair, t_round, ints, Side.UPPER)
         if k != 1:
-            return upper, np.zeros(len(ints), dtype=bool)
-        # "exact" means exact to EXACT_RTOL: the series loses ~t·u relative (R_α ≈ c/t is a
-        # logarithm of 1 + O(1/t)), so the flag is earned by the LOWER bound, not assumed.
-        lower = allocation_remove_integer(pair, t_round, ints, Side.LOWER)
-        with np.errstate(invalid="ignore"):
-            exact = np.isfinite(upper) & (upper - lower <= EXACT_RTOL * upper)
-        return upper, exact
+            return _remove_bounds(pair, t_round, ints, Side.UPPER), np.zeros(len(ints), dtype=bool)
+        return allocation_remove_flagged(pair, t_round, ints, Side.UPPER)
 
     values, exact = interpolate(grid, at_integers)
     return RdpCurve(grid, values, exact, direction, CITATION_REMOVE).times(rounds)

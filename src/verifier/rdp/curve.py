@@ -5,8 +5,9 @@ direction (REMOVE: D_α(P‖Q); ADD: D_α(Q‖P) of the scheme's dominating pair
 ``side``: UPPER (the default, every accountant) or LOWER (the divergence of one specific pair of
 neighbouring datasets, e.g. the shuffle-Gaussian pair of Liew et al. Thm 3, which bounds the
 scheme's RDP from below). ``exact[i]`` is True when the value is the exact divergence of what the
-curve describes, rounded toward its side by floating-point error only, False when it comes from an
-inequality (an interpolation, Thm 35, Jensen, a reduction, a monotonicity step).
+curve describes, rounded toward its side by floating-point error only and proven within EXACT_RTOL
+(1e-12) relative of it (its rigorous bracket is that narrow), False when the bracket is wider or
+the value comes from an inequality (an interpolation, Thm 35, Jensen, a reduction, a monotonicity step).
 
 Composition adds curves order by order (Steinke 2022, Lemma 31 / Lemma 33.2: exactly additive for
 products, so exactness is kept); the sums are rounded toward the curve's side. Curves of different

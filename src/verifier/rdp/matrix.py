@@ -1,8 +1,8 @@
 """RDP curves of matrix mechanisms under random allocation (Schuchardt & Kalinin, §3).
 
 REMOVE: Algorithm 1 (Lemma 3.3) at the integer orders, best over the bandwidths the cost budget
-allows (:func:`verifier.matrix.renyi.remove_table`); exact where τ = 0 and b >= 3p − 3, an UPPER
-bound elsewhere, +∞ above the largest order reached; fractional orders by the log-convex chord
+allows (:func:`verifier.matrix.renyi.remove_table`); exact (to EXACT_RTOL) where τ = 0,
+b >= 3p − 3 and the order's rounding bracket is narrow enough, an UPPER bound elsewhere, +∞ above the largest order reached; fractional orders by the log-convex chord
 (:mod:`verifier.rdp.interpolation`, never exact). ADD: Lemma 3.4 (Algorithm 2), an UPPER bound at
 every real order. The table is computed once per scheme (cached), so the fractional-order search of
 the conversion does not rerun the dynamic program.

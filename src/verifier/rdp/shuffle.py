@@ -18,8 +18,10 @@ neighbours, so it bounds both "directions" of the replace-one relation from belo
 This is the same quantity as the remove-direction RDP of 1-out-of-n random allocation
 (Feldman & Shenfeld, Thm 4.8: the mixture of n product laws with the P factor in one uniformly chosen
 slot, against Q^{⊗n}), so it reuses that kernel (:func:`verifier.rdp.allocation.allocation_remove_integer`)
-with moments and rounding directed DOWN. Integer orders are exact; a fractional order α gets the
-value at ⌊α⌋ (Rényi divergences are non-decreasing in the order), 0 below 2, flagged inexact.
+with moments and rounding directed DOWN (closed forms at α = 2, 3). Integer orders are flagged
+exact where the matching upper bound is within EXACT_RTOL (not at α >= 4 for large n, where the
+series loses ~n·u relative: issue 30); a fractional order α gets the value at ⌊α⌋ (Rényi
+divergences are non-decreasing in the order), 0 below 2, flagged inexact.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from verifier._types import Direction, Side
 from verifier._validation import check_integer
 from verifier.errors import InvalidArgument
 from verifier.pairs import DominatingPair
-from verifier.rdp.allocation import MAX_STEPS, allocation_remove_integer
+from verifier.rdp.allocation import MAX_STEPS, allocation_remove_flagged
 from verifier.rdp.curve import RdpCurve, check_orders
 
 __all__ = ["shuffle_lower", "shuffle_curve", "CITATION"]
@@ -45,11 +47,15 @@ CITATION = (
 def shuffle_lower(pair: DominatingPair, users: int, orders: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """LOWER bounds (exact up to downward rounding) on D_α(M(D') ‖ M(D)) of the n-user shuffle of
     ``pair`` at integer orders α >= 2 (module docstring)."""
+    return _shuffle_flagged(pair, users, orders)[0]
+
+
+def _shuffle_flagged(pair: DominatingPair, users: int, orders: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
     n = check_integer("users", users, minimum=1, maximum=MAX_STEPS)
     ints = np.asarray(orders)
     if ints.size == 0 or np.any(ints != np.floor(ints)) or np.any(ints < 2):
         raise InvalidArgument("orders", list(ints), "Eq. (8) is evaluated at integer orders >= 2")
-    return allocation_remove_integer(pair, n, ints.astype(np.int64), Side.LOWER)
+    return allocation_remove_flagged(pair, n, ints.astype(np.int64), Side.LOWER)
 
 
 def shuffle_curve(pair: DominatingPair, users: int, orders: npt.ArrayLike, direction: Direction) -> RdpCurve:
@@ -60,9 +66,11 @@ def shuffle_curve(pair: DominatingPair, users: int, orders: npt.ArrayLike, direc
     grid = check_orders(orders)
     floors = np.floor(grid)
     values = np.zeros(len(grid))
+    exact = np.zeros(len(grid), dtype=bool)
     usable = floors >= 2
     if np.any(usable):
         ints = np.unique(floors[usable])
-        at_int = dict(zip(ints, shuffle_lower(pair, users, ints)))
-        values[usable] = [at_int[f] for f in floors[usable]]
-    return RdpCurve(grid, values, floors == grid, direction, CITATION, Side.LOWER)
+        at_int = dict(zip(ints, zip(*_shuffle_flagged(pair, users, ints))))
+        values[usable] = [at_int[f][0] for f in floors[usable]]
+        exact[usable] = [bool(at_int[f][1]) for f in floors[usable]]
+    return RdpCurve(grid, values, exact & (floors == grid), direction, CITATION, Side.LOWER)

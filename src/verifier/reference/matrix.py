@@ -2,6 +2,9 @@
 
 - :func:`tuple_sum_remove`: Lemma 3.2, eq. (5) with the sign of the last term corrected (notes §2.3):
   the literal sum over all (r_1..r_α) ∈ [b]^α, in mpmath (tiny b and α only);
+- :func:`count_sum_remove`: the same sum grouped by the counts r_j = #{i : tuple_i = j} (each
+  count vector stands for α!/Π r_j! tuples with the same exponent), in mpmath: C(α + b − 1, b − 1)
+  terms instead of b^α, so orders up to 8 at a dozen batches stay cheap;
 - :func:`dp_log_sums`: Algorithm 1 as printed (with the line-28 correction of notes §6 item 6),
   plain Python dictionaries over (partial count, suffix) states — the twin of the kernel
   :mod:`verifier._fast.matrix_dp`; it is exact only for b >= 3p − 3 (notes §2.4), like the kernel.
@@ -16,7 +19,7 @@ import mpmath
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["tuple_sum_remove", "dp_log_sums"]
+__all__ = ["tuple_sum_remove", "count_sum_remove", "dp_log_sums"]
 
 
 def tuple_sum_remove(gram: npt.ArrayLike, sigma: float, alpha: int, dps: int = 40) -> float:
@@ -35,6 +38,38 @@ def tuple_sum_remove(gram: npt.ArrayLike, sigma: float, alpha: int, dps: int = 4
                         acc += mpmath.mpf(float(g[r[j1], r[j2]]))
             total += mpmath.exp(acc / (2 * s2))
         return float((mpmath.log(total) - alpha * mpmath.log(b)) / (alpha - 1))
+
+
+def _count_vectors(total: int, slots: int):
+    if slots == 1:
+        yield (total,)
+        return
+    for first in range(total + 1):
+        for rest in _count_vectors(total - first, slots - 1):
+            yield (first,) + rest
+
+
+def count_sum_remove(gamma: npt.ArrayLike, alpha: int, dps: int = 40) -> mpmath.mpf:
+    """R_α(P̂‖Q̂) of Lemma 3.2 (eq. 5 corrected) for the scaled Gram matrix Γ = G/σ² (taken as
+    exact), at ``dps`` digits: the tuple sum Σ_{t ∈ [b]^α} exp(Σ_{i≠i'} Γ_{t_i t_i'}/2) grouped by
+    counts, Σ_r α!/Π_j r_j! · exp(Σ_j Γ_jj r_j(r_j − 1)/2 + Σ_{j<j'} Γ_jj' r_j r_j')."""
+    g = np.asarray(gamma, dtype=float)
+    b = g.shape[0]
+    with mpmath.workdps(dps):
+        entries = [[mpmath.mpf(float(g[i, j])) for j in range(b)] for i in range(b)]
+        fact = [mpmath.factorial(k) for k in range(alpha + 1)]
+        total = mpmath.mpf(0)
+        for r in _count_vectors(alpha, b):
+            support = [j for j in range(b) if r[j]]
+            exponent = mpmath.mpf(0)
+            weight = fact[alpha]
+            for x, j in enumerate(support):
+                weight /= fact[r[j]]
+                exponent += entries[j][j] * (r[j] * (r[j] - 1) // 2)
+                for jj in support[:x]:
+                    exponent += entries[j][jj] * (r[j] * r[jj])
+            total += weight * mpmath.exp(exponent)
+        return (mpmath.log(total) - alpha * mpmath.log(b)) / (alpha - 1)
 
 
 def dp_log_sums(h: npt.ArrayLike, bands: int, amax: int) -> list[float]:
