@@ -180,3 +180,66 @@ def test_done_when_1_binary_rr_certified_at_closed_form_and_violated_below_exact
     """The same through certify (~8 s): CERTIFIED at 0.21403, VIOLATED at 0.034."""
     assert certify(_claim(0.21403)).verdict is Verdict.CERTIFIED
     assert certify(_claim(0.034)).verdict is Verdict.VIOLATED
+
+
+def _law_hist(data: tuple[int, ...], laws: dict) -> dict:
+    """Histogram law of the shuffled reports when user i's report has law ``laws[data[i]]``."""
+    size = len(laws[0])
+    law = {tuple([0] * size): mpmath.mpf(1)}
+    for x in data:
+        nxt: dict = {}
+        for hist, mass in law.items():
+            for y, py in enumerate(laws[x]):
+                if py:
+                    h = list(hist)
+                    h[y] += 1
+                    nxt[tuple(h)] = nxt.get(tuple(h), 0) + mass * py
+        law = nxt
+    return law
+
+
+@pytest.mark.parametrize("n,e0,d0", [(4, 1.0, 0.01), (7, 0.5, 0.001)])
+def test_approx_dp_randomizer_brute_force_below_thm38_bound(n, e0, d0):
+    """(ε0, δ0)-randomized response (4 outcomes, Steinke Cor 24) shuffled, every dataset of the others
+    enumerated: the exact δ never exceeds the Thm 3.8 + clones UPPER bound. Catches a coupling term
+    with the wrong sign or without the factor n."""
+    from verifier.pairs import ApproxDP
+    from verifier.shuffle.approx import shuffle_delta_upper
+
+    big = mpmath.e**e0
+    w = (1 - mpmath.mpf(d0)) / (1 + big)
+    laws = {1: [mpmath.mpf(d0), w * big, w, 0], 0: [0, w, w * big, mpmath.mpf(d0)]}
+    for eps in (0.05, 0.3):
+        worst = max(
+            _hockey(_law_hist((a, *others), laws), _law_hist((1 - a, *others), laws), eps)
+            for others in itertools.combinations_with_replacement((0, 1), n - 1)
+            for a in (0, 1)
+        )
+        assert shuffle_delta_upper(ApproxDP(e0, d0), n, eps)[0] >= float(worst)
+
+
+def test_gaussian_shuffle_upper_amplifies():
+    """Done-when 3 (shuffle model): Gaussian σ = 8, pair sensitivity 2, n = 1000, δ = 1e-6: the Thm 3.8
+    + clones UPPER bound (0.426) is below the unshuffled Gaussian's exact ε (1.061), from a ε0 with
+    δ0 > 0. Catches a coupling that never selects a finite ε0 (no amplification for Gaussians)."""
+    from verifier._types import Direction
+    from verifier.pairs import Gaussian
+    from verifier.shuffle.approx import shuffle_epsilon_upper
+
+    pair = Gaussian(8.0, 2.0)
+    upper, e0, d0 = shuffle_epsilon_upper(pair, 1000, 1e-6)
+    assert upper < 0.5 * pair.epsilon(1e-6, Direction.REMOVE).lower
+    assert d0 > 0 and math.isfinite(e0)
+
+
+@pytest.mark.slow
+def test_gaussian_shuffle_certified_and_above_the_specific_pair_lower_bound():
+    """The same claim through certify: CERTIFIED at ε = 0.45, and Liew et al.'s specific-pair LOWER
+    bound (allocation PLD, dominated side) lies below the UPPER bound."""
+    claim = parse_claim({"mechanism": {"name": "gaussian", "sigma": 8.0, "sensitivity": 1.0},
+                         "scheme": {"name": "shuffle", "users": 1000}, "neighboring": "replace_one",
+                         "epsilon": 0.45, "delta": 1e-6})
+    outcome = certify(claim)
+    assert outcome.verdict is Verdict.CERTIFIED
+    for bracket in outcome.epsilon.brackets.values():
+        assert bracket.lower <= bracket.upper <= 0.45

@@ -48,6 +48,7 @@ __all__ = [
     "local_epsilon0",
     "clone_delta_upper",
     "clone_delta_float",
+    "clone_epsilon_float",
     "clone_epsilon_upper",
     "fmt_closed_form",
     "fmt_closed_form_printed",
@@ -167,6 +168,21 @@ def clone_delta_float(epsilon0: float, users: int, epsilon: float) -> float:
     return float(np.sum(binom.pmf(c, others, math.exp(-epsilon0)) * np.maximum(per_c, 0.0)))
 
 
+def clone_epsilon_float(epsilon0: float, users: int, delta: float, steps: int = 60) -> float:
+    """ε(δ) of the clone pair by ``steps`` bisection steps on :func:`clone_delta_float` (no
+    guarantee; a proposal)."""
+    lo, hi = 0.0, epsilon0
+    if clone_delta_float(epsilon0, users, 0.0) <= delta:
+        return 0.0
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        if clone_delta_float(epsilon0, users, mid) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def clone_epsilon_upper(epsilon0: float, users: int, delta: float) -> float:
     """A rigorous UPPER bound on ε(δ) from the clone reduction: a float bisection proposes ε, which
     is accepted only once :func:`clone_delta_upper` (ball arithmetic) is <= δ there; ε0 always
@@ -174,17 +190,7 @@ def clone_epsilon_upper(epsilon0: float, users: int, delta: float) -> float:
     e0 = check_positive("epsilon0", epsilon0)
     n = check_integer("users", users, minimum=1)
     target = check_open_unit("delta", delta)
-    lo, hi = 0.0, e0
-    if clone_delta_float(e0, n, 0.0) <= target * (1 - 1e-6):
-        hi = 0.0
-    else:
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            if clone_delta_float(e0, n, mid) <= target * (1 - 1e-6):
-                hi = mid
-            else:
-                lo = mid
-    candidate = hi
+    candidate = clone_epsilon_float(e0, n, target * (1 - 1e-6))
     for attempt in range(40):  # widen the float proposal until the ball check accepts it
         if candidate >= e0:
             return e0

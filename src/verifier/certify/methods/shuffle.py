@@ -3,8 +3,10 @@ methods: UPPER bounds from Feldman, McMillan & Talwar 2021 for ε0-DP local rand
 LOWER bound of shuffled randomized response through the count of reports.
 
 - "shuffle-clones": the clone reduction (FMT Thm 3.2), its pair's δ(ε) summed in ball arithmetic
-  (:mod:`verifier.shuffle.clones`). Any ε0-DP randomizer (randomized response, ``approx_dp`` with
-  δ0 = 0, Laplace, a finite pair with finite losses); no condition on ε0.
+  (:mod:`verifier.shuffle.clones`), for ε0-DP randomizers (randomized response, ``approx_dp`` with
+  δ0 = 0, Laplace, a finite pair with finite losses; no condition on ε0), and through Thm 3.8's
+  coupling for (ε0, δ0)-DP ones (Gaussian, ``approx_dp``; :mod:`verifier.shuffle.approx`), which
+  declines, naming the condition, when the coupling term n·δ0 leaves no room below δ.
 - "shuffle-fmt-closed": FMT Thm 3.1, which holds only for ε0 <= ln(n/(16 ln(4/δ))); outside it the
   method declines with that condition and its values (NotApplicable), so it decides nothing there.
 - "shuffle-rr-count": binary or k-ary randomized response on the datasets (1, 0, …, 0) against
@@ -21,15 +23,8 @@ from verifier._types import Bound, Direction, Quantity, Side
 from verifier.certify.method import Guarantee, Method
 from verifier.errors import NotApplicable
 from verifier.schemes import Scheme, Shuffle
-from verifier.shuffle.clones import (
-    CLONES_CITATION,
-    CLOSED_FORM_CITATION,
-    clone_delta_upper,
-    clone_epsilon_upper,
-    closed_form_condition,
-    fmt_closed_form,
-    local_epsilon0,
-)
+from verifier.shuffle.approx import COUPLING_CITATION, shuffle_delta_upper, shuffle_epsilon_upper
+from verifier.shuffle.clones import CLONES_CITATION, CLOSED_FORM_CITATION, closed_form_condition, fmt_closed_form, local_epsilon0
 from verifier.shuffle.count import CountPair, rr_count_pair
 
 __all__ = ["ShuffleClones", "ShuffleClosedForm", "ShuffleCountLower", "METHODS"]
@@ -54,20 +49,26 @@ class ShuffleClones(Method):
     scheme_types = (Shuffle,)
 
     def supports(self, scheme: Scheme) -> bool:
-        e0 = _epsilon0(scheme)
-        return e0 is not None and e0 > 0
+        return isinstance(scheme, Shuffle)
+
+    def _bound(self, value: float, quantity: Quantity, at: float, direction: Direction, e0: float, d0: float) -> list[Bound]:
+        if e0 == float("inf"):
+            citation = "post-processing of the changed user's report: the step pair's own bound (smaller than FMT's here): UPPER"
+            return [Bound(value, Side.UPPER, direction, quantity, at, self.name, citation)]
+        citation = self.citation if d0 == 0 else f"{self.citation}; {COUPLING_CITATION}"
+        return [Bound(value, Side.UPPER, direction, quantity, at, self.name, citation, note=f"eps0 = {e0:g}, delta0 = {d0:.3g}")]
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        e0, n = _require(self, scheme)
-        if epsilon < 0:
+        if not isinstance(scheme, Shuffle) or epsilon < 0:
             return []
-        value = clone_delta_upper(e0, n, epsilon)
-        return [Bound(value, Side.UPPER, direction, Quantity.DELTA, epsilon, self.name, self.citation, note=f"eps0 = {e0:g}")]
+        value, e0, d0 = shuffle_delta_upper(scheme.pair, scheme.users, epsilon)
+        return self._bound(value, Quantity.DELTA, epsilon, direction, e0, d0)
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        e0, n = _require(self, scheme)
-        value = clone_epsilon_upper(e0, n, delta)
-        return [Bound(value, Side.UPPER, direction, Quantity.EPSILON, delta, self.name, self.citation, note=f"eps0 = {e0:g}")]
+        if not isinstance(scheme, Shuffle):
+            return []
+        value, e0, d0 = shuffle_epsilon_upper(scheme.pair, scheme.users, delta)
+        return self._bound(value, Quantity.EPSILON, delta, direction, e0, d0)
 
 
 class ShuffleClosedForm(Method):
