@@ -29,7 +29,7 @@ from verifier.errors import AccuracyNotReachable, IncompatibleObjects, InvalidAr
 from verifier.pld.bracket import PLDBracket
 from verifier.pld.construction import MAX_GRID, pld_sides_from_profile
 
-__all__ = ["subsample"]
+__all__ = ["subsample", "subsample_direction"]
 
 
 def subsample(remove: PLDBracket, add: PLDBracket, rate: float, *, max_grid: int = MAX_GRID) -> tuple[PLDBracket, PLDBracket]:
@@ -41,11 +41,19 @@ def subsample(remove: PLDBracket, add: PLDBracket, rate: float, *, max_grid: int
         raise InvalidArgument("direction", (remove.direction.value, add.direction.value), "need (REMOVE, ADD) brackets")
     if remove.step != add.step:
         raise IncompatibleObjects("grid step", remove.step, add.step)
+    return subsample_direction(remove, rate, max_grid=max_grid), subsample_direction(add, rate, max_grid=max_grid)
+
+
+def subsample_direction(base: PLDBracket, rate: float, *, max_grid: int = MAX_GRID) -> PLDBracket:
+    """The PLD bracket of the Poisson-subsampled mechanism at rate λ = ``rate`` in ``base``'s direction
+    (REMOVE needs only the REMOVE bracket of the mechanism, ADD only the ADD one)."""
+    if not isinstance(base, PLDBracket):
+        raise InvalidArgument("pld", type(base).__name__, "must be a PLDBracket")
     lam = check_unit("rate", rate)
     if lam == 0.0:
         raise InvalidArgument("rate", rate, "must lie in (0, 1] (rate 0 releases nothing)")
-    h = remove.step
-    return _remove_side(remove, lam, h, max_grid), _add_side(add, lam, h, max_grid)
+    side = _remove_side if base.direction is Direction.REMOVE else _add_side
+    return side(base, lam, base.step, max_grid)
 
 
 def _span(lo_loss: float, hi_loss: float, h: float, max_grid: int) -> np.ndarray:

@@ -24,8 +24,11 @@ of (D, D') is (Q^f, M), epochs independent:
   H_κ(M^E‖Q^E) >= λ^E·H_{κ/λ^E}(A^E‖Q^E), i.e. δ(ε) >= λ^E·δ_A(ε + E·ln(1/λ)) and
   ε(δ) >= ε_A(δ/λ^E) − E·ln(1/λ) (ε_A, δ_A the allocation engine's LOWER ends; constants rounded
   toward the safe side in ball arithmetic). Orientation (Q^E, M^E) ("add"): M^E has no pointwise
-  upper bound in terms of A^E, so no lower bound is given there (the "remove" one bounds the same
-  symmetric relation from below).
+  upper bound in terms of A^E; the one-epoch pair (Q^f, M) is the Poisson subsampling at rate λ of
+  the allocation pair (Q^f, A), so its PLD comes from the allocation engine's one-epoch ADD bracket
+  through :func:`verifier.pld.subsample.subsample_direction` (Lemma A.4 of the random-allocation
+  PLD paper, as profile bounds), on the grid ADD_STEP, composed over the epochs; its DOMINATED side
+  is the lower bound.
 
 UPPER: given the permutation (independent of the data), D and D' differ in one element, which sits
 in one batch of each epoch (or in none), so an epoch is the composition of f or f + 1 adaptive
@@ -39,6 +42,8 @@ each batch's composition depend on the permutation).
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Sequence
 
 from flint import arb
@@ -49,9 +54,12 @@ from verifier.certify.method import Guarantee, Method
 from verifier.certify.methods.allocation_pld import AllocationPLD
 from verifier.errors import NotApplicable
 from verifier.pairs import Gaussian, Laplace
+from verifier.pld.allocation import allocation_bracket
+from verifier.pld.bracket import PLDBracket
+from verifier.pld.subsample import subsample_direction
 from verifier.schemes import Allocation, Composed, Scheme, ShuffledBatches, Single
 
-__all__ = ["ShuffledMethod", "METHODS", "ATTAINED_DATASETS", "allocation_of"]
+__all__ = ["ShuffledMethod", "METHODS", "ATTAINED_DATASETS", "ADD_STEP", "ADD_POINTS", "allocation_of"]
 
 #: The attained datasets of the LOWER side, named in every bound and in the claim's modelling.
 ATTAINED_DATASETS = (
@@ -82,6 +90,28 @@ def _mixture_constants(scheme: ShuffledBatches) -> tuple[float, float]:
         weight = lam ** scheme.epochs
         shift = -arb(scheme.epochs) * lam.log()
         return arb_bound(weight, Side.LOWER), arb_bound(shift, Side.UPPER)
+
+
+#: Loss-grid step of the add orientation's subsampled PLD when B does not divide n, coarsened until
+#: the one-epoch PLD has at most ADD_POINTS grid points: the subsampling costs one ball-arithmetic
+#: profile point per grid point (~2 s for 7000 points; t = 234, σ/Δ = 0.55 has that at this step).
+ADD_STEP = 2.0**-9
+ADD_POINTS = 8192
+
+
+@functools.lru_cache(maxsize=16)
+def _add_orientation(scheme: ShuffledBatches) -> PLDBracket:
+    """PLD bracket of (Q^E, M^E), M = λA + (1 − λ)Q^f: the one-epoch allocation's ADD bracket,
+    Poisson-subsampled at λ rounded down (mixing in more of Q is post-processing, so a smaller λ
+    gives a smaller δ), composed over the epochs. Its DOMINATED side is the LOWER bound."""
+    with with_precision(ARB_PRECISION_BITS):
+        lam = arb_bound(arb(scheme.full_batches * scheme.batch_size) / arb(scheme.dataset_size), Side.LOWER)
+    allocation = Allocation(scheme.pair, scheme.full_batches)
+    one_epoch = allocation_bracket(allocation, Direction.ADD, ADD_STEP)
+    low, high = one_epoch.losses_span()
+    if (high - low) / ADD_STEP > ADD_POINTS:  # a coarser grid: a looser lower bound, never an invalid one
+        one_epoch = allocation_bracket(allocation, Direction.ADD, 2.0 ** math.ceil(math.log2((high - low) / ADD_POINTS)))
+    return subsample_direction(one_epoch, lam).self_compose(scheme.epochs)
 
 
 class ShuffledMethod(Method):
@@ -125,7 +155,9 @@ class ShuffledMethod(Method):
             found = engine.delta_bounds(allocation, at, direction) if quantity is Quantity.DELTA else engine.epsilon_bounds(allocation, at, direction)
             value, note = next(b.value for b in found if b.side is Side.LOWER), ATTAINED_DATASETS
         elif direction is Direction.ADD:
-            return []
+            bracket = _add_orientation(scheme)
+            value = bracket.dominated.delta(at) if quantity is Quantity.DELTA else bracket.dominated.epsilon(at)
+            note = f"{ATTAINED_DATASETS}; add orientation by PLD subsampling of one epoch at grid step {bracket.step:g}, composed"
         else:
             weight, shift = _mixture_constants(scheme)
             with with_precision(ARB_PRECISION_BITS):
