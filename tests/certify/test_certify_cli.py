@@ -150,7 +150,8 @@ def test_inconclusive_example_exits_3(capsys):
 def test_time_budget_zero_runs_only_closed_forms(capsys):
     code, out, _ = run(capsys, "certify", "--example", "gaussian-at-resolution", "--time-budget", "0", "--json")
     cert = json.loads(out)
-    assert code == 3 and cert["methods_run"] == ["exact"]
+    closed_forms = {m.name for m in all_methods() if m.cost == 0}
+    assert code == 3 and "exact" in cert["methods_run"] and set(cert["methods_run"]) <= closed_forms
     costly = [m.name for m in all_methods() if m.cost > 0 and m.supports(cert_scheme())]
     assert all(any(s.startswith(f"δ: {name}: not run, time budget") for s in cert["skipped"]) for name in costly)
 

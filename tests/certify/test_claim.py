@@ -91,7 +91,8 @@ def test_replace_one_under_poisson_sampling_keeps_the_record_pair():
         ({"epsilon": None}, "epsilon"),
         ({"mechanism": None}, "mechanism"),
         ({"delta": 1.5}, "delta"),
-        ({"delta": 0.0}, "delta"),
+        ({"delta": -1e-300}, "delta"),  # δ = 0 is a pure-DP claim; below 0 is not
+        ({"delta": 1.0}, "delta"),
         ({"delta": "1e-5"}, "delta"),
         ({"epsilon": True}, "epsilon"),
         ({"mechanism": {"name": "gaussian", "sigma": "abc"}}, "mechanism.sigma"),

@@ -26,6 +26,9 @@ the claim's ``mechanism`` (which a sequence claim may then omit when every phase
 
 Errors inside a phase name it by position (``scheme.phases[1].rate``).
 
+``"delta": 0`` is a pure-DP claim (ε-DP), decided on ε(0), the largest privacy loss (see
+:func:`verifier.certify.verdict.certify`).
+
 Validation is strict: an unknown or missing field, a value of the wrong type or out of range
 raises :class:`~verifier.errors.InvalidArgument` naming the field by its path (``mechanism.sigma``)
 before anything is computed.
@@ -76,7 +79,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from verifier._types import Direction, directions_for
-from verifier._validation import check_choice, check_integer, check_open_unit, check_positive, check_real
+from verifier._validation import check_choice, check_integer, check_positive, check_real
 from verifier._validation import check_half_open_unit, check_nonnegative, check_rate, check_unit
 from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
@@ -513,7 +516,7 @@ def parse_claim(obj: Any) -> Claim:
     neighboring = check_choice("neighboring", obj.get("neighboring", "add_or_remove"), NEIGHBORING)
     rho = check_positive("rho", obj["rho"]) if "rho" in obj else None
     epsilon = None if (rho is not None or tpr is not None) else check_real("epsilon", obj["epsilon"])
-    delta = None if (rho is not None or tpr is not None) else check_open_unit("delta", obj["delta"])
+    delta = None if (rho is not None or tpr is not None) else check_half_open_unit("delta", obj["delta"])  # δ = 0: a pure-DP claim
     source = obj.get("source", "")
     if not isinstance(source, str):
         raise InvalidArgument("source", source, "must be a string (who produced the claim)")

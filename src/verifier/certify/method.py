@@ -61,6 +61,9 @@ class Method(abc.ABC):
     #: Whether the method computes in binary64: it then declines pairs outside the range floats
     #: represent (:meth:`DominatingPair.float_range_issue`). Ball-arithmetic closed forms set False.
     needs_float_range: ClassVar[bool] = True
+    #: Whether :meth:`epsilon_bounds` also answers δ = 0 (ε(0), the largest privacy loss: pure DP);
+    #: the portfolio asks the others only for δ in (0, 1).
+    answers_pure_dp: ClassVar[bool] = False
 
     def estimate_cost(self, scheme: Scheme) -> Cost | None:
         """The time and memory one call (one direction) will take, from the parameters alone; None

@@ -249,6 +249,8 @@ def collect_bounds(
                         got = method.rho_bounds(scheme, direction)
                     elif quantity is Quantity.TPR:
                         got = method.tpr_bounds(scheme, at, direction)
+                    elif at == 0.0 and not method.answers_pure_dp:
+                        raise NotApplicable("bounds ε(δ) for δ in (0, 1) only, not ε(0), the largest privacy loss")
                     else:
                         got = method.epsilon_bounds(scheme, at, direction)
             except (_BudgetSpent, SystemError) as exc:

@@ -6,6 +6,9 @@ The verdict is on δ(claimed ε) in each direction the neighbouring relation req
 - VIOLATED when, in some required direction, some rigorous lower bound on δ(ε) is > claimed δ;
 - INCONCLUSIVE otherwise (including when no registered method applies).
 
+A pure-DP claim (δ = 0) is decided on bounds on ε(0), the largest privacy loss, by the same rule
+with ε in place of δ (δ(ε) = 0 ⟺ ε >= ε(0)); see :func:`certify`.
+
 Only bounds with ``rigorous=True`` decide; bounds resting on an unchecked assumption and Monte
 Carlo estimates are reported beside the verdict, never used for it. The bounds on ε(claimed δ) are
 cross-checked against those on δ(claimed ε): since δ(·) is non-increasing,
@@ -55,7 +58,12 @@ def _rigorous(bounds: Sequence[Bound], quantity: Quantity) -> list[Bound]:
 
 
 #: How a decided quantity and its claimed value read in the reasons.
-_WORDS = {Quantity.DELTA: ("δ(ε)", "δ"), Quantity.RHO: ("ρ", "ρ"), Quantity.TPR: ("TPR(FPR)", "TPR")}
+_WORDS = {
+    Quantity.DELTA: ("δ(ε)", "δ"),
+    Quantity.RHO: ("ρ", "ρ"),
+    Quantity.TPR: ("TPR(FPR)", "TPR"),
+    Quantity.EPSILON: ("ε(0), the largest privacy loss,", "ε"),
+}
 
 
 def decide(delta: float, bounds: Sequence[Bound], directions: Sequence[Direction], quantity: Quantity = Quantity.DELTA) -> Decision:
@@ -166,6 +174,8 @@ def certify(claim: Claim, *, only: Sequence[str] | None = None, time_budget: flo
         tprs = collect_bounds(scheme, Quantity.TPR, claim.fpr, directions, only=only, settled=settled, time_budget=time_budget)
         decision = decide(claim.tpr, tprs.bounds, directions, Quantity.TPR)
         return Outcome(claim, decision, None, None, time.perf_counter() - started, tpr=tprs)
+    if claim.delta == 0.0:
+        return _certify_pure(claim, only, time_budget, started)
     deltas = collect_bounds(
         scheme, Quantity.DELTA, claim.epsilon, directions, only=only, settled=settled_for(claim.delta, directions), time_budget=time_budget
     )
@@ -175,4 +185,31 @@ def certify(claim: Claim, *, only: Sequence[str] | None = None, time_budget: flo
         remaining = None if time_budget is None else max(0.0, time_budget - (time.perf_counter() - started))
         epsilons = collect_bounds(scheme, Quantity.EPSILON, claim.delta, directions, only=deltas.ran, time_budget=remaining)
         cross_check(claim.epsilon, claim.delta, deltas.bounds, epsilons.bounds, directions)
+    return Outcome(claim, decision, deltas, epsilons, time.perf_counter() - started)
+
+
+def _certify_pure(claim: Claim, only: Sequence[str] | None, time_budget: float | None, started: float) -> Outcome:
+    """A pure-DP claim (δ = 0). δ(ε) = 0 exactly when ε >= ε(0), the largest privacy loss (Steinke
+    2022, Prop 7), so the claim is decided on rigorous bounds on ε(0) by :func:`decide`'s rule with ε
+    in place of δ: a lower bound above the claimed ε refutes it (δ(ε) > 0 there, e.g. ε(0) = +∞ for
+    any Gaussian step), an upper bound at or below it certifies it. Where no method bounds ε(0) the
+    claim is decided on δ(claimed ε) as any other (a rigorous lower bound > 0 refutes it). The
+    bounds on δ(claimed ε) are reported and cross-checked as for every claim."""
+    scheme, directions, epsilon = claim.model, claim.directions, claim.epsilon
+    assert epsilon is not None and claim.delta is not None
+    settled = settled_for(epsilon, directions, Quantity.EPSILON)
+    epsilons = collect_bounds(scheme, Quantity.EPSILON, 0.0, directions, only=only, settled=settled, time_budget=time_budget)
+    decision = decide(epsilon, epsilons.bounds, directions, Quantity.EPSILON)
+    remaining = None if time_budget is None else max(0.0, time_budget - (time.perf_counter() - started))
+    if decision.verdict is Verdict.INCONCLUSIVE:
+        deltas = collect_bounds(
+            scheme, Quantity.DELTA, epsilon, directions, only=only, settled=settled_for(claim.delta, directions), time_budget=remaining
+        )
+        on_delta = decide(claim.delta, deltas.bounds, directions)
+        if on_delta.verdict is not Verdict.INCONCLUSIVE:
+            decision = on_delta
+    else:  # the methods that decided also bound δ(claimed ε), for the report and the cross-check
+        gave = tuple(dict.fromkeys(b.method.split(":")[0] for b in epsilons.bounds))
+        deltas = collect_bounds(scheme, Quantity.DELTA, epsilon, directions, only=gave, time_budget=remaining)
+    cross_check(epsilon, claim.delta, deltas.bounds, epsilons.bounds, directions)
     return Outcome(claim, decision, deltas, epsilons, time.perf_counter() - started)

@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_scheme_options(parser)
     add_neighboring_option(parser)
     parser.add_argument("--epsilon", type=float, help="claimed ε")
-    parser.add_argument("--delta", type=float, help="claimed δ in (0, 1)")
+    parser.add_argument("--delta", type=float, help="claimed δ in [0, 1) (0: a pure-DP claim, decided on the largest privacy loss)")
     parser.add_argument("--claim-rho", type=float, metavar="RHO", help="a zCDP claim instead of (ε, δ): the scheme is ρ-zCDP, ρ > 0")
     parser.add_argument("--fpr", type=float, metavar="ALPHA", help="with --claim-tpr: the false-positive rate α in [0, 1] of a trade-off claim")
     parser.add_argument(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from verifier._types import Quantity
-from verifier._validation import check_open_unit, check_real
+from verifier._validation import check_half_open_unit, check_real
 from verifier.certify.portfolio import collect_bounds
 from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, emit, requested_directions
 
@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     epsilon = subparsers.add_parser("epsilon", help="bounds on ε at a given δ", description="Rigorous bracket of ε(δ).")
     add_mechanism_options(epsilon)
     add_scheme_options(epsilon)
-    epsilon.add_argument("--delta", type=float, required=True, help="δ in (0, 1)")
+    epsilon.add_argument("--delta", type=float, required=True, help="δ in [0, 1) (0: ε(0), the largest privacy loss, +inf where unbounded)")
     add_output_options(epsilon)
     epsilon.set_defaults(handler=_run_epsilon)
 
@@ -40,4 +40,4 @@ def _run_delta(args: argparse.Namespace) -> int:
 
 
 def _run_epsilon(args: argparse.Namespace) -> int:
-    return _run(args, Quantity.EPSILON, check_open_unit("delta", args.delta))
+    return _run(args, Quantity.EPSILON, check_half_open_unit("delta", args.delta))  # δ = 0: ε(0), the largest privacy loss

@@ -70,6 +70,10 @@ class AntipodalMixture(DominatingPair):
     def swapped(self) -> "AntipodalMixture":
         return self
 
+    def _max_loss_arb(self) -> None:
+        """P/Q grows without bound as y → +∞ (the λN(C) component against λN(−C) + (1 − λ)N(0))."""
+        return None
+
     # ---- profile in ball arithmetic -------------------------------------------------------------
 
     def _tail(self, t: arb, sign: int) -> arb:

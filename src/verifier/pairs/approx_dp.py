@@ -62,6 +62,10 @@ class ApproxDP(FinitePair):
     def swapped(self) -> "ApproxDP":
         return self
 
+    def _max_loss_arb(self) -> arb | None:
+        """ε₀ for δ₀ = 0; +∞ (None) otherwise (the (0, ⊥) outcome)."""
+        return arb(self.epsilon0) if self.delta0 == 0.0 else None
+
     def _masses_arb(self) -> tuple[list[arb], list[arb]]:
         big = arb(self.epsilon0).exp()
         rest = 1 - arb(self.delta0)

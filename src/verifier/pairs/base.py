@@ -131,6 +131,11 @@ class DominatingPair(abc.ABC):
         """P(ℓ = +∞) under P, i.e. P-mass where Q = 0 (the limit of δ(ε) as ε → ∞)."""
         return arb(0)
 
+    def _max_loss_arb(self) -> arb | None:
+        """The largest privacy loss ess sup_P ℓ (REMOVE) as a ball, None where ℓ is unbounded above
+        (P-mass where Q = 0, or a Gaussian tail). NotApplicable for a pair that does not know it."""
+        raise NotApplicable(f"{type(self).__name__} does not know its largest privacy loss")
+
     def _loss_cdf_arb(self, x: arb, under: Measure, inclusive: bool) -> arb:
         """P(ℓ <= x) (``inclusive``) or P(ℓ < x) under ``under`` as a ball, for a finite ball ``x``
         (where the ball straddles an atom, the result covers both cases)."""
@@ -204,6 +209,17 @@ class DominatingPair(abc.ABC):
         if not (bounds(upper).upper <= target and bounds(lower).lower > target):
             raise NumericalFailure("ε(δ) root-finding post-condition failed")  # pragma: no cover
         return Bracket(lower, upper)
+
+    def max_loss(self, direction: Direction) -> Bracket:
+        """ε(0), the largest privacy loss: ε* = ess sup of ln(P/Q) under P (REMOVE) or of ln(Q/P)
+        under Q (ADD), as a rigorous bracket; [+∞, +∞] where the loss is unbounded (any Gaussian
+        step). Since δ(ε) = E_P[(1 − e^{ε−ℓ})_+] (Steinke 2022, Prop 7), δ(ε) = 0 exactly for ε >= ε*
+        and δ(ε) > 0 for ε < ε*: the pair is ε-DP (pure DP) exactly for ε >= ε*. NotApplicable for a
+        pair that does not know it."""
+        pair = self.oriented(direction)
+        if pair._max_loss_arb() is None:
+            return Bracket(math.inf, math.inf)
+        return arb_bracket(evaluate_adaptively(lambda: pair._max_loss_arb()))  # type: ignore[arg-type,return-value]
 
     def renyi(self, alpha: float, direction: Direction) -> Bracket:
         """Rényi divergence D_α(P‖Q) (REMOVE) or D_α(Q‖P) (ADD) for real α > 1, in nats; +∞ where the

@@ -60,6 +60,11 @@ class FinitePair(DominatingPair):
         p, q = self._masses_arb()
         return sum((pi for pi, qi in zip(p, q) if qi == 0), arb(0))
 
+    def _max_loss_arb(self) -> arb | None:
+        """max over the outcomes with P(y) > 0 of ln(P(y)/Q(y)); None (+∞) if one has Q(y) = 0."""
+        p, q = self._masses_arb()
+        return _largest([None if qi == 0 else (pi / qi).log() for pi, qi in zip(p, q) if not pi == 0])
+
     def _renyi_arb(self, alpha: arb) -> arb:
         """D_α = (1/(α−1)) ln Σ_y P(y)^α Q(y)^{1−α}; +∞ if P(y) > 0 = Q(y) for some y."""
         p, q = self._masses_arb()
@@ -145,6 +150,20 @@ class FinitePair(DominatingPair):
         return losses[rng.choice(losses.size, size=size, p=w / w.sum())]
 
 
+def _largest(balls: list[arb | None]) -> arb | None:
+    """A ball holding the largest of ``balls`` (None is +∞): a ball certainly below another is
+    dropped, balls that overlap are joined."""
+    if any(b is None for b in balls):
+        return None
+    top = balls[0]
+    for ball in balls[1:]:
+        if ball > top:  # type: ignore[operator]
+            top = ball
+        elif not ball < top:  # type: ignore[operator]
+            top = top.union(ball)  # type: ignore[union-attr]
+    return top
+
+
 @dataclass(frozen=True)
 class DiscretePair(FinitePair):
     """Any finite pair: ``p`` and ``q`` are probability vectors over the same outcomes.
@@ -196,6 +215,10 @@ class RandomizedResponse(FinitePair):
 
     def swapped(self) -> "RandomizedResponse":
         return self
+
+    def _max_loss_arb(self) -> arb:
+        """The losses are exactly ε0, −ε0 and 0."""
+        return arb(self.epsilon0)
 
     def _masses_arb(self) -> tuple[list[arb], list[arb]]:
         big = arb(self.epsilon0).exp()

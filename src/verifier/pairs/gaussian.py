@@ -104,6 +104,10 @@ class Gaussian(DominatingPair):
     def swapped(self) -> "Gaussian":
         return self
 
+    def _max_loss_arb(self) -> None:
+        """ℓ(y) = Δ(2y − Δ)/(2σ²) is unbounded: no ε makes a Gaussian step ε-DP."""
+        return None
+
     def _delta_arb(self, epsilon: arb) -> arb:
         """δ(ε) = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ) for every real ε (Steinke 2022, Cor 8;
         Balle & Wang 2018), as (erfc(εc − a) − e^ε erfc(εc + a))/2 with Φ(z) = erfc(−z/√2)/2,

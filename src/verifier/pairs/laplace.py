@@ -49,6 +49,10 @@ class Laplace(DominatingPair):
     def swapped(self) -> "Laplace":
         return self
 
+    def _max_loss_arb(self) -> arb:
+        """ℓ <= ε0 = Δ/b, attained with P-mass 1/2 (y >= Δ)."""
+        return self._eps0()
+
     def _delta_arb(self, epsilon: arb) -> arb:
         """δ(ε) = 1 − e^ε for ε <= −ε0; 1 − e^{(ε−ε0)/2} for |ε| <= ε0; 0 for ε >= ε0
         (derived by piecewise integration in proofs/laplace_hockey_stick.py)."""

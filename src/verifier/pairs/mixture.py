@@ -99,6 +99,13 @@ class GaussianMixture(DominatingPair):
         terms = [w * (n * y - n * n / 2).exp() for w, n in zip(self._weights_arb(), self._nu_arb())]
         return sum(terms, arb(0)).log()
 
+    def _max_loss_arb(self) -> arb | None:
+        """REMOVE: ℓ(y) grows without bound as y → ∞ when some c_j > 0 (0 when the mixture is N(0)).
+        ADD: −ℓ(y) → −log w_1 as y → −∞ when c_1 = 0 (its supremum, ℓ being increasing), else +∞."""
+        if not self.add_orientation:
+            return None if self.means[-1] > 0.0 else arb(0)
+        return -self._weights_arb()[0].log() if self.means[0] == 0.0 else None
+
     def _inf_loss(self) -> float:
         """inf ℓ = log w_1 when c_1 = 0, else −∞."""
         return math.log(self._weights[0]) if self.means[0] == 0.0 and self._weights[0] > 0 else -math.inf

@@ -107,6 +107,21 @@ class PoissonSubsampled(DominatingPair):
             return self.pair.swapped()._infinite_loss_mass_arb() if self.rate == 1.0 else arb(0)
         return arb(self.rate) * self.pair._infinite_loss_mass_arb()
 
+    def _max_loss_arb(self) -> arb | None:
+        """ℓ' = ln(1 − λ + λe^ℓ) is increasing in ℓ, so REMOVE: ln(1 + λ(e^L − 1)) with L the base
+        pair's largest loss (+∞ with it); ADD: the loss ln(Q/M) = −ln(1 − λ + λe^ℓ) is largest at
+        the smallest ℓ under Q, −L' with L' the base pair's largest ADD loss: −ln(1 − λ(1 − e^{−L'})),
+        and −ln(1 − λ) where L' = +∞ (+∞ at λ = 1). (The ε0-DP amplification of Balle et al. 2018, Thm 8,
+        in both directions.)"""
+        lam = arb(self.rate)
+        if not self.add_orientation:
+            top = self.pair._max_loss_arb()
+            return None if top is None else (lam * top.expm1()).log1p()
+        top = self.pair.swapped()._max_loss_arb()
+        if top is None:
+            return None if self.rate == 1.0 else -(-lam).log1p()
+        return -(lam * (-top).expm1()).log1p()
+
     def _moment_arb(self, a: arb) -> arb:
         """REMOVE, integer a: E_Q[(1 − λ + λX)^a] = Σ_k C(a,k)(1 − λ)^{a−k}λ^k E_Q[X^k], X = P/Q."""
         order = _integer_order(a, "moment order a")
