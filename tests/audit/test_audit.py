@@ -84,6 +84,9 @@ def test_opacus_gdp_below_lower_bound_rdp_and_prv_sound():
     assert all(r.status == "sound" for r in by["opacus RDPAccountant"] + by["opacus PRVAccountant"])
     gdp = by["opacus GaussianAccountant"]
     assert any(r.status == "UNSOUND" and r.verdict == "VIOLATED" for r in gdp)
+    # the TPR its μ implies (μ-GDP) is below verifier's rigorous lower bound on TPR (issue 26)
+    tpr = by["opacus GaussianAccountant (μ-GDP)"]
+    assert len(tpr) == 6 and all(r.quantity == "tpr" and r.status == "UNSOUND" and r.verdict == "VIOLATED" for r in tpr)
     # a shuffled run (poisson_sampling=False) reported as Poisson: below the shuffled lower end (issue 24)
     shuffled = [r for r in report.rows if "poisson_sampling=False" in r.accountant]
     assert len(shuffled) == 3 and all(r.status == "UNSOUND" and r.verdict == "VIOLATED" for r in shuffled)
@@ -192,3 +195,19 @@ def test_absent_allocation_peers_are_skipped(monkeypatch):
     for peer in ("random_allocation", "pld_accounting"):
         report = audit(peer, quick=True)
         assert "not installed" in report.skipped and not report.rows
+
+
+def test_judge_tpr_sound_at_the_exact_gdp_curve_and_unsound_below():
+    """Composed Gaussians are exactly μ-GDP (μ = √T/σ): a peer stating Φ(Φ⁻¹(α) + μ) is inside
+    verifier's TPR bracket (sound); 10% below the closed form is refuted and certify agrees."""
+    from scipy.stats import norm
+
+    from verifier.audit import judge_tpr
+
+    claim = {"mechanism": {"name": "gaussian", "sigma": 2.0}, "scheme": {"name": "composed", "times": 4}, "epsilon": 1.0, "delta": 1e-5}
+    exact = float(norm.cdf(norm.ppf(1e-2) + 1.0))
+    row = judge_tpr("peer", claim, 1e-2, exact)
+    assert row.status == "sound" and row.bracket.lower <= exact <= row.bracket.upper
+    assert row.to_dict()["quantity"] == "tpr" and "peer_tpr" in row.to_dict()
+    low = judge_tpr("peer", claim, 1e-2, 0.9 * exact)
+    assert low.status == "UNSOUND" and low.verdict == "VIOLATED" and "--claim-tpr" in low.reproducer

@@ -119,6 +119,18 @@ def test_tradeoff_command_table_json_and_bad_input(capsys, tmp_path):
     assert main(["tradeoff", "--sigma", "2", "--steps", "3"]) == 2  # an option the scheme does not use
 
 
+def test_tradeoff_monte_carlo_estimate_beside_the_bracket(capsys):
+    assert main(["tradeoff", "--sigma", "2", "--scheme", "composed", "--times", "4", "--fpr", "0.01", "--direction", "remove",
+                 "--mc-samples", "20000", "--seed", "4", "--json"]) == 0
+    (point,) = json.loads(capsys.readouterr().out)["points"]
+    (estimate,) = point["estimates"]
+    assert estimate["quantity"] == "tpr" and estimate["lower"] <= _gdp_tpr(0.01, 1.0) <= estimate["upper"]
+    assert main(["tradeoff", "--sigma", "2", "--fpr", "1e-4", "--mc-samples", "100"]) == 0
+    assert "no estimate at FPR 0.0001" in capsys.readouterr().out
+    assert main(["tradeoff", "--sigma", "2", "--mc-samples", "-1"]) == 2
+
+
+@pytest.mark.slow  # ~3 s: matplotlib
 def test_tradeoff_plot_is_written(tmp_path):
     pytest.importorskip("matplotlib")
     target = tmp_path / "t.png"

@@ -25,7 +25,7 @@ from verifier.errors import InvalidArgument, VerifierError
 from verifier.properties.accountant import Accountant, certify_command, claim_epsilon
 from verifier.properties.catalogue import CATALOGUE, SOUNDNESS_RTOL, PropertyFailure
 
-__all__ = ["AuditRow", "AuditReport", "PEERS", "audit", "judge", "catalogue_rows", "PeerMissing", "describe", "require"]
+__all__ = ["AuditRow", "AuditReport", "PEERS", "audit", "judge", "judge_tpr", "catalogue_rows", "PeerMissing", "describe", "require"]
 
 #: Peer name -> module implementing ``rows(examples: int, quick: bool) -> list[AuditRow]``.
 PEERS = {
@@ -56,6 +56,7 @@ class AuditRow:
     reproducer: str = ""
     verdict: str = ""
     note: str = ""
+    quantity: str = "epsilon"  # "tpr": ``peer_epsilon`` holds the peer's TPR at the FPR the case names
 
     @property
     def excess(self) -> float | None:
@@ -73,6 +74,9 @@ class AuditRow:
             "peer_epsilon": _number(self.peer_epsilon),
             "status": self.status,
         }
+        if self.quantity != "epsilon":
+            out["quantity"] = self.quantity
+            out[f"peer_{self.quantity}"] = out.pop("peer_epsilon")
         if self.bracket is not None:
             out["verifier_bracket"] = [_number(self.bracket.lower), _number(self.bracket.upper)]
             out["excess"] = _number(self.excess) if self.excess is not None else None
@@ -127,8 +131,29 @@ def judge(accountant: str, claim_object: dict, peer_epsilon: float, *, note: str
     return AuditRow(accountant, claim.neighboring, case, float(peer_epsilon), bracket, "sound", note=note)
 
 
+def judge_tpr(accountant: str, claim_object: dict, fpr: float, peer_tpr: float, *, note: str = "", verify: bool = True) -> AuditRow:
+    """The row for a peer whose numbers imply that a membership attacker at FPR ``fpr`` has TPR at most
+    ``peer_tpr`` (e.g. a μ-GDP statement: Φ(Φ⁻¹(α) + μ)), for the mechanism and scheme of
+    ``claim_object`` (its ε, δ dropped): UNSOUND below verifier's rigorous lower bound on TPR (the
+    maximum over the required directions; verifier.pld.tradeoff), re-decided by ``certify``."""
+    from verifier._types import Quantity
+    from verifier.certify.portfolio import collect_bounds
+
+    base = {k: v for k, v in claim_object.items() if k not in ("epsilon", "delta", "rho", "fpr", "tpr")}
+    claim = parse_claim({**base, "fpr": float(fpr), "tpr": min(1.0, max(0.0, float(peer_tpr)))})
+    bracket = collect_bounds(claim.model, Quantity.TPR, claim.fpr, claim.directions).combined
+    bracket = Bracket(float(bracket.lower), float(bracket.upper))
+    case = describe(claim)
+    if peer_tpr < bracket.lower - SOUNDNESS_RTOL * max(abs(bracket.lower), 1e-12):
+        verdict = certify(claim).verdict.value if verify else ""
+        return AuditRow(accountant, claim.neighboring, case, float(peer_tpr), bracket, "UNSOUND", check="tpr_soundness",
+                        reproducer=certify_command(claim), verdict=verdict, note=note, quantity="tpr")
+    return AuditRow(accountant, claim.neighboring, case, float(peer_tpr), bracket, "sound", check="tpr_soundness", note=note, quantity="tpr")
+
+
 def describe(claim: Claim) -> str:
-    """``gaussian(sigma=4) poisson(rate=0.01, steps=1000), δ=1e-05`` for a claim."""
+    """``gaussian(sigma=4) poisson(rate=0.01, steps=1000), δ=1e-05`` for a claim (``…, TPR at FPR=0.001``
+    for a trade-off claim)."""
 
     def text(obj: dict) -> str:
         params = ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}" for k, v in obj.items() if k not in ("name", "mechanism", "phases"))
@@ -138,7 +163,7 @@ def describe(claim: Claim) -> str:
         body = " then ".join(f"{text(p['mechanism'])} {text(p)}" for p in claim.scheme["phases"])
     else:
         body = f"{text(claim.mechanism)} {text(claim.scheme)}"
-    return f"{body}, δ={claim.delta:g}"
+    return f"{body}, TPR at FPR={claim.fpr:g}" if claim.tpr is not None else f"{body}, δ={claim.delta:g}"
 
 
 def catalogue_rows(accountant: Accountant, examples: int) -> list[AuditRow]:

@@ -7,7 +7,8 @@ realistic DP-SGD runs: Poisson sampling at rates 0.4%–5% for 100–2000 steps 
 The GaussianAccountant is Opacus's f-DP central-limit approximation (Bu et al. 2020, μ-GDP from
 the CLT of Dong, Roth & Su, Thm 5; Opacus itself warns it "can underestimate"): it is not a bound,
 so rows where it falls below verifier's rigorous lower bound are findings about an approximation
-used as if it were one.
+used as if it were one. The μ it computes also states a whole trade-off curve (μ-GDP: an attacker at
+FPR α has TPR at most Φ(Φ⁻¹(α) + μ)); those TPRs are held against verifier's TPR bracket too (issue 26).
 
 Shuffled runs (``make_private(..., poisson_sampling=False)``: the caller's ``DataLoader(shuffle=True)``
 is kept and the history still reads as Poisson at rate 1/len(loader)) are audited too: the ε each
@@ -21,9 +22,12 @@ from __future__ import annotations
 import warnings
 
 from verifier.adapters.opacus import from_opacus
-from verifier.audit import AuditRow, catalogue_rows, judge, require
+from verifier.audit import AuditRow, catalogue_rows, judge, judge_tpr, require
 
-__all__ = ["rows", "GRID", "QUICK_GRID", "SHUFFLED_GRID", "QUICK_SHUFFLED_GRID"]
+__all__ = ["rows", "GRID", "QUICK_GRID", "SHUFFLED_GRID", "QUICK_SHUFFLED_GRID", "TPR_FPRS"]
+
+#: False-positive rates at which the GaussianAccountant's implied TPR is checked (issue 26).
+TPR_FPRS = (1e-3, 1e-2)
 
 DELTA = 1e-5
 #: (noise multiplier, sample rate, steps) of the DP-SGD runs audited.
@@ -49,6 +53,7 @@ def rows(examples: int = 0, quick: bool = False) -> tuple[list[AuditRow], list[s
                 eps = float(accountant.get_epsilon(delta=DELTA))
             claim = claim or from_opacus(accountant, delta=DELTA, epsilon=eps).to_dict()
             out.append(judge(f"opacus {kind.__name__}", claim, eps))
+        out += _gdp_tpr_rows(claim, sigma, rate, steps)
     out += _shuffled_rows(QUICK_SHUFFLED_GRID if quick else SHUFFLED_GRID)
     if examples:
         out += _hypothesis_rows(examples)
@@ -57,6 +62,8 @@ def rows(examples: int = 0, quick: bool = False) -> tuple[list[AuditRow], list[s
         "PRVAccountant returns its upper estimate (eps_error 0.01 by default); a row below the lower bound is outside its stated error",
         "poisson_sampling=False rows: Opacus accounts a shuffled loader as Poisson sampling at rate 1/len(loader) (add/remove); "
         "verifier holds that ε against the shuffled scheme under replace-one, whose lower end is attained by a pair of datasets",
+        "GaussianAccountant (μ-GDP) rows with quantity tpr: the membership attacker's TPR at the stated FPR that μ implies, "
+        "Φ(Φ⁻¹(α) + μ), held against verifier's rigorous TPR bracket",
     ]
     return out, notes
 
@@ -80,6 +87,19 @@ def _shuffled_rows(grid: list[tuple[float, int, int, int, bool]]) -> list[AuditR
             claim = claim or from_opacus(accountant, delta=DELTA, epsilon=eps, data_loader=loader).to_dict()
             out.append(judge(f"opacus {kind.__name__} (poisson_sampling=False)", claim, eps))
     return out
+
+
+def _gdp_tpr_rows(claim: dict, sigma: float, rate: float, steps: int) -> list[AuditRow]:
+    """The membership-inference TPR the GaussianAccountant's μ implies (μ-GDP: TPR(α) = Φ(Φ⁻¹(α) + μ),
+    Dong, Roth & Su 2022, Eq. (2.3)) at each FPR of :data:`TPR_FPRS`, against verifier's TPR bracket."""
+    from opacus.accountants.analysis.gdp import compute_mu_poisson
+    from scipy.stats import norm
+
+    mu = float(compute_mu_poisson(steps=steps, noise_multiplier=sigma, sample_rate=rate))
+    return [
+        judge_tpr("opacus GaussianAccountant (μ-GDP)", claim, fpr, float(norm.cdf(norm.ppf(fpr) + mu)), note=f"μ = {mu:.6g}")
+        for fpr in TPR_FPRS
+    ]
 
 
 def _hypothesis_rows(examples: int) -> list[AuditRow]:

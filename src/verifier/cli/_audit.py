@@ -41,13 +41,14 @@ def report_lines(report: AuditReport) -> list[str]:
     if report.skipped:
         return [f"{report.peer}: skipped ({report.skipped})"]
     lines = [f"audit of {report.peer}: {len(report.rows)} numbers checked, {len(report.findings)} unsound (on the wrong side of verifier's rigorous bracket)"]
-    lines.append(f"{'status':8} {'accountant':48} {'relation':14} {'peer ε':>12} {'verifier [lower, upper]':>28} {'excess':>9}  case")
+    lines.append(f"{'status':8} {'accountant':48} {'relation':14} {'peer ε/TPR':>12} {'verifier [lower, upper]':>28} {'excess':>9}  case")
     for row in report.rows:
         bracket = f"[{_fmt(row.bracket.lower)}, {_fmt(row.bracket.upper)}]" if row.bracket else ""
         excess = f"{row.excess:+.2%}" if row.excess is not None else ""
         lines.append(f"{row.status:8} {row.accountant:48} {row.relation:14} {_fmt(row.peer_epsilon):>12} {bracket:>28} {excess:>9}  {row.case}")
     for row in report.findings:
-        lines.append(f"FINDING ({row.check}): {row.accountant}, {row.relation}, {row.case}: ε = {row.peer_epsilon!r} < {row.bracket.lower!r}")
+        what = "TPR" if row.quantity == "tpr" else "ε"
+        lines.append(f"FINDING ({row.check}): {row.accountant}, {row.relation}, {row.case}: {what} = {row.peer_epsilon!r} < {row.bracket.lower!r}")
         lines.append(f"  reproduce: {row.reproducer}" + (f"   → {row.verdict}" if row.verdict else ""))
     for key in dict.fromkeys((r.accountant, r.relation) for r in report.findings):
         mine = [r for r in report.rows if (r.accountant, r.relation) == key and r.status == "sound"]

@@ -39,6 +39,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="comma-separated false-positive rates in [0, 1] (default: " + ",".join(f"{a:g}" for a in DEFAULT_FPRS) + ")",
     )
     parser.add_argument("--plot", metavar="FILE.png", help="draw TPR against FPR, the band between the bounds shaded, to this image file")
+    parser.add_argument(
+        "--mc-samples", dest="mc_samples", type=int, default=0, metavar="N",
+        help="also estimate TPR by Monte Carlo from N simulated outputs per hypothesis (a 99.9%% interval beside the bounds, never a bound; default 0: none)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the Monte Carlo estimate (default 0)")
     add_output_options(parser)
     parser.set_defaults(handler=_run)
 
@@ -59,6 +64,7 @@ def _run(args: argparse.Namespace) -> int:
     directions = requested_directions(args)
     fprs = check_fprs("fpr", number_list("fpr", args.fpr) if args.fpr is not None else list(DEFAULT_FPRS))
     rows = _rows(scheme, directions, fprs, args.method)
+    estimates = _estimates(scheme, directions, fprs, args.mc_samples, args.seed)
     if args.plot:
         _plot(args, scheme, directions, fprs)
     if args.json:
@@ -72,8 +78,9 @@ def _run(args: argparse.Namespace) -> int:
                     "beta": {"lower": json_number(_beta(c.combined).lower), "upper": json_number(_beta(c.combined).upper)},
                     "directions": {d.value: {"lower": json_number(float(b.lower)), "upper": json_number(float(b.upper))} for d, b in c.brackets.items()},
                     "bounds": [b.to_dict() for b in c.bounds],
+                    "estimates": [e.to_dict() for e in found],
                 }
-                for fpr, c in zip(fprs, rows)
+                for fpr, c, found in zip(fprs, rows, estimates)
             ],
         }))
         return 0
@@ -83,7 +90,39 @@ def _run(args: argparse.Namespace) -> int:
         tpr, beta = c.combined, _beta(c.combined)
         methods = ",".join(sorted({b.method for b in c.bounds if b.rigorous})) or "none"
         print(f"{fpr:>8g}  {float(tpr.lower):>22.17g} {float(tpr.upper):>22.17g}  {float(beta.lower):>22.17g} {float(beta.upper):>22.17g}  {methods}")
+    for fpr, found in zip(fprs, estimates):
+        for e in found:
+            print(
+                f"  estimate (not a bound): {e.direction.value} TPR({fpr:g}) ≈ {e.value:.6g}, {e.confidence:.1%} interval "
+                f"[{e.lower:.6g}, {e.upper:.6g}] from {e.samples} samples per hypothesis{', ' + e.note if e.note else ''}"
+            )
     return 0
+
+
+def _estimates(scheme, directions, fprs: Sequence[float], samples: int, seed: int) -> list[list]:
+    """Monte Carlo estimates of TPR per FPR and direction (verifier.montecarlo.tradeoff) from the
+    simulated pair; an FPR too small for the sample count gets none (said in a note line)."""
+    from verifier._validation import check_integer
+
+    samples = check_integer("mc_samples", samples, minimum=0)
+    if samples == 0:
+        return [[] for _ in fprs]
+    from verifier.certify.methods.montecarlo import simulated
+    from verifier.errors import NotApplicable
+    from verifier.montecarlo.tradeoff import estimate_tpr
+
+    drawn, worst = simulated(scheme)
+    note = "" if worst else "of an attained pair of neighbours, not the worst case"
+    out = []
+    for fpr in fprs:
+        found = []
+        for direction in directions:
+            try:
+                found.append(estimate_tpr(drawn, float(fpr), direction, samples, seed=seed, note=note))
+            except NotApplicable as exc:
+                print(f"  no estimate at FPR {fpr:g} ({direction.value}): {exc}")
+        out.append(found)
+    return out
 
 
 def _plot(args: argparse.Namespace, scheme, directions, fprs: np.ndarray) -> None:

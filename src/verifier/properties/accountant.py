@@ -154,7 +154,11 @@ def certify_command(claim: Claim) -> str:
     flags.append(f"--scheme {claim.scheme['name']}")
     flags += [f"--{k.replace('_', '-')} {v!r}" for k, v in claim.scheme.items() if k != "name" and not isinstance(v, bool)]
     flags += [f"--{k.replace('_', '-')}" for k, v in claim.scheme.items() if v is True]  # a flag (shuffled's drop_last)
-    flags += [f"--neighboring {claim.neighboring}", f"--epsilon {claim.epsilon!r}", f"--delta {claim.delta!r}"]
+    flags.append(f"--neighboring {claim.neighboring}")
+    if claim.tpr is not None:  # a trade-off claim
+        flags += [f"--fpr {claim.fpr!r}", f"--claim-tpr {claim.tpr!r}"]
+    else:
+        flags += [f"--epsilon {claim.epsilon!r}", f"--delta {claim.delta!r}"]
     return "verifier certify " + " ".join(flags)
 
 
