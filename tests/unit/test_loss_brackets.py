@@ -159,7 +159,7 @@ def test_brackets_contain_the_float_laws():
         (Laplace(1.0), lambda x, m: ref.laplace_loss_cdf(1.0, x, "remove", m)),  # atoms at ±1 on edges
         (RandomizedResponse(0.5, 3), lambda x, m: ref.rr_loss_cdf(0.5, x, "remove", m, 3)),
     ],
-    ids=repr,
+    ids=["gaussian", "laplace", "randomized-response"],  # stable ids: xdist workers must collect the same names
 )
 def test_cell_masses_contain_reference_differences(pair, reference):
     """loss_cell_bracket: P(L <= e_0), P(e_i < L <= e_{i+1}), P(L > e_n), each containing the
