@@ -1,0 +1,99 @@
+"""What a DP-SGD data loader costs: one setting (σ = 1.1, n = 60000, B = 256, 10 epochs, δ = 1e-5,
+records clipped at 1) under Poisson, fixed-size and shuffled batches, and the partial-batch check of
+issue 24's 6.3049. Produces the README's comparison table.
+
+    .venv/bin/python benchmarks/shuffled_loaders.py [--out FILE.md]
+
+Rows: verifier's certified ε bracket (max over directions of each side) for Poisson add/remove,
+Poisson replace-one, fixed-size batches (replace-one) and shuffled batches (replace-one, drop_last
+both ways), with what Opacus's accountants report for the same history where opacus is installed
+(a shuffled loader is recorded as Poisson at rate 1/len(loader)).
+
+Partial batch: 60000 = 234·256 + 96, so the target is outside the full batches with probability
+96/60000 per epoch. The table gives the allocation engine's bracket for t = 234 (the issue's
+number is its lower end), verifier's proven lower end for n = 60000 (the λ^E mixture bound), and
+the attained pair itself, one epoch of the allocation PLD Poisson-subsampled at λ = 59904/60000
+(verifier.pld.subsample, both sides, grid 2^-10) and composed over 10 epochs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import warnings
+from pathlib import Path
+
+from verifier._types import Direction, Side
+from verifier.certify.claim import parse_claim
+from verifier.certify.registry import methods_for
+from verifier.pairs import Gaussian
+from verifier.pld.allocation import allocation_bracket
+from verifier.pld.subsample import subsample_direction
+from verifier.schemes import Allocation
+
+SIGMA, N, B, EPOCHS, DELTA = 1.1, 60_000, 256, 10, 1e-5
+STEPS = math.ceil(EPOCHS * N / B)  # 2344 for the samplers that draw every step afresh
+
+
+def bracket(scheme: dict, neighboring: str, only: tuple[str, ...]) -> tuple[float, float]:
+    """[max lower, max upper] of ε(δ) over the relation's directions, from the methods ``only``."""
+    claim = parse_claim({"mechanism": {"name": "gaussian", "sigma": SIGMA}, "scheme": scheme, "neighboring": neighboring, "epsilon": 1.0, "delta": DELTA})
+    lower = upper = -math.inf
+    for direction in claim.directions:
+        found = [b for m in methods_for(claim.model) if m.name in only for b in m.epsilon_bounds(claim.model, DELTA, direction)]
+        lower = max(lower, max((b.value for b in found if b.side is Side.LOWER), default=-math.inf))
+        upper = max(upper, min(b.value for b in found if b.side is Side.UPPER))
+    return lower, upper
+
+
+def opacus(rate: float, steps: int) -> str:
+    try:
+        from opacus.accountants import GaussianAccountant, PRVAccountant, RDPAccountant
+    except ImportError:
+        return "(opacus not installed)"
+    out = []
+    for kind in (PRVAccountant, RDPAccountant, GaussianAccountant):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            accountant = kind()
+            accountant.history = [(SIGMA, rate, steps)]
+            out.append(f"{kind.__name__.removesuffix('Accountant')} {accountant.get_epsilon(delta=DELTA):.4f}")
+    return "Opacus " + ", ".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    poisson = {"name": "poisson", "rate": B / N, "steps": STEPS}
+    rows = [
+        ("Poisson, rate B/n", "add/remove", bracket(poisson, "add_or_remove", ("pld",)), opacus(B / N, STEPS)),
+        ("Poisson, rate B/n", "replace-one", bracket(poisson, "replace_one", ("pld",)), ""),
+        ("fixed-size B, drawn afresh each step", "replace-one",
+         bracket({"name": "without_replacement", "dataset_size": N, "batch_size": B, "steps": STEPS}, "replace_one", ("pld",)), ""),
+    ]
+    for drop_last, batches in ((False, math.ceil(N / B)), (True, N // B)):
+        scheme = {"name": "shuffled", "dataset_size": N, "batch_size": B, "epochs": EPOCHS, "drop_last": drop_last}
+        rows.append((f"shuffled, drop_last={drop_last} ({batches} batches)", "replace-one", bracket(scheme, "replace_one", ("shuffled",)),
+                     opacus(1 / batches, EPOCHS * batches)))
+    lines = ["| batches | relation | verifier ε [lower, upper] | what the accountants report |", "|---|---|---|---|"]
+    lines += [f"| {what} | {relation} | [{lo:.5f}, {hi:.5f}] | {peer} |" for what, relation, (lo, hi), peer in rows]
+
+    lines += ["", "Partial batch (remove orientation, ε at δ = 1e-5):", "", "| what | ε |", "|---|---|"]
+    engine = next(m for m in methods_for(Allocation(Gaussian(SIGMA, 2.0), N // B, 1, EPOCHS)) if m.name == "allocation-pld")
+    found = engine.epsilon_bounds(Allocation(Gaussian(SIGMA, 2.0), N // B, 1, EPOCHS), DELTA, Direction.REMOVE)
+    lines.append(f"| allocation t = 234, 10 epochs (59904 records) | [{min(b.value for b in found):.5f}, {max(b.value for b in found):.5f}] |")
+    lo, _ = bracket({"name": "shuffled", "dataset_size": N, "batch_size": B, "epochs": EPOCHS}, "replace_one", ("shuffled",))
+    lines.append(f"| proven lower end for n = 60000 (λ^E mixture bound) | {lo:.5f} |")
+    step = 2.0**-10
+    one = allocation_bracket(Allocation(Gaussian(SIGMA, 2.0), N // B), Direction.REMOVE, step)
+    attained = subsample_direction(one, (N // B) * B / N).self_compose(EPOCHS).epsilon(DELTA)
+    lines.append(f"| the attained pair for n = 60000 (PLD subsampling, grid 2^-10) | [{attained.lower:.5f}, {attained.upper:.5f}] |")
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
