@@ -65,7 +65,7 @@ __all__ = ["ShuffledMethod", "METHODS", "ATTAINED_DATASETS", "ADD_STEP", "ADD_PO
 ATTAINED_DATASETS = (
     "attained datasets D = (v, ..., v) and D' = (v, ..., v, v - 2C) with v = C e_1 (every other record v, "
     "the target v or -v): each epoch is 1-out-of-floor(n/B) random allocation at sensitivity 2C, mixed with "
-    "'target not in a full batch' at weight 1 - floor(n/B)B/n"
+    "'target not in a full batch' at weight 1 - floor(n/B)B/n (a kept partial batch's release left out: post-processing)"
 )
 _LOWER_CITATION = (
     "Chua et al. 2024 (ICML; NeurIPS) attained pair of datasets = 1-out-of-t random allocation per epoch, "
