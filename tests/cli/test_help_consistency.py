@@ -83,3 +83,37 @@ def test_exit_4_has_the_readmes_name_in_certify_help():
     assert "4 defect" in README
     assert "4 a defect in verifier" in SUBPARSERS["certify"].description
     assert "4 internal inconsistency" not in SUBPARSERS["certify"].description
+
+
+def _zcdp_rows(argv: list[str], capsys) -> dict[str, float]:
+    from verifier.cli import main
+
+    assert main(["epsilon", *argv, "--json"]) == 0
+    import json
+
+    payload = json.loads(capsys.readouterr().out)
+    return {b["method"]: b["value"] for b in payload["bounds"] if b["method"].startswith("zcdp")}
+
+
+def test_zcdp_rows_appear_exactly_where_the_zcdp_command_has_a_rule(capsys):
+    """`epsilon … --scheme poisson --neighboring replace_one` lists zcdp rows; `verifier zcdp` gives the
+    same numbers for the same relation, and under add/remove, where `zcdp` refuses Poisson, `epsilon`
+    lists none. Reference: ρ = T·(2Δ)²/(2σ²) = 200 (Steinke 2022 Lemma 12, 33.6, Thm 13) and the
+    standard conversion ε = ρ + 2√(ρ ln(1/δ)) (Remark 15). Catches: rows from a rule the zcdp command
+    cannot reach, or a zcdp command that disagrees with them."""
+    import math
+
+    from verifier.cli import main
+
+    scheme = ["--sigma", "1", "--scheme", "poisson", "--rate", "0.01", "--steps", "100", "--delta", "1e-5"]
+    rows = _zcdp_rows([*scheme, "--neighboring", "replace_one"], capsys)
+    standard = 200 + 2 * math.sqrt(200 * math.log(1e5))
+    assert rows["zcdp:standard"] == pytest.approx(standard, rel=1e-12) and rows["zcdp:standard"] >= standard
+    assert main(["zcdp", *scheme, "--neighboring", "replace_one", "--json"]) == 0
+    import json
+
+    zcdp = json.loads(capsys.readouterr().out)
+    assert zcdp["rho"] == 200.0 and zcdp["epsilon_standard"] == rows["zcdp:standard"] and zcdp["epsilon_prop14"] == rows["zcdp:prop14"]
+    assert _zcdp_rows(scheme, capsys) == {}
+    assert main(["zcdp", *scheme]) == 2
+    assert "--neighboring replace_one" in capsys.readouterr().err

@@ -26,7 +26,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence, TypeVar
 
 from verifier._budget import ACTIVITY
 from verifier._types import Bound, Bracket, Direction, Estimate, Quantity, Side
@@ -36,7 +36,10 @@ from verifier.certify.registry import methods_for
 from verifier.errors import InconsistentBounds, InvalidArgument, NotApplicable, NumericalFailure
 from verifier.schemes import Scheme
 
-__all__ = ["Collected", "collect_bounds", "best_bracket", "best_bounds", "select_methods"]
+__all__ = ["Collected", "collect_bounds", "best_bracket", "best_bounds", "select_methods", "call_within", "cut_by_budget"]
+
+
+_T = TypeVar("_T")
 
 
 class _BudgetSpent(BaseException):
@@ -79,6 +82,29 @@ def _interrupted(exc: BaseException) -> bool:
             return True
         exc = exc.__cause__ or exc.__context__
     return False
+
+
+def call_within(seconds: float | None, call: Callable[[], _T]) -> _T | None:
+    """``call()`` under the same deadline as a method (interrupted when ``seconds`` run out, where
+    SIGALRM can deliver it); None when the deadline interrupted it. For work beside the methods
+    that must obey a command's ``--time-budget`` too (``verifier compare``'s Poisson curve)."""
+    try:
+        with _deadline(seconds):
+            return call()
+    except BaseException as exc:  # noqa: BLE001 - only the budget's own interrupt is swallowed
+        if _interrupted(exc):
+            return None
+        raise
+
+
+#: Words of a ``Collected.skipped`` entry for a method the time budget stopped or never started.
+_BUDGET_WORDS = ("time budget of", "of the time budget left")
+
+
+def cut_by_budget(skipped: Sequence[str]) -> set[str]:
+    """The names of the methods that ``skipped`` says the time budget stopped or never started
+    (interrupted, or not run because the budget was spent), as opposed to methods that declined."""
+    return {entry.split(":")[0].split(" (")[0] for entry in skipped if any(w in entry for w in _BUDGET_WORDS)}
 
 
 #: A predicate on the bounds gathered so far; True once the question is decided.

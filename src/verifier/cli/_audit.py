@@ -12,6 +12,7 @@ from pathlib import Path
 
 from verifier._validation import check_integer
 from verifier.audit import PEERS, AuditReport, audit
+from verifier.cli._table import wrapped
 
 __all__ = ["register", "report_lines"]
 
@@ -36,28 +37,57 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}" if math.isfinite(x) else str(x)
 
 
+def _table(rows) -> list[str]:
+    """The rows grouped under their case (mechanism, scheme, δ; in order of first appearance), one
+    line each, columns as wide as their widest cell: at most TABLE_WIDTH characters (issue 32: one
+    line per row with the case at its end was 243 characters wide)."""
+    cells = {
+        id(row): (
+            row.status,
+            row.relation,
+            _fmt(row.peer_epsilon),
+            f"[{_fmt(row.bracket.lower)}, {_fmt(row.bracket.upper)}]" if row.bracket else "",
+            f"{row.excess:+.2%}" if row.excess is not None else "",
+            row.accountant,
+        )
+        for row in rows
+    }
+    header = ("status", "relation", "peer ε/TPR", "verifier [lower, upper]", "excess", "accountant")
+    widths = [max(len(c[i]) for c in (header, *cells.values())) for i in range(len(header))]
+
+    def line(c) -> list[str]:
+        left = " ".join(f"{text:<{w}}" for text, w in zip(c[:2], widths[:2]))
+        right = " ".join(f"{text:>{w}}" for text, w in zip(c[2:5], widths[2:5]))
+        return wrapped(f"  {left} {right}  {c[5]}", " " * (len(left) + len(right) + 5))  # the accountant last, wrapped if need be
+
+    lines = ["case", *line(header)]
+    for case in dict.fromkeys(row.case for row in rows):
+        lines += wrapped(case, "    ")
+        for row in rows:
+            if row.case == case:
+                lines += line(cells[id(row)])
+    return lines
+
+
 def report_lines(report: AuditReport) -> list[str]:
     """The terminal report: a table of rows, then each finding with its reproducer, then notes."""
     if report.skipped:
         return [f"{report.peer}: skipped ({report.skipped})"]
     lines = [f"audit of {report.peer}: {len(report.rows)} numbers checked, {len(report.findings)} unsound (on the wrong side of verifier's rigorous bracket)"]
-    lines.append(f"{'status':8} {'accountant':48} {'relation':14} {'peer ε/TPR':>12} {'verifier [lower, upper]':>28} {'excess':>9}  case")
-    for row in report.rows:
-        bracket = f"[{_fmt(row.bracket.lower)}, {_fmt(row.bracket.upper)}]" if row.bracket else ""
-        excess = f"{row.excess:+.2%}" if row.excess is not None else ""
-        lines.append(f"{row.status:8} {row.accountant:48} {row.relation:14} {_fmt(row.peer_epsilon):>12} {bracket:>28} {excess:>9}  {row.case}")
+    lines += _table(report.rows)
     for row in report.findings:
         what = "TPR" if row.quantity == "tpr" else "ε"
-        lines.append(f"FINDING ({row.check}): {row.accountant}, {row.relation}, {row.case}: {what} = {row.peer_epsilon!r} < {row.bracket.lower!r}")
+        lines += wrapped(f"FINDING ({row.check}): {row.accountant}, {row.relation}, {row.case}: {what} = {row.peer_epsilon!r} < {row.bracket.lower!r}", "  ")
+        # one line whatever its length: the command is copied and pasted
         lines.append(f"  reproduce: {row.reproducer}" + (f"   → {row.verdict}" if row.verdict else ""))
     for key in dict.fromkeys((r.accountant, r.relation) for r in report.findings):
         mine = [r for r in report.rows if (r.accountant, r.relation) == key and r.status == "sound"]
         above = [r.case for r in mine if r.excess is not None and r.excess >= 0]
         inside = [r.case for r in mine if r.excess is None or r.excess < 0]
         if above:
-            lines.append(f"{key[0]} ({key[1]}) does not bite (at or above verifier's upper bound) at: " + "; ".join(above))
+            lines += wrapped(f"{key[0]} ({key[1]}) does not bite (at or above verifier's upper bound) at: " + "; ".join(above), "  ")
         if inside:
-            lines.append(f"{key[0]} ({key[1]}) is undecided (inside verifier's bracket) at: " + "; ".join(inside))
+            lines += wrapped(f"{key[0]} ({key[1]}) is undecided (inside verifier's bracket) at: " + "; ".join(inside), "  ")
     lines += [f"note: {note}" for note in report.notes]
     return lines
 

@@ -19,7 +19,9 @@ from verifier._types import json_number
 from verifier._validation import check_integer, check_open_unit, check_real
 from verifier.certify.claim import load_claim
 from verifier.certify.examples import DEMO, EXAMPLES, example
-from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, requested_directions
+from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, model_json_from_flags, requested_directions
+from verifier.cli._table import TABLE_WIDTH, numbered_table, table_number, wrapped
+from verifier.cli._certify import describe_model
 from verifier.errors import InvalidArgument
 from verifier.rdp.checkin_published import RESULT_ORDERS, checkin_results
 from verifier.report import plot_delta_curves
@@ -60,14 +62,15 @@ def _setup(args: argparse.Namespace):
             raise InvalidArgument("example", args.example, "give either a claim file or --example, not both")
         claim = load_claim(args.claim) if args.claim is not None else example(args.example).parsed()
         mark = None if claim.epsilon is None else (claim.epsilon, claim.delta)  # a ρ or TPR claim has no (ε, δ) to mark
-        return claim.model, claim.directions, mark, f"{claim.model!r}, {claim.neighboring}"
+        return claim.model, claim.directions, mark, describe_model(claim.mechanism, claim.scheme, claim.neighboring)
     scheme = build_scheme(args)
     if (args.epsilon is None) != (args.delta is None):
         raise InvalidArgument("epsilon" if args.epsilon is None else "delta", None, "mark a claim with both --epsilon and --delta")
     mark = None
     if args.epsilon is not None:
         mark = (check_real("epsilon", args.epsilon), check_open_unit("delta", args.delta))
-    return scheme, requested_directions(args), mark, repr(scheme)
+    relation = "add_or_remove" if args.direction == "both" else args.direction
+    return scheme, requested_directions(args), mark, describe_model(*model_json_from_flags(args), relation)
 
 
 def _grid(args: argparse.Namespace) -> np.ndarray:
@@ -116,7 +119,7 @@ def _run(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    for line in textwrap.wrap(f"bounds on δ(ε) for {title}", TABLE_WIDTH, subsequent_indent="    ", break_on_hyphens=False):
+    for line in wrapped(f"bounds on δ(ε) for {title}", "    "):
         print(line)
     for line in table_lines(epsilons, curves) + estimate_lines(epsilons, estimates):
         print(line)
@@ -128,30 +131,16 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-#: Widest line the text output prints (a terminal or a CI log): columns beyond it go to the next
-#: block, long labels to a numbered key below the table.
-TABLE_WIDTH = 120
 _EPS_COLUMN = 8
-_VALUE_COLUMN = 13  # " %12.6g": 4.94066e-324 is 12 characters
+_VALUE_COLUMN = 13  # " %12.6g": 2.22507e-308 is 12 characters (subnormals print as <1e-300 or 0)
 
 
 def table_lines(epsilons, curves) -> list[str]:
     """The δ(ε) table in blocks at most TABLE_WIDTH wide: one column per curve, headed by its number
     [i], with the key (method, direction, side) listed under the table; 6 significant digits (the
     --json output has every digit); no lines without curves (only estimate-only methods ran)."""
-    if not curves:
-        return []
-    per_block = max(1, (TABLE_WIDTH - _EPS_COLUMN) // _VALUE_COLUMN)
-    lines: list[str] = []
-    for start in range(0, len(curves), per_block):
-        block = list(enumerate(curves))[start : start + per_block]
-        lines.append(f"{'ε':>{_EPS_COLUMN}}" + "".join(f"{f'[{i + 1}]':>{_VALUE_COLUMN}}" for i, _ in block))
-        for index, eps in enumerate(epsilons):
-            lines.append(f"{eps:>{_EPS_COLUMN}.4g}" + "".join(f" {c.values[index]:>{_VALUE_COLUMN - 1}.6g}" for _, c in block))
-    lines += textwrap.wrap(
-        "key: " + "; ".join(f"[{i + 1}] {c.label}" for i, c in enumerate(curves)), TABLE_WIDTH, subsequent_indent="     ", break_on_hyphens=False
-    )
-    return lines
+    columns = [(c.label, [table_number(v, c.side.value) for v in c.values]) for c in curves]
+    return numbered_table("ε", [f"{e:.4g}" for e in epsilons], columns, x_width=_EPS_COLUMN, cell=_VALUE_COLUMN)
 
 
 def estimate_lines(epsilons, estimates: Sequence[EstimateCurve]) -> list[str]:
@@ -167,11 +156,11 @@ def estimate_lines(epsilons, estimates: Sequence[EstimateCurve]) -> list[str]:
         block = list(enumerate(estimates))[start : start + per_block]
         lines.append(f"{'ε':>{_EPS_COLUMN}}" + "".join(f"{f'[E{i + 1}]':>{_VALUE_COLUMN}}{'lower':>{_VALUE_COLUMN}}{'upper':>{_VALUE_COLUMN}}" for i, _ in block))
         for index, eps in enumerate(epsilons):
-            cells = "".join(f" {v[index]:>{_VALUE_COLUMN - 1}.6g}" for _, e in block for v in (e.values, e.lower, e.upper))
+            cells = "".join(
+                f" {table_number(v[index], side):>{_VALUE_COLUMN - 1}}" for _, e in block for v, side in ((e.values, None), (e.lower, "lower"), (e.upper, "upper"))
+            )
             lines.append(f"{eps:>{_EPS_COLUMN}.4g}" + cells)
-    lines += textwrap.wrap(
-        "key: " + "; ".join(f"[E{i + 1}] {e.label}" for i, e in enumerate(estimates)), TABLE_WIDTH, subsequent_indent="     ", break_on_hyphens=False
-    )
+    lines += wrapped("key: " + "; ".join(f"[E{i + 1}] {e.label}" for i, e in enumerate(estimates)))
     return lines
 
 

@@ -22,7 +22,7 @@ from verifier.cli._options import add_mechanism_options, add_scheme_options, che
 from verifier.cli._report import add_report_option, write_report_if_asked
 from verifier.errors import InvalidArgument
 
-__all__ = ["register", "add_neighboring_option", "claim_from_flags", "claim_json_from_flags", "summary_lines"]
+__all__ = ["register", "add_neighboring_option", "claim_from_flags", "claim_json_from_flags", "describe_part", "describe_model", "summary_lines"]
 
 #: Flags that describe a claim; giving one together with a claim file or --example is an error.
 _CLAIM_FLAGS = ("sigma", "scale", "epsilon0", "times", "rate", "steps", "neighboring", "epsilon", "delta")
@@ -147,8 +147,7 @@ def summary_lines(outcome: Outcome) -> list[str]:
     claim = outcome.claim
     stated = _stated(claim)
     lines = [
-        f"{outcome.verdict.value}: {' '.join(filter(None, (_describe(claim.mechanism), _describe(claim.scheme))))}, "
-        f"{claim.neighboring}: claimed {stated}"
+        f"{outcome.verdict.value}: {describe_model(claim.mechanism, claim.scheme, claim.neighboring)}: claimed {stated}"
     ]
     if claim.neighboring == "replace_one" or "|C|" in claim.modelling:
         lines.append(f"  model: {claim.modelling}")
@@ -190,7 +189,7 @@ def _bracket_text(direction: str, bracket) -> str:
     return f"{direction} [{bracket.lower!r}, {bracket.upper!r}]"
 
 
-def _describe(obj: dict | None) -> str:
+def describe_part(obj: dict | None) -> str:
     """``gaussian(sigma=1, sensitivity=1)`` from a normalised claim object; ``single`` when bare;
     nested objects (a phase's mechanism) and lists (a sequence's phases) are described in place;
     an absent mechanism (each phase of a sequence states its own) is the empty string."""
@@ -200,9 +199,15 @@ def _describe(obj: dict | None) -> str:
     return f"{obj['name']}({params})" if params else obj["name"]
 
 
+def describe_model(mechanism: dict | None, scheme: dict, neighboring: str) -> str:
+    """``gaussian(sigma=1, sensitivity=1) poisson(rate=0.01, steps=1000), add_or_remove``: a human-readable
+    label of a claim's model (titles of tables and plots; not Python reprs: issue 32)."""
+    return f"{' '.join(filter(None, (describe_part(mechanism), describe_part(scheme))))}, {neighboring}"
+
+
 def _value(value) -> str:
     if isinstance(value, dict):
-        return _describe(value)
+        return describe_part(value)
     if isinstance(value, list):
         return "[" + ", ".join(_value(v) for v in value) + "]"
     if isinstance(value, str):  # a choice, e.g. a check-in's aggregation

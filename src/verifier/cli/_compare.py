@@ -22,10 +22,11 @@ import numpy as np
 
 from verifier._types import Bound, Direction, Quantity, Side, json_number
 from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive
-from verifier.certify.portfolio import collect_bounds
+from verifier.certify.portfolio import call_within, collect_bounds, cut_by_budget
 from verifier.analytic import pld_poisson_profile
 from verifier.errors import InvalidArgument, NotApplicable
 from verifier.cli._options import add_method_option
+from verifier.cli._table import numbered_table, table_number, wrapped
 from verifier.pairs import Gaussian
 from verifier.report.plots import legend_outside, pyplot, save_figure
 from verifier.schemes import Allocation
@@ -63,7 +64,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--time-budget",
         type=float,
         metavar="SECONDS",
-        help="per σ: stop starting expensive methods after this many seconds (a method cut short leaves no point; default: no limit)",
+        help="per σ: stop the methods (and the Poisson curve) after this many seconds; a method cut short leaves no point, "
+        "marked 'cut' in the table and named in the figure's legend (default: no limit)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.set_defaults(handler=_run)
@@ -71,11 +73,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @dataclass(frozen=True)
 class Series:
-    """One curve: ε against σ for one method and side (NaN where the method gave nothing)."""
+    """One curve: ε against σ for one method and side (NaN where the method gave nothing); ``cut``
+    marks the σ where it gave nothing because ``--time-budget`` stopped it (or never started it)."""
 
     label: str
     side: Side
     values: tuple[float, ...]
+    cut: tuple[bool, ...] = ()
+
+    def cell(self, index: int) -> str:
+        """The table cell at σ number ``index``: the value, "cut" (by the time budget) or "—" (no bound)."""
+        value = self.values[index]
+        if math.isnan(value):
+            return "cut" if self.cut and self.cut[index] else "—"
+        return table_number(value, self.side.value)
+
+    @property
+    def cut_sigmas(self) -> list[int]:
+        return [i for i, c in enumerate(self.cut) if c and math.isnan(self.values[i])]
 
 
 def _best(bounds: list[Bound], side: Side) -> float:
@@ -102,13 +117,23 @@ def _per_method(bounds: tuple[Bound, ...]) -> dict[tuple[str, Side], float]:
     return out
 
 
-def _poisson(sigma: float, steps: int, k: int, epochs: int, delta: float) -> float:
+#: The label of the Poisson comparison curve.
+POISSON_LABEL = "Poisson rate k/t (PLD)"
+
+
+def _poisson(sigma: float, steps: int, k: int, epochs: int, delta: float, time_budget: float | None = None) -> float | None:
     """ε(δ) upper bound of Poisson subsampling at rate k/t over t·E steps, both directions, from
-    the PLD engine's DOMINATING side (the profile the decomposition bound also uses, so cached)."""
-    try:
-        return max(pld_poisson_profile(Gaussian(sigma), k / steps, steps * epochs, d).epsilon_upper(delta) for d in BOTH)
-    except NotApplicable:
-        return math.nan
+    the PLD engine's DOMINATING side (the profile the decomposition bound also uses, so cached);
+    NaN where it does not apply, None when ``time_budget`` ran out first (the curve obeys the
+    budget like the methods: issue 32, σ = 0.5 took 34 s under --time-budget 2)."""
+
+    def compute() -> float:
+        try:
+            return max(pld_poisson_profile(Gaussian(sigma), k / steps, steps * epochs, d).epsilon_upper(delta) for d in BOTH)
+        except NotApplicable:
+            return math.nan
+
+    return call_within(time_budget, compute)
 
 
 def compare_series(
@@ -118,6 +143,7 @@ def compare_series(
     plus "Poisson k/t (PLD)"; or, with ``make_scheme`` (σ → scheme, e.g. a matrix mechanism), every
     method's curve for that scheme without the Poisson comparison."""
     columns: dict[tuple[str, Side], list[float]] = {}
+    cut: dict[str, set[int]] = {}  # method -> the σ indices where the time budget stopped it
     poisson: list[float] = []
     for index, sigma in enumerate(sigmas):
         started = time.perf_counter()
@@ -128,38 +154,70 @@ def compare_series(
         collected = collect_bounds(scheme, Quantity.EPSILON, delta, BOTH, only=only, time_budget=time_budget)
         for key, value in _per_method(collected.bounds).items():
             columns.setdefault(key, [math.nan] * len(sigmas))[index] = value
+        for name in cut_by_budget(collected.skipped):
+            cut.setdefault(name, set()).add(index)
+            for side in _sides(name):  # a column even for a method the budget never let give a bound
+                columns.setdefault((name, side), [math.nan] * len(sigmas))
         if make_scheme is None:
-            poisson.append(_poisson(float(sigma), steps, k, epochs, delta))
+            value = _poisson(float(sigma), steps, k, epochs, delta, time_budget)
+            if value is None:
+                cut.setdefault(_base(POISSON_LABEL), set()).add(index)
+            poisson.append(math.nan if value is None else value)
         if progress is not None:
             seconds: dict[str, float] = {}
             for b in collected.bounds:
                 seconds[b.method] = seconds.get(b.method, 0.0) + b.seconds
             detail = ", ".join(f"{m} {t:.1f}" for m, t in sorted(seconds.items()))
             progress(f"σ = {sigma:.4g}: {time.perf_counter() - started:.1f} s ({detail})")
-    series = [Series(label, side, tuple(v)) for (label, side), v in sorted(columns.items(), key=lambda kv: (kv[0][1].value, kv[0][0]))]
+    def marks(label: str) -> tuple[bool, ...]:
+        where = cut.get(_base(label), set())
+        return tuple(i in where for i in range(len(sigmas)))
+
+    ordered = sorted(columns.items(), key=lambda kv: (kv[0][1].value, kv[0][0]))
+    series = [Series(label, side, tuple(v), marks(label)) for (label, side), v in ordered]
     if make_scheme is None:
-        series.append(Series("Poisson rate k/t (PLD)", Side.UPPER, tuple(poisson)))
+        series.append(Series(POISSON_LABEL, Side.UPPER, tuple(poisson), marks(POISSON_LABEL)))
     return series
+
+
+def _base(label: str) -> str:
+    """A series' method: its label without a parenthesis ("rdp (add only)" -> "rdp")."""
+    return label.split(" (")[0]
+
+
+def _sides(name: str) -> tuple[Side, ...]:
+    """The sides a registered method gives bounds on (none for an estimate-only method)."""
+    from verifier.certify.method import Guarantee
+    from verifier.certify.registry import all_methods
+
+    returns = next((m.returns for m in all_methods() if m.name == name), frozenset())
+    return tuple(side for side, guarantee in ((Side.UPPER, Guarantee.UPPER), (Side.LOWER, Guarantee.LOWER)) if guarantee in returns)
 
 
 def _plot(sigmas, series: list[Series], path: str, title: str) -> None:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 5.5), dpi=130)
     colours = plt.get_cmap("tab20").colors
+    drawn = False
     for number, s in enumerate(series):
         values = np.asarray(s.values, dtype=float)
         poisson = s.label.startswith("Poisson")
         style = ":" if poisson else ("-" if s.side is Side.UPPER else "--")
         width = 2.4 if s.label.startswith("combined") or PLD_METHOD in s.label else 1.3
         shown = np.where((values > 0) & np.isfinite(values), values, np.nan)  # log axis; ∞/NaN: no point
+        drawn = drawn or bool(np.isfinite(shown).any())
         ax.plot(sigmas, shown, style, marker="o" if s.side is Side.UPPER else "^",
                 markersize=3, linewidth=width, color="black" if poisson else colours[(2 * number) % 20 + (number // 10) % 2],
-                label=f"{s.label} ({s.side.value})")
+                label=f"{s.label} ({s.side.value})" + (f", cut by the time budget at σ = {', '.join(f'{sigmas[i]:.3g}' for i in s.cut_sigmas)}" if s.cut_sigmas else ""))
     ax.set_xscale("log")
-    ax.set_yscale("log")
+    if drawn:
+        ax.set_yscale("log")
+    else:  # e.g. --time-budget 0: nothing to draw, and a log axis of no data is an error in matplotlib
+        ax.text(0.5, 0.5, "no method gave a bound", transform=ax.transAxes, ha="center")
     ax.set_xlabel("σ")
     ax.set_ylabel("ε")
-    ax.set_title(f"{title}\nupper bounds solid, lower bounds dashed; a missing point: the method did not apply", fontsize=9)
+    why = "did not apply or was cut by the time budget (the legend says where)" if any(s.cut_sigmas for s in series) else "did not apply"
+    ax.set_title(f"{title}\nupper bounds solid, lower bounds dashed; a missing point: the method {why}", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     legend_outside(fig, ax)
     save_figure(fig, path, "out")
@@ -206,13 +264,19 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({
             "title": title, "sigmas": sigmas.tolist(), "out": args.out,
-            "series": [{"label": s.label, "side": s.side.value, "values": [json_number(v) for v in s.values]} for s in series],
+            "series": [
+                {"label": s.label, "side": s.side.value, "values": [json_number(v) for v in s.values], "cut_by_time_budget": list(s.cut)}
+                for s in series
+            ],
         }))
         return 0
-    print(f"ε(δ) bounds, {title}")
-    print(f"{'σ':>8} " + " ".join(f"{s.label[:22] + ' ' + s.side.value[:2]:>26}" for s in series))
-    for i, sigma in enumerate(sigmas):
-        print(f"{sigma:>8.4g} " + " ".join(f"{s.values[i]:>26.6g}" for s in series))
+    for line in wrapped(f"ε(δ) bounds, {title}"):
+        print(line)
+    columns = [(f"{s.label} {s.side.value}", [s.cell(i) for i in range(len(sigmas))]) for s in series]
+    for line in numbered_table("σ", [f"{sigma:.4g}" for sigma in sigmas], columns):
+        print(line)
+    if any(s.cut_sigmas for s in series):
+        print("cut: stopped or not started because --time-budget was spent at that σ (no bound); —: the method gave no bound")
     if args.out:
         print(f"figure: {args.out}")
     return 0

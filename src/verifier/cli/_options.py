@@ -10,6 +10,7 @@ from typing import Sequence
 
 from verifier._types import Bound, Direction, directions_for, json_number
 from verifier._validation import check_integer
+from verifier.cli._table import table_number
 from verifier.errors import InvalidArgument, NotApplicable
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse, replace_one_pair
 from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Shuffle, Single
@@ -19,6 +20,7 @@ __all__ = [
     "add_mechanism_options",
     "add_scheme_options",
     "add_output_options",
+    "add_direction_option",
     "build_pair",
     "build_scheme",
     "check_option_uses",
@@ -220,6 +222,12 @@ def _fixed_batches(args: argparse.Namespace, pair: DominatingPair) -> WithoutRep
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
+    add_direction_option(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+
+def add_direction_option(parser: argparse.ArgumentParser, extra_help: str = "") -> None:
+    """``--direction`` / ``--neighboring`` of the bounding commands (dest ``direction``, default both)."""
     parser.add_argument(
         "--direction",
         "--neighboring",
@@ -228,9 +236,8 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         default="both",
         help="neighbouring relation (the claim field 'neighboring'): one adjacency direction, 'both' = "
         "'add_or_remove' (default; the maximum of the two), or 'replace_one' (one record replaced by "
-        "another, records of norm <= --sensitivity: modelled as a claim file's replace_one is)",
+        "another, records of norm <= --sensitivity: modelled as a claim file's replace_one is)" + extra_help,
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
 
 def _required(args: argparse.Namespace, name: str, choice: str, option: str = "--mechanism") -> float:
@@ -312,11 +319,11 @@ def emit(
         return
     argument = "ε" if quantity == "delta" else "δ"
     symbol = "δ" if quantity == "delta" else "ε"
-    print(f"{symbol}({argument}={at:g}), direction {args.direction}: [{_fmt(lower)}, {_fmt(upper)}]")
+    print(f"{symbol}({argument}={at:g}), direction {args.direction}: [{_fmt(lower, 'lower')}, {_fmt(upper, 'upper')}]")
     print(f"{'method':<28} {'direction':<9} {'side':<6} {'value':>24}")
     for b in bounds:
-        print(f"{b.method:<28} {b.direction.value:<9} {b.side.value:<6} {_fmt(b.value):>24}")
+        print(f"{b.method:<28} {b.direction.value:<9} {b.side.value:<6} {_fmt(b.value, b.side.value):>24}")
 
 
-def _fmt(x: float | None) -> str:
-    return "unknown" if x is None else f"{x:.17g}"
+def _fmt(x: float | None, side: str | None = None) -> str:
+    return "unknown" if x is None else table_number(x, side, ".17g")

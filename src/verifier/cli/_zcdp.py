@@ -8,7 +8,7 @@ import argparse
 import json
 
 from verifier._types import json_number
-from verifier.cli._options import add_mechanism_options, add_scheme_options, build_scheme
+from verifier.cli._options import add_direction_option, add_mechanism_options, add_scheme_options, build_scheme
 from verifier.errors import InvalidArgument, NotApplicable
 from verifier.rdp.conversion import Conversion
 from verifier.rdp.zcdp import RHO_CITATION, delta_from_rho, epsilon_from_rho, rho_upper
@@ -32,6 +32,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_mechanism_options(parser)
     add_scheme_options(parser, method=False)
+    add_direction_option(
+        parser,
+        "; rho bounds both directions, hence each. replace_one also gives fixed-size batches and Poisson sampling their rho "
+        "(steps x the replace-one pair's, Steinke 2022 Lemma 33.6: no amplification), the rule behind the zcdp rows of "
+        "`verifier epsilon` there",
+    )
     parser.add_argument("--delta", type=float, help="convert to an upper bound on epsilon at this delta in (0, 1)")
     parser.add_argument("--epsilon", type=float, help="convert to an upper bound on delta at this epsilon")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -43,9 +49,10 @@ def _run(args: argparse.Namespace) -> int:
     try:
         rho = rho_upper(scheme)
     except NotApplicable as exc:
-        raise InvalidArgument("scheme", args.scheme, f"has no known zCDP parameter ({exc})") from None
+        fix = "zCDP has no rule for sampling under add/remove; under --neighboring replace_one rho is steps x the step's" if args.scheme == "poisson" else ""
+        raise InvalidArgument("scheme", args.scheme, f"has no known zCDP parameter ({exc})", fix=fix) from None
     payload: dict = {"rho": json_number(rho), "citation": RHO_CITATION}
-    lines = [f"rho <= {rho!r} (zCDP, both directions)"]
+    lines = [f"rho <= {rho!r} (zCDP, both directions{', replace-one neighbours' if args.direction == 'replace_one' else ''})"]
     for conversion, (key, words) in _NAMES.items():
         if args.delta is not None:
             found = epsilon_from_rho(rho, args.delta, conversion)
