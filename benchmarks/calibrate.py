@@ -1,6 +1,7 @@
 """Certified calibration of σ vs dp_accounting's ``calibrate_dp_mechanism``, in one run.
 
     .venv/bin/python benchmarks/calibrate.py [--out FILE.md]
+    .venv/bin/python benchmarks/calibrate.py --cost     # calibration vs one certify, CPU and wall
 
 For each case (ε = 1, δ = 1e-5): verifier's certified σ (its certificate is CERTIFIED), the proven
 lower end (VIOLATED), the relative gap, the number of certifier runs and the time; and, for the
@@ -18,6 +19,11 @@ end's certificate (upper) and the unsafe end's refutation (lower).
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -63,10 +69,39 @@ def dp_accounting_sigma(scheme: dict) -> float:
     )
 
 
+def _process(argv: list[str]) -> tuple[float, float, str]:
+    """(CPU seconds (user + sys), wall seconds, stdout) of a fresh ``python -m verifier`` process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "verifier", *argv], capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall, done.stdout
+
+
+def cost_against_one_certify() -> None:
+    """Issue 30, Done-when 4: the DP-SGD calibration against one certify at the calibrated σ, both as
+    fresh processes (start-up included on both sides), CPU and wall, one after the other."""
+    scheme = ("--scheme", "poisson", "--rate", repr(256 / 60000), "--steps", "2344", "--epsilon", "1", "--delta", "1e-5")
+    cal_cpu, cal_wall, out = _process(["calibrate", *scheme, "--json"])
+    answer = json.loads(out)
+    cert_cpu, cert_wall, _ = _process(["certify", "--sigma", repr(answer["safe"]), *scheme])
+    print(f"Load average (1 min) at the start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores.\n")
+    print("| run | σ | certifier runs | CPU s | wall s |")
+    print("|---|---|---|---|---|")
+    print(f"| `verifier calibrate` (DP-SGD, ε = 1, δ = 1e-5) | {answer['safe']:.6f} | {len(answer['probes'])} + 1 | {cal_cpu:.2f} | {cal_wall:.2f} |")
+    print(f"| `verifier certify` at that σ | {answer['safe']:.6f} | 1 | {cert_cpu:.2f} | {cert_wall:.2f} |")
+    print(f"| ratio calibrate / certify | | | {cal_cpu / cert_cpu:.2f}× | {cal_wall / cert_wall:.2f}× |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None, help="also write the table as Markdown to this file")
+    parser.add_argument("--cost", action="store_true", help="only the calibration-vs-certify cost table (issue 30)")
     args = parser.parse_args()
+    if args.cost:
+        cost_against_one_certify()
+        return
     table = [
         "# Certified calibration of σ (ε = 1, δ = 1e-5) vs dp_accounting's calibrate_dp_mechanism",
         "",
