@@ -50,6 +50,8 @@ WEIGHT_FLOOR = 1e-3
 #: Profile grid: losses from LOSS_LOW to where every component's δ upper end is below PROFILE_FLOOR.
 LOSS_LOW = -2.0
 PROFILE_FLOOR = 1e-20
+#: checkin_fmt_pair keeps every k with w_k above this fraction of the largest weight.
+FMT_WEIGHT_FLOOR = 1e-16
 MAX_LOSS = 64.0
 
 
@@ -131,35 +133,36 @@ def checkin_epsilon_lower(pair: DominatingPair, users: int, rate: float, rounds:
 
 def checkin_fmt_pair(epsilon0: float, delta0: float, users: int, rate: float, delta1: float) -> tuple[DiscretePair, int]:
     """A finite pair that DOMINATES one round of shuffled check-in (either aggregation) of an
-    (ε0, δ0)-DP local randomizer, and the number of k whose FMT regime held.
+    (ε0, δ0)-DP local randomizer, and the number of k for which FMT's bound beat (ε0, δ0).
 
-    Given k check-ins, the k shuffled reports are (ε_k, δ_k)-DP under replace-one neighbours, with
-    Feldman, McMillan & Talwar 2021 (Liew et al. Eqs. (10)–(11), e^{ε0} in the δ term, the largest of
-    the printed variants) where its regime ε0 <= ln(k / (16 ln(2/δ1))) holds, and (ε0, δ0) otherwise
-    (shuffling is a post-processing of the k reports); subsampling k of n without replacement gives
+    Given k check-ins, the k shuffled reports are (ε_k, δ_k)-DP under replace-one neighbours with
+    ε_k = Feldman, McMillan & Talwar 2021's clone bound at δ1 (Thm 3.2, summed in ball arithmetic,
+    :func:`verifier.shuffle.clones.clone_epsilon_by_size`) and δ_k = δ1 + (e^{ε0} + 1)(1 + e^{−ε0}/2)·k·δ0
+    (Thm 3.8's coupling, e^{ε0} >= e^{ε_k}), where that beats (ε0, δ0); (ε0, δ0) otherwise (shuffling
+    is a post-processing of the k reports); subsampling k of n without replacement gives
     (ln(1 + (k/n)(e^{ε_k} − 1)), (k/n)δ_k) (Balle, Barthe & Gaboardi 2018, Thm 9 = Eq. (12)); the sum is
     a post-processing of the shuffle. Each per-k mechanism is dominated by the (ε, δ)-randomized
     response pair (:class:`verifier.pairs.ApproxDP`), k is observed, so the disjoint union with weights
-    w_k dominates the round; k with w_k below WEIGHT_FLOOR·max (k = 0 included) share one
-    ApproxDP(ε0, δ0) component (every per-k mechanism is (ε0, δ0)-DP). Masses are float64 products
-    (see MASS_SLACK)."""
+    w_k dominates the round; k with w_k below FMT_WEIGHT_FLOOR·max (k = 0 included) share one
+    ApproxDP(ε0, δ0) component (every per-k mechanism is (ε0, δ0)-DP; the floor is small because that
+    component's δ(ε) is large for ε < ε0). Masses are float64 products (see MASS_SLACK)."""
     from verifier.pairs import ApproxDP
-    from verifier.rdp.checkin_published import fmt_shuffle_printed
+    from verifier.shuffle.clones import clone_epsilon_by_size
 
     n = check_integer("users", users, minimum=1)
     log_w = binomial_log_weights(n, rate)
     w = np.exp(log_w - np.max(log_w))
     w = w / math.fsum(w.tolist())
+    ks = [k for k in range(1, n + 1) if w[k] >= FMT_WEIGHT_FLOOR * np.max(w)]
+    clone = clone_epsilon_by_size(epsilon0, ks, delta1) if epsilon0 > 0 and ks else {}
     p_all: list[float] = []
     q_all: list[float] = []
-    kept, in_regime = 0.0, 0
-    for k in range(1, n + 1):
-        if w[k] < WEIGHT_FLOOR * np.max(w):
-            continue
+    kept, improved = 0.0, 0
+    for k in ks:
         eps_k, delta_k = epsilon0, delta0
-        eps_fmt, delta_fmt = fmt_shuffle_printed(epsilon0, delta0, k, delta1)
-        if eps_fmt.in_regime and eps_fmt.value < epsilon0:
-            eps_k, delta_k, in_regime = eps_fmt.value, delta_fmt.value, in_regime + 1
+        coupled = delta1 + (math.exp(epsilon0) + 1) * (1 + math.exp(-epsilon0) / 2) * k * delta0
+        if clone[k] < epsilon0 and coupled < 1:
+            eps_k, delta_k, improved = clone[k], math.nextafter(coupled, 2.0), improved + 1
         q_rate = k / n
         step = ApproxDP(math.log1p(q_rate * math.expm1(eps_k)), min(q_rate * delta_k, 1.0 - 1e-16))
         p, q = step._masses()
@@ -170,4 +173,4 @@ def checkin_fmt_pair(epsilon0: float, delta0: float, users: int, rate: float, de
     rest = max(0.0, 1.0 - kept)
     p_all += (rest * p).tolist()
     q_all += (rest * q).tolist()
-    return DiscretePair(tuple(np.array(p_all) / math.fsum(p_all)), tuple(np.array(q_all) / math.fsum(q_all))), in_regime
+    return DiscretePair(tuple(np.array(p_all) / math.fsum(p_all)), tuple(np.array(q_all) / math.fsum(q_all))), improved

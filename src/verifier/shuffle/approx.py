@@ -34,7 +34,7 @@ from verifier._validation import check_integer, check_nonnegative, check_open_un
 from verifier.errors import NotApplicable
 from verifier.shuffle.clones import clone_delta_float, clone_delta_upper, clone_epsilon_float, clone_epsilon_upper, local_epsilon0
 
-__all__ = ["COUPLING_CITATION", "coupling_slack", "shuffle_delta_upper", "shuffle_epsilon_upper"]
+__all__ = ["COUPLING_CITATION", "coupling_slack", "local_profile", "shuffle_delta_upper", "shuffle_epsilon_upper"]
 
 COUPLING_CITATION = "Feldman, McMillan & Talwar 2021, Thm 3.8 (Lemma 3.7 coupling to an eps0-DP randomizer) on the clone bound: UPPER"
 
@@ -51,7 +51,7 @@ def coupling_slack(epsilon0: float, delta0: float, users: int, epsilon: float) -
     return arb_bound(ball, Side.UPPER)
 
 
-def _profile(pair: object) -> list[tuple[float, float]]:
+def local_profile(pair: object) -> list[tuple[float, float]]:
     """[(ε0, δ0)] the randomizer satisfies: its largest loss with δ0 = 0 for a pure pair, else δ0 =
     the pair's δ(ε0) (upper end, larger direction) on :data:`EPS0_GRID`."""
     from verifier.pairs import ApproxDP
@@ -72,7 +72,7 @@ def shuffle_delta_upper(pair: object, users: int, epsilon: float) -> tuple[float
     ε0 = inf when the pair's own δ(ε) (post-processing of one report) is the smaller."""
     n = check_integer("users", users, minimum=1)
     eps = check_nonnegative("epsilon", epsilon)
-    profile = _profile(pair)
+    profile = local_profile(pair)
     if not profile:
         raise NotApplicable(f"the randomizer {pair!r} is (eps0, delta0)-DP with delta0 < 1 for no eps0 tried")
     scores = [clone_delta_float(e0, n, eps) + (math.exp(eps) + 1) * (1 + math.exp(-e0) / 2) * n * d0 for e0, d0 in profile]
@@ -91,7 +91,7 @@ def shuffle_epsilon_upper(pair: object, users: int, delta: float) -> tuple[float
     n = check_integer("users", users, minimum=1)
     target = check_open_unit("delta", delta)
     best: tuple[float, float, float, float] | None = None
-    for e0, d0 in _profile(pair):
+    for e0, d0 in local_profile(pair):
         budget = target - coupling_slack(e0, d0, n, e0)
         if budget <= 0:
             continue

@@ -50,6 +50,7 @@ __all__ = [
     "clone_delta_float",
     "clone_epsilon_float",
     "clone_epsilon_upper",
+    "clone_epsilon_by_size",
     "fmt_closed_form",
     "fmt_closed_form_printed",
     "closed_form_condition",
@@ -198,6 +199,21 @@ def clone_epsilon_upper(epsilon0: float, users: int, delta: float) -> float:
             return candidate
         candidate = min(e0, candidate + max(1e-9, 1e-6 * candidate) * 2.0**attempt)
     return e0
+
+
+def clone_epsilon_by_size(epsilon0: float, sizes: list[int], delta: float, anchors: int = 16) -> dict[int, float]:
+    """UPPER bounds on ε(δ) of the shuffle of k ε0-DP reports for every k in ``sizes``, from
+    :func:`clone_epsilon_upper` at up to ``anchors`` sizes: each k gets the value of the largest
+    anchor <= k. Valid because the clone bound's δ(ε) is non-increasing in k: C ~ Bin(k − 1, e^{−ε0})
+    grows stochastically with k, and δ_c is non-increasing in c (the pair for c + 1 is the pair for
+    c post-processed by adding a fair coin to one coordinate, the same map under P and Q)."""
+    ordered = sorted(set(sizes))
+    picks = sorted({ordered[round(i * (len(ordered) - 1) / max(anchors - 1, 1))] for i in range(min(anchors, len(ordered)))})
+    values = {a: clone_epsilon_upper(epsilon0, a, delta) for a in picks}
+    out = {}
+    for k in ordered:
+        out[k] = values[max(a for a in picks if a <= k)]
+    return out
 
 
 def closed_form_condition(epsilon0: float, users: int, delta: float) -> str | None:

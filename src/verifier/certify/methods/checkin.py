@@ -13,11 +13,12 @@
   the shuffled Gaussian the worst case over datasets remains open (the paper's §6), so such a
   claim is never CERTIFIED.
 
-"checkin-fmt" gives UPPER bounds for one round of an (ε0, δ0)-DP randomizer (``approx_dp``, or
-randomized response with δ0 = 0) under check-in: the exact δ(ε) of a finite pair that dominates the
-round (Feldman–McMillan–Talwar where its regime holds per k, (ε0, δ0) otherwise, then Balle et al.
-2018 Thm 9; :func:`verifier.pld.checkin.checkin_fmt_pair`), with FMT's δ1 = the claimed δ / 2.
-Several rounds are not built (the rdp method covers pure-DP randomizers there).
+"checkin-fmt" gives UPPER bounds for one round of an (ε0, δ0)-DP randomizer (``approx_dp``,
+randomized response, Laplace, or a Gaussian at an ε0 chosen on its profile) under check-in: the
+exact δ(ε) of a finite pair that dominates the round (Feldman–McMillan–Talwar's clone bound per k,
+with Thm 3.8's coupling for δ0 > 0, (ε0, δ0) where that is smaller, then Balle et al. 2018 Thm 9;
+:func:`verifier.pld.checkin.checkin_fmt_pair`), with FMT's δ1 = the claimed δ / 2. Several rounds
+are not built (the rdp method covers them).
 
 Replace-one neighbours are symmetric: the specific pair in either order is a pair of neighbours, so
 each direction's lower bound uses the pair in that orientation.
@@ -33,7 +34,7 @@ from verifier.certify.methods.allocation_pld import AllocationPLD
 from verifier.errors import NotApplicable
 from verifier.pairs import Gaussian
 from verifier.pairs.finite import FinitePair
-from verifier.pairs import ApproxDP, RandomizedResponse
+from verifier.pairs import ApproxDP
 from verifier.pld.checkin import MASS_SLACK, checkin_delta_lower, checkin_epsilon_lower, checkin_fmt_pair
 from verifier.schemes import Allocation, CheckIn, Scheme, Shuffle
 
@@ -88,39 +89,68 @@ class CheckInLower(Method):
         return self._collect(scheme, Quantity.EPSILON, delta, direction)
 
 
-def _local_dp(scheme: Scheme) -> tuple[float, float] | None:
-    """(ε0, δ0) of a one-round CheckIn's randomizer, or None."""
+#: FMT's δ1 candidates when δ(ε) is asked (the claimed δ is then unknown): the one whose float
+#: estimate of the round's δ(ε) is smallest is used (each choice gives a valid bound).
+_DELTA1_GRID = tuple(10.0**-j for j in range(2, 15))
+
+
+def _local_dp(scheme: Scheme, delta1: float | None, epsilon: float | None = None) -> tuple[float, float, float] | None:
+    """(ε0, δ0, δ1) for checkin-fmt on a one-round CheckIn, or None. The randomizer is (ε0, δ0)-DP
+    for every point of :func:`verifier.shuffle.approx.local_profile` (one point for pure and
+    ``approx_dp`` pairs, a grid for a Gaussian); the point (and, when ``delta1`` is None, FMT's δ1 from
+    :data:`_DELTA1_GRID`) is chosen on a float estimate at k = nγ: the subsampled clone ε with
+    Thm 3.8's coupling for ε(δ) queries, or γ(δ1 + coupling) where that ε is <= ``epsilon`` for δ(ε)
+    queries. The choice only steers; the bound is computed rigorously afterwards."""
+    import math
+
+    from verifier.shuffle.approx import local_profile
+    from verifier.shuffle.clones import clone_epsilon_float
+
     if not isinstance(scheme, CheckIn) or scheme.rounds != 1:
         return None
-    if isinstance(scheme.pair, ApproxDP):
-        return scheme.pair.epsilon0, scheme.pair.delta0
-    if isinstance(scheme.pair, RandomizedResponse) and scheme.pair.k == 2:
-        return scheme.pair.epsilon0, 0.0
-    return None
+    profile = local_profile(scheme.pair)
+    if isinstance(scheme.pair, ApproxDP) and scheme.pair.epsilon0 > 0:
+        profile = [(scheme.pair.epsilon0, scheme.pair.delta0)]
+    size = max(1, round(scheme.users * scheme.rate))
+    best: tuple[float, float, float, float] | None = None
+    for d1 in (_DELTA1_GRID if delta1 is None else (delta1,)):
+        for e0, d0 in profile:
+            coupled = d1 + (math.exp(e0) + 1) * (1 + math.exp(-e0) / 2) * size * d0
+            if delta1 is not None and coupled > 2 * delta1:
+                continue
+            eps_sub = math.log1p(scheme.rate * math.expm1(clone_epsilon_float(e0, size, d1, steps=20)))
+            score = eps_sub if epsilon is None else scheme.rate * coupled + (1.0 if eps_sub > epsilon else 0.0)
+            if best is None or score < best[0]:
+                best = (score, e0, d0, d1)
+    return None if best is None else best[1:]
 
 
 class CheckInFMT(Method):
     name = "checkin-fmt"
     citation = (
-        "Liew et al. Eq. (3)/(5) with per-k Feldman-McMillan-Talwar 2021 Thm 3.8 (in its regime; (eps0, delta0) otherwise) "
-        "and Balle-Barthe-Gaboardi 2018 Thm 9, dominating finite pair: UPPER"
+        "Liew et al. Eq. (3)/(5) with per-k Feldman-McMillan-Talwar 2021 Thm 3.2 (clone bound) and Thm 3.8 (coupling "
+        "for delta0 > 0), (eps0, delta0) where that is smaller, and Balle-Barthe-Gaboardi 2018 Thm 9, dominating finite pair: UPPER"
     )
     returns = frozenset({Guarantee.UPPER})
     cost = 1
     scheme_types = (CheckIn,)
 
     def supports(self, scheme: Scheme) -> bool:
-        return _local_dp(scheme) is not None
+        return isinstance(scheme, CheckIn) and scheme.rounds == 1
 
-    def _pair(self, scheme: Scheme, delta1: float):
-        local = _local_dp(scheme)
+    def _pair(self, scheme: Scheme, delta1: float | None, epsilon: float | None = None):
+        local = _local_dp(scheme, delta1, epsilon)
         if local is None:
-            raise NotApplicable(f"{self.name} needs a one-round CheckIn of an approx_dp or binary rr step, got {scheme!r}")
-        pair, in_regime = checkin_fmt_pair(local[0], local[1], scheme.users, scheme.rate, delta1)
-        return pair, f"FMT regime held for {in_regime} values of k (delta1 = {delta1:g}); (eps0, delta0) elsewhere"
+            raise NotApplicable(
+                f"{self.name} needs one round of an (eps0, delta0)-DP randomizer with (e^eps0 + 1)(1 + e^-eps0/2)·nγ·delta0 "
+                f"<= delta1 = {delta1:g} for some eps0 (FMT Thm 3.8); got {scheme!r}"
+            )
+        e0, d0, d1 = local
+        pair, improved = checkin_fmt_pair(e0, d0, scheme.users, scheme.rate, d1)
+        return pair, f"eps0 = {e0:g}, delta0 = {d0:.3g}; FMT beat (eps0, delta0) for {improved} values of k (delta1 = {d1:g})"
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        pair, note = self._pair(scheme, 1e-3 / max(scheme.users, 1))
+        pair, note = self._pair(scheme, None, epsilon)
         value = min(1.0, float(pair.delta(epsilon, direction).upper) + MASS_SLACK)
         return [Bound(value, Side.UPPER, direction, Quantity.DELTA, epsilon, self.name, self.citation, note=note)]
 
