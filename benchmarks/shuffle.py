@@ -1,0 +1,106 @@
+"""The shuffle model for binary randomized response: verifier's rigorous bracket on ε(δ) beside
+Feldman, McMillan & Talwar's numbers and Wang et al.'s, for ε0 ∈ {0.5, 1, 2, 4}, n ∈ {10³ … 10⁶},
+δ = 1e-6 (issue 27).
+
+    PYTHONPATH=src .venv/bin/python benchmarks/shuffle.py [--peers DIR] [--out FILE.md]
+
+verifier's columns: LOWER = the exact ε(δ) of shuffled RR on (1, 0, …, 0) vs (0, …, 0) through the
+count of ones (both orders of the two datasets, the larger), UPPER = FMT's clone reduction summed in
+ball arithmetic, and FMT's Thm 3.1 closed form (as quoted, and verifier's reading: the stricter
+ln(4/δ) condition and the larger factor; "—" where the condition fails and the method declines).
+
+Peers (``--peers DIR`` holding computeamplification.py from apple/ml-shuffling-amplification and
+unifiedamplification.py from wangsw/PrivacyAmplification, run unmodified; no peer code is in this
+repository): FMT's ``numericalanalysis`` (their lower and upper numerical bounds of the clone pair,
+10 bisection steps, step = 100 as in their example.py) and Wang et al.'s ``amplificationUB`` /
+``amplificationLB`` with the binary-RR parameters of their README (p = q = e^ε0,
+β = (e^ε0 − 1)/(e^ε0 + 1)), T = 20 bisection steps. Wall-clock seconds per cell are reported with
+the machine's load average; they are not a speed claim (the peers run float64, verifier balls).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+from verifier.errors import NotApplicable
+from verifier.shuffle.clones import clone_epsilon_upper, closed_form_condition, fmt_closed_form, fmt_closed_form_printed
+from verifier.shuffle.count import CountPair, rr_count_pair
+
+EPS0 = (0.5, 1.0, 2.0, 4.0)
+USERS = (10**3, 10**4, 10**5, 10**6)
+DELTA = 1e-6
+
+
+def ours(e0: float, n: int) -> dict:
+    start = time.perf_counter()
+    forward = rr_count_pair(e0, 2, n)
+    backward = CountPair(forward.a0, forward.a1, forward.r, forward.others)
+    lower = max(forward.epsilon_lower(DELTA, e0), backward.epsilon_lower(DELTA, e0))
+    t_lower = time.perf_counter() - start
+    start = time.perf_counter()
+    upper = clone_epsilon_upper(e0, n, DELTA)
+    t_upper = time.perf_counter() - start
+    try:
+        closed = fmt_closed_form(e0, n, DELTA)
+    except NotApplicable:
+        closed = math.nan
+    return {
+        "lower": lower, "upper": upper, "closed": closed, "printed": fmt_closed_form_printed(e0, n, DELTA),
+        "regime": closed_form_condition(e0, n, DELTA) is None, "t_lower": t_lower, "t_upper": t_upper,
+    }
+
+
+def peers(e0: float, n: int, directory: Path) -> dict:
+    sys.path.insert(0, str(directory))
+    import computeamplification as fmt  # noqa: PLC0415 (peer code, only where the user supplies it)
+    import unifiedamplification as wang  # noqa: PLC0415
+
+    start = time.perf_counter()
+    f_lo = fmt.numericalanalysis(n, e0, DELTA, 10, 100, False)
+    f_hi = fmt.numericalanalysis(n, e0, DELTA, 10, 100, True)
+    t_fmt = time.perf_counter() - start
+    p = math.exp(e0)
+    beta = (p - 1) / (p + 1)
+    start = time.perf_counter()
+    w_hi = wang.amplificationUB(p, beta, p, p, n, DELTA, 20)
+    w_lo = wang.amplificationLB(p, beta, p, p, n, DELTA, 20)
+    t_wang = time.perf_counter() - start
+    return {"fmt_lo": f_lo, "fmt_hi": f_hi, "wang_lo": w_lo, "wang_hi": w_hi, "t_fmt": t_fmt, "t_wang": t_wang}
+
+
+def _f(x: float) -> str:
+    return "—" if math.isnan(x) else f"{x:.4g}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--peers", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
+    args = parser.parse_args()
+    head = "| ε0 | n | verifier LOWER | verifier UPPER (clones) | FMT Thm 3.1 quoted | FMT Thm 3.1 verifier |"
+    rule = "|---|---|---|---|---|---|"
+    if args.peers:
+        head += " FMT numeric [lo, hi] | Wang et al. [lo, hi] | s (ours lo+up / FMT / Wang) |"
+        rule += "---|---|---|"
+    lines = [head, rule]
+    load = os.getloadavg()
+    for e0 in EPS0:
+        for n in USERS:
+            o = ours(e0, n)
+            row = f"| {e0:g} | {n:.0e} | {o['lower']:.4g} | {o['upper']:.4g} | {o['printed']:.4g}{'' if o['regime'] else ' (outside)'} | {_f(o['closed'])} |"
+            if args.peers:
+                q = peers(e0, n, args.peers)
+                row += f" [{q['fmt_lo']:.4g}, {q['fmt_hi']:.4g}] | [{q['wang_lo']:.4g}, {q['wang_hi']:.4g}] | {o['t_lower'] + o['t_upper']:.1f} / {q['t_fmt']:.1f} / {q['t_wang']:.1f} |"
+            lines.append(row)
+            print(row, flush=True)
+    text = "\n".join(lines) + f"\n\nδ = {DELTA:g}; load average at start {load[0]:.1f} (2 cores shared).\n"
+    args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
