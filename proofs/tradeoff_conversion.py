@@ -53,13 +53,20 @@ upper bound is below the lower bound at each end (or the end of the grid) proves
 smallest lower bound is below the infimum over all eps. verifier.tradeoff.pld_tpr does exactly this,
 with directed rounding; also TPR* >= alpha (the coin flip) and TPR* <= 1.
 
+Lemma 4 (a finite grid on the LOWER side, by monotonicity). delta is non-increasing in eps (H_kappa
+falls as kappa grows). So for ascending eps_0 < ... < eps_n with delta_L(eps_i) <= delta(eps_i):
+on [eps_i, eps_{i+1}], delta(eps) + e^eps alpha >= delta_L(eps_{i+1}) + e^{eps_i} alpha; for eps <= eps_0
+it is >= delta_L(eps_0); for eps >= eps_n it is >= e^{eps_n} alpha. The smallest of these is a LOWER
+bound on TPR*(alpha) from finitely many points of any method's lower delta curve (its gap is first
+order in the grid spacing; verifier.pld.tradeoff.staircase_tpr, used by the exact method).
+
 Checks in :func:`derive`:
 
-1. Lemmas 2 and 3 in exact rational arithmetic on 400 random finite pairs (atoms with O = 0 or W = 0
+1. Lemmas 2-4 in exact rational arithmetic on 400 random finite pairs (atoms with O = 0 or W = 0
    included): the Neyman-Pearson optimum by brute force (atoms sorted by likelihood ratio, the last
    one split) equals min(kink values, total mass); a grid of 40 other rational t never goes below it
-   (Lemma 1); and the finite-grid minimum over eps in {0} is above it for some pair (the theorem's
-   warning is not vacuous).
+   (Lemma 1); the staircase of Lemma 4 on that grid never goes above it; and the finite-grid minimum
+   over eps in {0} is above it for some pair (the theorem's warning is not vacuous).
 2. Gaussian (sensitivity Delta, noise sigma, mu = Delta/sigma): with
    delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu), d(delta)/d(eps) =
    -e^eps Phi(-mu/2 - eps/mu) symbolically, so g'(eps) = e^eps (alpha - Phi(-mu/2 - eps/mu)) changes
@@ -98,7 +105,7 @@ import sympy as sp
 from proofs.hockey_stick_duality import _random_distribution as random_distribution  # the same random pairs
 from proofs._common import Delta, DerivationFailed, Phi, epsilon, epsilon0, merge_claims, record_check, require_equal, sigma
 
-__all__ = ["EXPORT_SYMBOLS", "FPR", "claims", "derive", "np_tpr", "kink_tpr"]
+__all__ = ["EXPORT_SYMBOLS", "FPR", "claims", "derive", "np_tpr", "kink_tpr", "staircase"]
 
 EXPORT_SYMBOLS = {
     "gaussian_tpr": ("Delta", "fpr", "sigma"),
@@ -150,6 +157,12 @@ def _g(w: list[Fraction], o: list[Fraction], alpha: Fraction, t: Fraction) -> Fr
     return sum((max(Fraction(0), wi - t * oi) for wi, oi in zip(w, o)), Fraction(0)) + t * alpha
 
 
+def staircase(w: list[Fraction], o: list[Fraction], alpha: Fraction, ts: list[Fraction]) -> Fraction:
+    """Lemma 4 on ascending t_i = e^{eps_i}: min(delta(t_0), delta(t_{i+1}) + t_i alpha, t_n alpha)."""
+    delta = [_g(w, o, Fraction(0), t) for t in ts]
+    return min([delta[0], ts[-1] * alpha] + [delta[i + 1] + ts[i] * alpha for i in range(len(ts) - 1)])
+
+
 def kink_tpr(w: list[Fraction], o: list[Fraction], alpha: Fraction) -> Fraction:
     """Lemma 3: min over the kinks t_i = W_i/O_i (finite, positive) and the limit t -> 0 (total W mass)."""
     kinks = [wi / oi for wi, oi in zip(w, o) if oi and wi]
@@ -171,6 +184,8 @@ def _check_lemmas() -> None:
         for t in grid:
             if _g(w, o, alpha, t) < best:
                 raise DerivationFailed(f"Lemma 1 fails at W={w}, O={o}, alpha={alpha}, t={t}")
+        if min(Fraction(1), staircase(w, o, alpha, sorted(grid))) > best:
+            raise DerivationFailed(f"Lemma 4 fails at W={w}, O={o}, alpha={alpha}")
         finite_grid_too_high |= _g(w, o, alpha, Fraction(1)) > best
     if not finite_grid_too_high:
         raise DerivationFailed("no pair shows a one-point grid above the infimum: the lower-side warning is untested")

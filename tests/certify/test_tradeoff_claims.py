@@ -48,6 +48,14 @@ def test_composed_gaussian_bracket_contains_the_gdp_closed_form(brackets):
         assert bracket.relative_width < 1e-3
 
 
+def test_exact_method_brackets_the_closed_form():
+    """The exact method (closed-form δ in ball arithmetic on an ε grid, Lemma 4) for composed Gaussians."""
+    claim = parse_claim({**GAUSSIAN, "fpr": FPR, "tpr": 0.5})
+    got = collect_bounds(claim.model, Quantity.TPR, FPR, (Direction.REMOVE,), only=["exact"]).brackets[Direction.REMOVE]
+    reference = _gdp_tpr(FPR, 1.0)
+    assert got.lower <= reference <= got.upper and got.relative_width < 5e-3
+
+
 @pytest.mark.parametrize("name", ["gaussian", "poisson"])
 @pytest.mark.parametrize("neighboring", ["add", "remove", "add_or_remove"])
 def test_one_percent_outside_the_bracket_decides_the_claim(brackets, name, neighboring):
@@ -104,7 +112,7 @@ def test_report_shows_the_curve_and_a_one_sentence_reading(tmp_path):
 
 
 def test_tradeoff_command_table_json_and_bad_input(capsys, tmp_path):
-    assert main(["tradeoff", "--sigma", "2", "--scheme", "composed", "--times", "4", "--fpr", "0.001,0.01", "--json"]) == 0
+    assert main(["tradeoff", "--sigma", "2", "--scheme", "composed", "--times", "4", "--fpr", "0.001,0.01", "--json", "--method", "pld"]) == 0
     payload = json.loads(capsys.readouterr().out)
     points = {p["fpr"]: p for p in payload["points"]}
     for alpha in (0.001, 0.01):
@@ -112,7 +120,7 @@ def test_tradeoff_command_table_json_and_bad_input(capsys, tmp_path):
         reference = _gdp_tpr(alpha, 1.0)
         assert tpr["lower"] <= reference <= tpr["upper"]
         assert beta["lower"] <= 1.0 - reference <= beta["upper"]
-    assert main(["tradeoff", "--sigma", "2"]) == 0
+    assert main(["tradeoff", "--sigma", "2", "--method", "pld"]) == 0
     out = capsys.readouterr().out
     assert all(f"{a:g}" in out for a in (1e-4, 1e-3, 1e-2, 0.1))
     assert main(["tradeoff", "--sigma", "2", "--fpr", "1.5"]) == 2
@@ -121,11 +129,11 @@ def test_tradeoff_command_table_json_and_bad_input(capsys, tmp_path):
 
 def test_tradeoff_monte_carlo_estimate_beside_the_bracket(capsys):
     assert main(["tradeoff", "--sigma", "2", "--scheme", "composed", "--times", "4", "--fpr", "0.01", "--direction", "remove",
-                 "--mc-samples", "20000", "--seed", "4", "--json"]) == 0
+                 "--mc-samples", "10000", "--seed", "4", "--json", "--method", "pld"]) == 0
     (point,) = json.loads(capsys.readouterr().out)["points"]
     (estimate,) = point["estimates"]
     assert estimate["quantity"] == "tpr" and estimate["lower"] <= _gdp_tpr(0.01, 1.0) <= estimate["upper"]
-    assert main(["tradeoff", "--sigma", "2", "--fpr", "1e-4", "--mc-samples", "100"]) == 0
+    assert main(["tradeoff", "--sigma", "2", "--fpr", "1e-4", "--mc-samples", "100", "--method", "pld"]) == 0
     assert "no estimate at FPR 0.0001" in capsys.readouterr().out
     assert main(["tradeoff", "--sigma", "2", "--mc-samples", "-1"]) == 2
 

@@ -27,7 +27,7 @@ from verifier._types import Bracket
 from verifier.errors import InvalidArgument
 from verifier.pairs import RandomizedResponse
 from verifier.pld import scheme_pld
-from verifier.pld.tradeoff import beta_bracket, pld_tpr, tpr_bracket
+from verifier.pld.tradeoff import beta_bracket, pld_tpr, staircase_tpr, tpr_bracket
 from verifier.schemes import Composed, Single
 
 ALPHAS = np.array([1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.9])
@@ -184,3 +184,30 @@ def test_scalar_in_scalar_out(gaussian_brackets):
 def test_fpr_outside_unit_interval_is_refused(gaussian_brackets, bad):
     with pytest.raises(InvalidArgument, match="fpr"):
         tpr_bracket(gaussian_brackets[Direction.REMOVE], bad)
+
+
+def _gaussian_delta_grid(grid: np.ndarray, mu: float) -> tuple[np.ndarray, np.ndarray]:
+    """δ(ε) of N(μ, 1) vs N(0, 1) at each ε in mpmath (Steinke 2022, Cor 8), rounded outward."""
+    with mp.workdps(40):
+        values = [mp.ncdf(mu / 2 - mp.mpf(e) / mu) - mp.exp(e) * mp.ncdf(-mu / 2 - mp.mpf(e) / mu) for e in grid]
+    middle = np.array([float(v) for v in values])
+    return np.nextafter(middle, -np.inf), np.nextafter(middle, np.inf)
+
+
+@pytest.mark.parametrize("alpha", [1e-4, 1e-2, 0.5])
+def test_staircase_from_finitely_many_points_contains_the_closed_form(alpha):
+    """Lemma 4: lower bounds on δ at finitely many ε give a lower bound on TPR by monotonicity; the
+    naive minimum of δ_L(ε_i) + e^{ε_i} α over the same grid (the finite-grid error on the unsafe
+    side) overshoots the closed form and is caught."""
+    grid = np.linspace(-4.0013, 8.0, 2401)  # no grid point at any minimiser ε* = −(Φ⁻¹(α) + 1/2)
+    low, high = _gaussian_delta_grid(grid, 1.0)
+    reference = _gaussian_tpr(alpha, 1.0)
+    got = staircase_tpr(grid, low, high, alpha)
+    assert got.lower <= reference <= got.upper and got.relative_width < 0.02
+    naive = float(np.min(low + np.exp(grid) * alpha))
+    assert naive > reference
+
+
+def test_staircase_refuses_an_unsorted_grid():
+    with pytest.raises(InvalidArgument, match="epsilons"):
+        staircase_tpr([1.0, 0.0], [0.1, 0.2], [0.1, 0.2], 0.01)

@@ -24,6 +24,8 @@ Every evaluation is rounded toward the side it bounds (:mod:`verifier._directed`
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 
@@ -35,7 +37,7 @@ from verifier.hockey import validated_delta
 from verifier.pld.bracket import PLDBracket
 from verifier.pld.distribution import DiscretePLD, _discounted_cumsum, sum_down
 
-__all__ = ["DEFAULT_FPRS", "pld_tpr", "tpr_bracket", "beta_bracket", "check_fprs"]
+__all__ = ["DEFAULT_FPRS", "pld_tpr", "tpr_bracket", "beta_bracket", "check_fprs", "staircase_tpr"]
 
 #: The false-positive rates ``verifier tradeoff`` reports by default.
 DEFAULT_FPRS = (1e-4, 1e-3, 1e-2, 0.1)
@@ -170,3 +172,24 @@ def beta_bracket(bracket: PLDBracket, alphas: float | npt.ArrayLike) -> Bracket:
         return Bracket(float(lower), float(upper))
     return Bracket(lower, upper)
 
+
+
+def staircase_tpr(
+    epsilons: npt.ArrayLike, delta_lower: npt.ArrayLike, delta_upper: npt.ArrayLike, alpha: float
+) -> Bracket:
+    """[LOWER, UPPER] bound on TPR(α) from brackets [delta_lower, delta_upper] on δ at finitely many
+    ascending ε (any method's; proofs/tradeoff_conversion.py, Lemmas 1 and 4). UPPER: the smallest
+    δ_U(ε_i) + e^{ε_i}·α. LOWER: δ is non-increasing in ε, so on [ε_i, ε_{i+1}] δ(ε) + e^ε α >=
+    δ_L(ε_{i+1}) + e^{ε_i} α, below ε_0 it is >= δ_L(ε_0), above ε_n >= e^{ε_n} α: the smallest of
+    these (first order in the grid spacing, exact only in the limit). Ends clipped to [α, 1]."""
+    eps = check_real_array("epsilons", epsilons)
+    low = np.asarray(delta_lower, dtype=float)
+    high = np.asarray(delta_upper, dtype=float)
+    if eps.ndim != 1 or eps.size == 0 or low.shape != eps.shape or high.shape != eps.shape or np.any(np.diff(eps) <= 0):
+        raise InvalidArgument("epsilons", f"{eps.size} points", "must be a strictly ascending grid with one δ bracket per point")
+    fpr = float(check_fprs("fpr", alpha)[0])
+    at_lo, at_hi = _scaled_exp(fpr, eps)
+    upper = float(np.min(up(high + at_hi)))
+    steps = down(low[1:] + at_lo[:-1])
+    lower = min(float(low[0]), float(np.min(steps)) if steps.size else math.inf, float(at_lo[-1]))
+    return Bracket(min(1.0, max(fpr, lower)), max(fpr, min(1.0, upper)))

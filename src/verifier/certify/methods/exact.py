@@ -8,8 +8,10 @@ compositions of an (ε₀, δ₀)-DP step, the Kairouz–Oh–Viswanath optimal 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
+import numpy as np
 from flint import arb
 
 from verifier._directed import arb_bound, with_precision
@@ -18,10 +20,11 @@ from verifier.certify.method import Guarantee, Method
 from verifier.pairs import ApproxDP, FinitePair, Gaussian, Laplace, PoissonSubsampled
 from verifier.pairs.laplace_composition import LAPLACE_MAX_TIMES, LaplaceComposition
 from verifier.pairs.finite_composition import MAX_SUPPORT, FiniteComposition, SubsampledFinite, composed_support
+from verifier.pld.tradeoff import staircase_tpr
 from verifier.schemes import Composed, Poisson, Scheme, Single
 from verifier.schemes import Sequence as SchemeSequence
 
-__all__ = ["ExactPair", "METHODS", "KOV_MAX_TIMES"]
+__all__ = ["ExactPair", "METHODS", "KOV_MAX_TIMES", "TPR_RANGE", "TPR_COARSE", "TPR_FINE"]
 
 #: Most compositions of an ApproxDP step answered by the exact KOV sum (O(T) balls per δ(ε); about
 #: 0.1 s for an ε(δ) bisection at this size); longer ones are left to the PLD engine.
@@ -111,6 +114,12 @@ def _pairs(scheme: Scheme):
     return (pair, pair) if pair is not None else _gaussian_sequence(scheme)
 
 
+#: ε grid of the exact method's TPR bounds: the range, the coarse step and the fine step around the minimiser.
+TPR_RANGE = (-8.0, 24.0)
+TPR_COARSE = 0.05
+TPR_FINE = 0.0005
+
+
 class ExactPair(Method):
     name = "exact"
     citation = "closed form of the pair (Steinke 2022, Prop 7 / Cor 8 / Cor 10; §7 KOV for (eps0, delta0)-DP compositions; §6.2 for one Poisson step; exact sums over types for compositions of finite pairs; the closed-form composed Laplace loss), ball arithmetic"
@@ -133,6 +142,43 @@ class ExactPair(Method):
         weak, strong = _pairs(scheme)
         lower, upper = weak.delta(epsilon, direction).lower, strong.delta(epsilon, direction).upper
         return self._bounds(lower, upper, Quantity.DELTA, epsilon, direction, strong)
+
+    def tpr_curve(self, scheme: Scheme, fprs: Sequence[float], direction: Direction, focus: float) -> list[Sequence[Bound]]:
+        """TPR bounds at each FPR from the exact δ brackets on an ε grid (verifier.pld.tradeoff.staircase_tpr):
+        a coarse grid (step TPR_COARSE on TPR_RANGE) locates the minimiser of δ_U(ε) + e^ε α; a middle
+        grid (step 10·TPR_FINE, ±10·TPR_COARSE) and a fine one (step TPR_FINE, ±TPR_COARSE) around it
+        make the staircase's first-order gap small where it matters. Rigorous whatever the grid."""
+        weak, strong = _pairs(scheme)
+
+        def brackets(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            ends = [(weak.delta(float(e), direction), strong.delta(float(e), direction)) for e in grid]
+            return np.array([w.lower for w, _ in ends]), np.array([u.upper for _, u in ends])
+
+        coarse = np.arange(TPR_RANGE[0], TPR_RANGE[1] + TPR_COARSE / 2, TPR_COARSE)
+        coarse_lower, coarse_upper = brackets(coarse)
+        note = (
+            f"TPR from exact δ brackets on an ε grid (step {TPR_COARSE:g} on {TPR_RANGE}, {TPR_FINE:g} near the minimiser): "
+            "staircase lower, minimum upper (proofs/tradeoff_conversion.py, Lemma 4)"
+        )
+        out = []
+        for fpr in fprs:
+            centre = float(coarse[int(np.argmin(coarse_upper + np.exp(coarse) * float(fpr)))])
+            near = np.union1d(
+                np.arange(centre - 10 * TPR_COARSE, centre + 10 * TPR_COARSE, 10 * TPR_FINE),
+                np.arange(centre - TPR_COARSE, centre + TPR_COARSE + TPR_FINE / 2, TPR_FINE),
+            )
+            near_lower, near_upper = brackets(near)
+            grid, index = np.unique(np.concatenate([coarse, near]), return_index=True)
+            lower = np.concatenate([coarse_lower, near_lower])[index]
+            upper = np.concatenate([coarse_upper, near_upper])[index]
+            got = staircase_tpr(grid, lower, upper, float(fpr))
+            bounds = self._bounds(float(got.lower), float(got.upper), Quantity.TPR, float(fpr), direction, strong)
+            out.append([replace(b, note=note) for b in bounds])
+        return out
+
+    def tpr_bounds(self, scheme: Scheme, fpr: float, direction: Direction) -> Sequence[Bound]:
+        """:meth:`tpr_curve` at one FPR."""
+        return self.tpr_curve(scheme, [fpr], direction, fpr)[0]
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         weak, strong = _pairs(scheme)
