@@ -9,7 +9,9 @@ is not wired into certify (the CLI verdicts at ±1% of the truth)."""
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
+from pathlib import Path
 import subprocess
 import sys
 
@@ -17,6 +19,10 @@ import mpmath
 import pytest
 
 from verifier._types import Direction, Measure
+
+_SPEC = importlib.util.spec_from_file_location("one_percent", Path(__file__).resolve().parents[2] / "benchmarks" / "one_percent.py")
+one_percent = sys.modules.setdefault("one_percent", importlib.util.module_from_spec(_SPEC))
+_SPEC.loader.exec_module(one_percent)  # registered first: its dataclasses look their module up
 from verifier.certify.methods.exact import ExactPair
 from verifier.pairs import DiscretePair, Gaussian, Laplace, RandomizedResponse
 from verifier.pairs.finite_composition import FiniteComposition, SubsampledFinite
@@ -35,22 +41,9 @@ def _inside(bracket, truth, rtol: float = REF_RTOL) -> None:
     assert bracket.upper - bracket.lower <= 1e-12 * max(abs(truth), 1e-300) + 1e-300, bracket
 
 
-def _rr_delta(epsilon0: float, k: int, times: int, epsilon: float) -> mpmath.mpf:
-    """Σ over (a, b, r) outputs (loss −ε0, +ε0, 0) of trinomial·(P − e^ε Q)_+ (k-ary RR, T steps)."""
-    with mpmath.workdps(DPS):
-        big = mpmath.e ** mpmath.mpf(epsilon0)
-        z = big + k - 1
-        total = mpmath.mpf(0)
-        for a in range(times + 1):
-            for b in range(times + 1 - a):
-                r = times - a - b
-                if r and k == 2:
-                    continue
-                count = mpmath.factorial(times) / (mpmath.factorial(a) * mpmath.factorial(b) * mpmath.factorial(r))
-                p = count * (1 / z) ** a * (big / z) ** b * ((k - 2) / z) ** r
-                q = count * (big / z) ** a * (1 / z) ** b * ((k - 2) / z) ** r
-                total += max(p - mpmath.e ** mpmath.mpf(epsilon) * q, 0)
-        return total
+def _rr_delta(epsilon0: float, k: int, times: int, epsilon: float) -> float:
+    """The trinomial sum of benchmarks/one_percent.py (mpmath, no verifier code)."""
+    return one_percent.rr_delta(epsilon0, k, times)(epsilon)
 
 
 @pytest.mark.parametrize(

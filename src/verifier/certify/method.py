@@ -17,7 +17,16 @@ from verifier.errors import NotApplicable
 from verifier.schemes import Composed, Scheme
 from verifier.schemes import Sequence as SchemeSequence
 
-__all__ = ["Method", "EstimateMethod", "Guarantee", "step_pairs"]
+__all__ = ["Method", "EstimateMethod", "Guarantee", "step_pairs", "unwrap_composed"]
+
+
+def unwrap_composed(scheme: Scheme) -> tuple[Scheme, int]:
+    """(inner scheme, m): ``scheme`` is the m-fold composition of the inner one (m = 1 if not Composed)."""
+    times = 1
+    while isinstance(scheme, Composed):
+        times *= scheme.times
+        scheme = scheme.scheme
+    return scheme, times
 
 
 def step_pairs(scheme: Scheme) -> list:

@@ -11,6 +11,7 @@ ADAPTERS = [
     "verifier.certify.methods.rdp",
     "verifier.certify.methods.analytic",
     "verifier.certify.methods.pld",
+    "verifier.certify.methods.lattice",
     "verifier.certify.methods.allocation_pld",
     "verifier.certify.methods.composition",
     "verifier.certify.methods.zcdp",

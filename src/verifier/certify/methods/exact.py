@@ -16,7 +16,7 @@ from flint import arb
 
 from verifier._directed import arb_bound, with_precision
 from verifier._types import Bound, Direction, Quantity, Side
-from verifier.certify.method import Guarantee, Method
+from verifier.certify.method import Guarantee, Method, unwrap_composed
 from verifier.pairs import ApproxDP, FinitePair, Gaussian, Laplace, PoissonSubsampled
 from verifier.pairs.laplace_composition import LAPLACE_MAX_TIMES, LaplaceComposition
 from verifier.pairs.finite_composition import MAX_SUPPORT, FiniteComposition, SubsampledFinite, composed_support
@@ -41,10 +41,7 @@ def _reduce(scheme: Scheme):
     H(M‖Q), ADD H(Q‖M)); T Poisson-sampled steps of a finite pair, the product of the finite
     subsampled pair. (Compositions of a Gaussian are :func:`_gaussian_run`'s: their σ/√m is not a
     float and is rounded both ways.)"""
-    times = 1
-    while isinstance(scheme, Composed):
-        times *= scheme.times
-        scheme = scheme.scheme
+    scheme, times = unwrap_composed(scheme)
     if isinstance(scheme, Poisson):
         times *= scheme.steps
         if isinstance(scheme.pair, FinitePair):
@@ -73,10 +70,7 @@ def _finite_product(pair: FinitePair, times: int) -> FinitePair | None:
 
 def _gaussian_run(scheme: Scheme) -> tuple[Gaussian, int] | None:
     """(step pair, m) for an m-fold composition of one Gaussian step (m = 1 for Single), or None."""
-    times = 1
-    while isinstance(scheme, Composed):
-        times *= scheme.times
-        scheme = scheme.scheme
+    scheme, times = unwrap_composed(scheme)
     if isinstance(scheme, Single) and isinstance(scheme.pair, Gaussian):
         return scheme.pair, times
     return None

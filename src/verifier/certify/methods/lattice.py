@@ -1,0 +1,60 @@
+"""LOWER bounds for short compositions and Poisson runs of continuous pairs: the step's loss law
+rounded down onto a lattice placed near the query, composed exactly (verifier.pairs.lattice) —
+"lower bounds never trivially 0 where δ(ε) > 0" (issue 33, item 2). It runs after the PLD engine
+(same cost, registered after it), so only questions the PLD left open pay for it."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from verifier._types import Bound, Direction, Quantity, Side
+from verifier.certify.method import Guarantee, Method, unwrap_composed
+from verifier.pairs import FinitePair, Gaussian, PoissonSubsampled
+from verifier.pairs.lattice import LatticeLower
+from verifier.schemes import Composed, Poisson, Scheme, Single
+
+__all__ = ["LatticeLowerMethod", "METHODS", "LATTICE_MAX_TIMES"]
+
+#: Most steps composed on the lattice (the T-fold polynomial has T·LATTICE_CELLS coefficients).
+LATTICE_MAX_TIMES = 4
+
+
+def _step(scheme: Scheme):
+    """(step pair, T) of a short composition or Poisson run that the exact method does not answer."""
+    scheme, times = unwrap_composed(scheme)
+    if isinstance(scheme, Poisson):
+        times *= scheme.steps
+        if isinstance(scheme.pair, FinitePair) or times == 1:
+            return None  # exact: finite products, one subsampled step
+        return PoissonSubsampled(scheme.pair, scheme.rate), times
+    if isinstance(scheme, Single) and times > 1 and not isinstance(scheme.pair, (FinitePair, Gaussian)):
+        return scheme.pair, times
+    return None
+
+
+class LatticeLowerMethod(Method):
+    name = "lattice-lower"
+    citation = "losses rounded down onto a lattice (the dominated PLD; Steinke 2022, Prop 7 with L -> floor(L)), T-fold law by an exact polynomial power in ball arithmetic"
+    returns = frozenset({Guarantee.LOWER})
+    cost = 2
+    scheme_types = (Composed, Poisson)
+
+    def supports(self, scheme: Scheme) -> bool:
+        found = _step(scheme)
+        return found is not None and found[1] <= LATTICE_MAX_TIMES
+
+    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
+        pair, times = _step(scheme)
+        value = LatticeLower(pair, times, direction, epsilon).delta(epsilon)
+        return [Bound(value, Side.LOWER, direction, Quantity.DELTA, epsilon, self.name, self.citation)]
+
+    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
+        pair, times = _step(scheme)
+        value = LatticeLower(pair, times, direction, -math.inf).epsilon(delta)
+        if not math.isfinite(value):
+            return []
+        return [Bound(value, Side.LOWER, direction, Quantity.EPSILON, delta, self.name, self.citation)]
+
+
+METHODS = [LatticeLowerMethod()]
