@@ -76,6 +76,12 @@ def test_certificate_follows_the_schema_and_round_trips_the_claim():
     jsonschema.validate(certificate, schema())
     assert certificate["claim"]["fpr"] == FPR and certificate["claim"]["tpr"] == 0.2
     assert set(certificate["directions"]["add"]["tpr_at_fpr"]) >= {"lower", "upper"}
+    curve = certificate["tradeoff"]
+    assert curve["fpr"] == [1e-4, 1e-3, 1e-2, 0.1]
+    for direction in ("add", "remove"):
+        for alpha, low, high in zip(curve["fpr"], curve[direction]["tpr_lower"], curve[direction]["tpr_upper"]):
+            assert low <= _gdp_tpr(alpha, 1.0) <= high and high - low < 1e-3 * high
+    assert curve["reading"].startswith("An attacker who wrongly flags at most 0.01 of non-members")
     assert parse_claim(outcome.claim.to_dict()) == outcome.claim
 
 
@@ -107,7 +113,7 @@ def test_report_shows_the_curve_and_a_one_sentence_reading(tmp_path):
     status = main(["certify", "--sigma", "2", "--scheme", "composed", "--times", "4", "--fpr", "0.01", "--claim-tpr", "0.5", "--method", "pld", "--report", str(report)])
     assert status == 0
     page = report.read_text(encoding="utf-8")
-    assert "Trade-off curve (TPR at FPR)" in page and "Reading: an attacker who wrongly flags at most 0.01" in page
+    assert "Trade-off curve (TPR at FPR)" in page and "Reading: An attacker who wrongly flags at most 0.01" in page
     assert "data:image/png;base64," in page
 
 

@@ -22,7 +22,7 @@ from verifier._types import Bound, Direction, json_number
 from verifier.certify.portfolio import Collected, best_bounds
 from verifier.certify.verdict import Outcome
 
-__all__ = ["FORMAT", "to_certificate", "schema", "versions", "NO_LOWER_BOUND"]
+__all__ = ["FORMAT", "to_certificate", "schema", "versions", "NO_LOWER_BOUND", "tradeoff_reading"]
 
 #: What a certificate and the text output say where no method gave a lower bound on ε (only
 #: upper-bound methods ran): ``"lower": null`` with this note, never the string "-inf".
@@ -84,6 +84,27 @@ def _per_direction(outcome: Outcome) -> dict:
     return out
 
 
+def tradeoff_reading(outcome: Outcome) -> str:
+    """A trade-off claim's outcome in one sentence: what the best attacker can do at the claimed FPR."""
+    claim, best = outcome.claim, outcome.tpr.combined  # type: ignore[union-attr]
+    return (
+        f"An attacker who wrongly flags at most {claim.fpr:.4g} of non-members (FPR) correctly flags at most "
+        f"{float(best.upper):.6g} and, with the best test, at least {float(best.lower):.6g} of members (TPR), in the worst of "
+        f"the directions {', '.join(d.value for d in claim.directions)}; the claim says at most {claim.tpr:.6g}."
+    )
+
+
+def _tradeoff(outcome: Outcome) -> dict:
+    """The certificate's ``tradeoff`` object: the TPR curve per direction and the reading."""
+    curve = outcome.tpr_curve or {"fpr": []}
+    out: dict = {"fpr": curve["fpr"], "reading": tradeoff_reading(outcome)}
+    for direction in outcome.claim.directions:
+        if direction in curve:
+            bracket = curve[direction]
+            out[direction.value] = {"tpr_lower": [json_number(float(x)) for x in bracket.lower], "tpr_upper": [json_number(float(x)) for x in bracket.upper]}
+    return out
+
+
 def _all(collected: Collected | None, attribute: str) -> list:
     return [] if collected is None else list(getattr(collected, attribute))
 
@@ -95,7 +116,7 @@ def to_certificate(outcome: Outcome) -> dict:
     estimates = _all(outcome.delta, "estimates")
     skipped = [f"δ: {s}" for s in _all(outcome.delta, "skipped")] + [f"ε: {s}" for s in _all(outcome.epsilon, "skipped")]
     skipped += [f"ρ: {s}" for s in _all(outcome.rho, "skipped")] + [f"TPR: {s}" for s in _all(outcome.tpr, "skipped")]
-    return {
+    certificate = {
         "format": FORMAT,
         "verdict": outcome.verdict.value,
         "exit_status": outcome.verdict.exit_status,
@@ -117,3 +138,6 @@ def to_certificate(outcome: Outcome) -> dict:
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "versions": versions(),
     }
+    if outcome.tpr is not None:
+        certificate["tradeoff"] = _tradeoff(outcome)
+    return certificate

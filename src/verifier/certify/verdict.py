@@ -24,13 +24,14 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from verifier._types import Bound, Direction, Quantity
+from verifier._types import Bound, Bracket, Direction, Quantity
 from verifier.certify.claim import Claim
 from verifier.certify.coverage import unsupported_reason
 from verifier.certify.portfolio import Collected, best_bounds, collect_bounds, select_methods
+from verifier.pld.tradeoff import DEFAULT_FPRS
 from verifier.errors import InconsistentBounds
 
-__all__ = ["Verdict", "Decision", "Outcome", "decide", "settled_for", "cross_check", "certify"]
+__all__ = ["Verdict", "Decision", "Outcome", "decide", "settled_for", "cross_check", "certify", "tradeoff_curve"]
 
 
 class Verdict(enum.Enum):
@@ -144,10 +145,41 @@ class Outcome:
     seconds: float
     rho: Collected | None = None
     tpr: Collected | None = None
+    tpr_curve: dict | None = None  # a trade-off claim: {"fpr": [...], direction: Bracket of arrays} (:func:`tradeoff_curve`)
 
     @property
     def verdict(self) -> Verdict:
         return self.decision.verdict
+
+
+def tradeoff_curve(scheme, directions: Sequence[Direction], fprs: Sequence[float], focus: float, ran: Sequence[str]) -> dict:
+    """The best rigorous TPR bracket per direction at each FPR of ``fprs`` over the methods in ``ran``
+    (each answering the whole grid at once, tightest at ``focus``: :meth:`Method.tpr_curve`), for a
+    trade-off claim's certificate: {"fpr": fprs, direction: Bracket of arrays} ([α, 1] where no
+    method bounds a side: TPR >= α by a coin flip, <= 1)."""
+    import numpy as np
+
+    from verifier.errors import NotApplicable, NumericalFailure
+
+    alphas = np.asarray(fprs, dtype=float)
+    out: dict = {"fpr": [float(a) for a in alphas]}
+    best = {d: [alphas.copy(), np.ones_like(alphas)] for d in directions}
+    for method in select_methods(scheme, list(ran)) if ran else []:
+        for direction in directions:
+            try:
+                columns = method.tpr_curve(scheme, list(alphas), direction, focus)
+            except (NotApplicable, NumericalFailure):
+                continue
+            for index, bounds in enumerate(columns):
+                for bound in bounds:
+                    if not bound.rigorous:
+                        continue
+                    if bound.side.value == "lower":
+                        best[direction][0][index] = max(best[direction][0][index], bound.value)
+                    else:
+                        best[direction][1][index] = min(best[direction][1][index], bound.value)
+    out.update({d: Bracket(lower, upper) for d, (lower, upper) in best.items()})
+    return out
 
 
 def certify(claim: Claim, *, only: Sequence[str] | None = None, time_budget: float | None = None) -> Outcome:
@@ -173,7 +205,8 @@ def certify(claim: Claim, *, only: Sequence[str] | None = None, time_budget: flo
         settled = settled_for(claim.tpr, directions, Quantity.TPR)
         tprs = collect_bounds(scheme, Quantity.TPR, claim.fpr, directions, only=only, settled=settled, time_budget=time_budget)
         decision = decide(claim.tpr, tprs.bounds, directions, Quantity.TPR)
-        return Outcome(claim, decision, None, None, time.perf_counter() - started, tpr=tprs)
+        curve = tradeoff_curve(scheme, directions, sorted({*DEFAULT_FPRS, claim.fpr}), claim.fpr, tprs.ran)
+        return Outcome(claim, decision, None, None, time.perf_counter() - started, tpr=tprs, tpr_curve=curve)
     if claim.delta == 0.0:
         return _certify_pure(claim, only, time_budget, started)
     deltas = collect_bounds(

@@ -22,7 +22,7 @@ import numpy as np
 
 from verifier._files import write_text_atomically
 from verifier.certify.calibrate import Calibration
-from verifier.certify.certificate import to_certificate
+from verifier.certify.certificate import to_certificate, tradeoff_reading
 from verifier.certify.verdict import Outcome
 from verifier.report.curves import delta_curves, tpr_curves
 from verifier.report.plots import plot_delta_curves, plot_tradeoff
@@ -188,16 +188,8 @@ def page(title: str, body: str) -> str:
 
 
 def _reading(outcome: Outcome) -> str:
-    """A trade-off claim in one sentence: what the attacker can and cannot do at the claimed FPR."""
-    claim, tpr = outcome.claim, outcome.tpr
-    if tpr is None:
-        return ""
-    best = tpr.combined
-    return (
-        f"<p>Reading: an attacker who wrongly flags at most {claim.fpr:.4g} of non-members (FPR) correctly flags at most "
-        f"{_num(float(best.upper))} and, with the best test, at least {_num(float(best.lower))} of members (TPR), "
-        f"in the worst of the directions {', '.join(d.value for d in claim.directions)}; the claim says at most {_num(claim.tpr)}.</p>"
-    )
+    """A trade-off claim in one sentence (the certificate's reading)."""
+    return f"<p>Reading: {text(tradeoff_reading(outcome))}</p>" if outcome.tpr is not None else ""
 
 
 def _headline(outcome: Outcome) -> str:

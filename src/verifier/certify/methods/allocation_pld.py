@@ -144,12 +144,18 @@ class AllocationPLD(Method):
         return self._bounds(bracket.delta(eps), Quantity.DELTA, eps, direction, grid, bracket.dominating.error_budget)
 
     def tpr_bounds(self, scheme: Scheme, fpr: float, direction: Direction) -> Sequence[Bound]:
-        """TPR at FPR ``fpr`` from the allocation PLD bracket (the multi-round grid, also for one round:
+        """:meth:`tpr_curve` at one FPR."""
+        return self.tpr_curve(scheme, [fpr], direction, fpr)[0]
+
+    def tpr_curve(self, scheme: Scheme, fprs: Sequence[float], direction: Direction, focus: float) -> list[Sequence[Bound]]:
+        """TPR at each FPR from one allocation PLD bracket (the multi-round grid, also for one round:
         verifier.pld.tradeoff needs the DOMINATED side as a PLD on a loss grid)."""
         bracket = self._bracket(scheme, direction, _DELTA_STEP)
-        got = tpr_bracket(bracket, fpr)
-        bounds = self._bounds(got, Quantity.TPR, fpr, direction, _grid_note(bracket), bracket.dominating.error_budget)
-        return [replace(b, note=f"{TPR_NOTE}; {b.note}") for b in bounds]
+        got = tpr_bracket(bracket, [float(f) for f in fprs])
+        return [
+            [replace(b, note=f"{TPR_NOTE}; {b.note}") for b in self._bounds(got[i], Quantity.TPR, float(fpr), direction, _grid_note(bracket), bracket.dominating.error_budget)]
+            for i, fpr in enumerate(fprs)
+        ]
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         target = check_open_unit("delta", delta)

@@ -108,6 +108,20 @@ def _pairs(scheme: Scheme):
     return (pair, pair) if pair is not None else _gaussian_sequence(scheme)
 
 
+def _gaussian_tpr(weak: Gaussian, strong: Gaussian, fpr: float) -> tuple[float, float]:
+    """[lower, upper] on TPR(α) = Φ(Φ⁻¹(α) + μ) = erfc(erfcinv(2α) − μ/√2)/2, μ = Δ/σ (Gaussian DP: Dong,
+    Roth & Su 2022, Eq. (2.3); derived from δ(ε) in proofs/tradeoff_conversion.py), in ball arithmetic;
+    the weaker pair (smaller μ) gives the lower end, TPR growing with μ. Both directions are equal."""
+    if fpr <= 0.0 or fpr >= 1.0:
+        return fpr, fpr  # TPR(0) = 0 (the laws are mutually absolutely continuous), TPR(1) = 1
+    with with_precision():
+        ends = []
+        for pair, side in ((weak, Side.LOWER), (strong, Side.UPPER)):
+            mu = arb(pair.sensitivity) / arb(pair.sigma)
+            ends.append(arb_bound((arb(2 * fpr).erfcinv() - mu / arb(2).sqrt()).erfc() / 2, side))
+    return max(fpr, ends[0]), min(1.0, ends[1])
+
+
 #: ε grid of the exact method's TPR bounds: the range, the coarse step and the fine step around the minimiser.
 TPR_RANGE = (-8.0, 24.0)
 TPR_COARSE = 0.05
@@ -138,11 +152,14 @@ class ExactPair(Method):
         return self._bounds(lower, upper, Quantity.DELTA, epsilon, direction, strong)
 
     def tpr_curve(self, scheme: Scheme, fprs: Sequence[float], direction: Direction, focus: float) -> list[Sequence[Bound]]:
-        """TPR bounds at each FPR from the exact δ brackets on an ε grid (verifier.pld.tradeoff.staircase_tpr):
+        """TPR bounds at each FPR: for (compositions of) Gaussian steps the closed form Φ(Φ⁻¹(α) + μ) in ball
+        arithmetic (:func:`_gaussian_tpr`); otherwise from the exact δ brackets on an ε grid (verifier.pld.tradeoff.staircase_tpr):
         a coarse grid (step TPR_COARSE on TPR_RANGE) locates the minimiser of δ_U(ε) + e^ε α; a middle
         grid (step 10·TPR_FINE, ±10·TPR_COARSE) and a fine one (step TPR_FINE, ±TPR_COARSE) around it
         make the staircase's first-order gap small where it matters. Rigorous whatever the grid."""
         weak, strong = _pairs(scheme)
+        if isinstance(weak, Gaussian) and isinstance(strong, Gaussian):
+            return [self._bounds(*_gaussian_tpr(weak, strong, float(fpr)), Quantity.TPR, float(fpr), direction, strong) for fpr in fprs]
 
         def brackets(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             ends = [(weak.delta(float(e), direction), strong.delta(float(e), direction)) for e in grid]
