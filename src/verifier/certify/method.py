@@ -104,6 +104,16 @@ class Method(abc.ABC):
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         """Rigorous bounds on ε(δ) in ``direction`` (upper and/or lower)."""
 
+    def claim_bounds(
+        self, scheme: Scheme, epsilon: float, delta: float, direction: Direction
+    ) -> tuple[Sequence[Bound], Sequence[Bound]]:
+        """Bounds for deciding the claim (``epsilon``, ``delta``) in ``direction``: (bounds on δ at
+        ``epsilon``, bounds on ε at ``delta``). A refining method overrides this to stop as soon as
+        either of its brackets decides the claim (δ(ε) <= δ ⟺ ε(δ) <= ε, Steinke 2022, Prop 7 and
+        §3) and to answer both questions from the one computation; by default :meth:`delta_bounds`
+        alone (the certifier then asks :meth:`epsilon_bounds` separately)."""
+        return self.delta_bounds(scheme, epsilon, direction), ()
+
     def delta_curve(self, scheme: Scheme, epsilons: Sequence[float], direction: Direction, focus: float) -> list[Sequence[Bound]]:
         """Rigorous bounds on δ(ε) at every ε of a grid (for plots), tightest near ``focus``; by
         default :meth:`delta_bounds` at each point. Methods that can answer a whole grid from one

@@ -117,7 +117,9 @@ class Collected:
 
     ``ran`` names the methods that were run (in order), ``skipped`` says why the others were not
     (or which direction a method declined), ``estimates`` holds statistical estimates of δ from
-    ESTIMATE methods (reported beside the bounds, never part of a bracket).
+    ESTIMATE methods (reported beside the bounds, never part of a bracket). ``beside`` holds the
+    bounds on ε at the claimed δ that methods gave from the same computation when the question was a
+    claim's (:meth:`Method.claim_bounds`); they are not part of ``brackets``.
     """
 
     quantity: Quantity
@@ -128,6 +130,7 @@ class Collected:
     ran: tuple[str, ...] = ()
     estimates: tuple[Estimate, ...] = ()
     seconds: float = 0.0
+    beside: tuple[Bound, ...] = ()
 
     @property
     def combined(self) -> Bracket:
@@ -215,6 +218,7 @@ def collect_bounds(
     only: Sequence[str] | None = None,
     settled: Settled | None = None,
     time_budget: float | None = None,
+    claimed_delta: float | None = None,
 ) -> Collected:
     """Run every registered method that supports ``scheme`` (or only those named in ``only``),
     cheapest first, and collect their bounds on ``quantity`` at ``at`` for each direction.
@@ -225,13 +229,21 @@ def collect_bounds(
     once the budget is spent (see the module docstring). Statistical estimates of δ are collected
     from ESTIMATE methods that run, each given a time allowance of ESTIMATE_SHARE of the time the
     rigorous methods before it took (at least ESTIMATE_FLOOR_SECONDS, split over the directions).
+
+    With ``claimed_delta`` (``quantity`` must be DELTA: the question is the claim (``at``,
+    ``claimed_delta``)), each method answers through :meth:`Method.claim_bounds`, which may stop
+    refining once its own brackets decide the claim and may give bounds on ε(claimed δ) as well: those
+    go to ``Collected.beside``, and ``settled`` is asked about the δ and ε bounds together.
     """
+    if claimed_delta is not None and quantity is not Quantity.DELTA:
+        raise InvalidArgument("quantity", quantity.value, "claimed_delta goes with bounds on δ at the claimed ε")
     if time_budget is not None:
         time_budget = check_nonnegative("time_budget", time_budget)
     methods = select_methods(scheme, only)
     if not methods:
         raise InvalidArgument("scheme", scheme, "no registered method supports this scheme")
     bounds: list[Bound] = []
+    beside: list[Bound] = []
     estimates: list[Estimate] = []
     skipped: list[str] = []
     ran: list[str] = []
@@ -239,7 +251,7 @@ def collect_bounds(
     rigorous_seconds = 0.0  # time the bound-giving methods took: Monte Carlo gets a share of it
     for method in methods:
         estimate_only = method.returns == frozenset({Guarantee.ESTIMATE})
-        if settled is not None and not estimate_only and settled(bounds):
+        if settled is not None and not estimate_only and settled(bounds + beside):
             skipped.append(f"{method.name}: not run, the question was already decided by cheaper methods")
             continue
         spent = time.perf_counter() - started
@@ -268,7 +280,11 @@ def collect_bounds(
             try:
                 with _deadline(left):
                     if quantity is Quantity.DELTA:
-                        got = method.delta_bounds(scheme, at, direction)
+                        if claimed_delta is None:
+                            got = method.delta_bounds(scheme, at, direction)
+                        else:
+                            got, also = method.claim_bounds(scheme, at, claimed_delta, direction)
+                            beside.extend(replace(b, seconds=time.perf_counter() - start) for b in also)
                         if Guarantee.ESTIMATE in method.returns:  # inside the deadline: estimates obey the budget too
                             estimates.extend(method.delta_estimates(scheme, at, direction, seconds=allowance))
                     elif quantity is Quantity.RHO:
@@ -298,5 +314,5 @@ def collect_bounds(
             ran.remove(method.name)
     brackets = {d: best_bracket(bounds, d) for d in directions}
     return Collected(
-        quantity, at, tuple(bounds), brackets, tuple(skipped), tuple(ran), tuple(estimates), time.perf_counter() - started
+        quantity, at, tuple(bounds), brackets, tuple(skipped), tuple(ran), tuple(estimates), time.perf_counter() - started, tuple(beside)
     )

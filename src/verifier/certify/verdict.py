@@ -2,12 +2,18 @@
 
 The verdict is on δ(claimed ε) in each direction the neighbouring relation requires:
 
-- CERTIFIED when, in every required direction, some rigorous upper bound on δ(ε) is <= claimed δ;
-- VIOLATED when, in some required direction, some rigorous lower bound on δ(ε) is > claimed δ;
+- CERTIFIED when, in every required direction, some rigorous upper bound on δ(ε) is <= claimed δ
+  or some rigorous upper bound on ε(claimed δ) is <= claimed ε;
+- VIOLATED when, in some required direction, some rigorous lower bound on δ(ε) is > claimed δ or
+  some rigorous lower bound on ε(claimed δ) is > claimed ε;
 - INCONCLUSIVE otherwise (including when no registered method applies).
 
 A pure-DP claim (δ = 0) is decided on bounds on ε(0), the largest privacy loss, by the same rule
 with ε in place of δ (δ(ε) = 0 ⟺ ε >= ε(0)); see :func:`certify`.
+
+Both sides of the same engine decide: δ(·) is non-increasing and continuous and ε(δ) = inf{ε :
+δ(ε) <= δ}, so ε(δ) <= ε ⟺ δ(ε) <= δ (Steinke 2022, Prop 7 and §3), and an engine's ε(δ) bracket
+can decide where its δ(ε) bracket does not (issue 33: a δ bracket [0, …] near the largest loss).
 
 Only bounds with ``rigorous=True`` decide; bounds resting on an unchecked assumption and Monte
 Carlo estimates are reported beside the verdict, never used for it. The bounds on ε(claimed δ) are
@@ -24,10 +30,10 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from verifier._types import Bound, Bracket, Direction, Quantity
+from verifier._types import Bound, Bracket, Direction, Quantity, Side
 from verifier.certify.claim import Claim
 from verifier.certify.coverage import unsupported_reason
-from verifier.certify.portfolio import Collected, best_bounds, collect_bounds, select_methods
+from verifier.certify.portfolio import Collected, best_bounds, best_bracket, collect_bounds, select_methods
 from verifier.pld.tradeoff import DEFAULT_FPRS
 from verifier.errors import InconsistentBounds
 
@@ -65,32 +71,73 @@ _WORDS = {
     Quantity.TPR: ("TPR(FPR)", "TPR"),
     Quantity.EPSILON: ("ε(0), the largest privacy loss,", "ε"),
 }
+#: ... and a bound on ε at the claimed δ deciding an (ε, δ) claim beside the bounds on δ(ε).
+_EPSILON_AT_DELTA = ("ε(δ)", "ε")
 
 
-def decide(delta: float, bounds: Sequence[Bound], directions: Sequence[Direction], quantity: Quantity = Quantity.DELTA) -> Decision:
+def _width_note(bound: Bound, bounds: Sequence[Bound]) -> str:
+    """Where the deciding bound's method also gave the other side of the same quantity, its bracket
+    and width (how close the claim was to what that method resolved), e.g.
+    ``; pld bracket [0.9187, 0.919], width 0.000285``; else the empty string."""
+    other = Side.LOWER if bound.side is Side.UPPER else Side.UPPER
+    partner = next(
+        (
+            b
+            for b in bounds
+            if b.rigorous and b.method == bound.method and b.direction is bound.direction and b.quantity is bound.quantity and b.side is other
+        ),
+        None,
+    )
+    if partner is None:
+        return ""
+    lower, upper = sorted((partner.value, bound.value))
+    return f"; {bound.method} bracket [{lower!r}, {upper!r}], width {upper - lower:.3g}"
+
+
+def _undecided(words: tuple[str, str], claim: float, lower: Bound | None, upper: Bound | None) -> str:
+    """``claimed δ = … lies in the best bracket […, …] of δ(ε)`` (ε(δ) has no floor: "-inf")."""
+    what, claimed = words
+    low = f"{lower.value!r}" if lower else ("-inf" if words is _EPSILON_AT_DELTA else "0")
+    high = f"{upper.value!r}" if upper else "inf"
+    return f"claimed {claimed} = {claim!r} lies in the best bracket [{low}, {high}] of {what}"
+
+
+def decide(
+    delta: float,
+    bounds: Sequence[Bound],
+    directions: Sequence[Direction],
+    quantity: Quantity = Quantity.DELTA,
+    *,
+    epsilon: float | None = None,
+) -> Decision:
     """The verdict on "δ(ε) <= ``delta``" from rigorous bounds on δ at the claimed ε (module doc);
-    with ``quantity=Quantity.RHO``, on "ρ* <= ``delta``" for a zCDP claim ρ from bounds on the
-    scheme's zCDP parameter ρ* (same rule: an upper bound <= the claim certifies, a lower bound
-    above it refutes; Steinke 2022, Def 11); with ``quantity=Quantity.TPR``, on "TPR(α) <= ``delta``"
-    for a trade-off claim from bounds on the attacker's best TPR at the claimed FPR α (same rule).
+    with ``epsilon`` (the claimed ε), rigorous bounds on ε at the claimed δ among ``bounds`` decide
+    too (an upper bound <= ``epsilon`` certifies, a lower bound above it refutes). With
+    ``quantity=Quantity.RHO``, on "ρ* <= ``delta``" for a zCDP claim ρ from bounds on the scheme's
+    zCDP parameter ρ* (same rule: an upper bound <= the claim certifies, a lower bound above it
+    refutes; Steinke 2022, Def 11); with ``quantity=Quantity.TPR``, on "TPR(α) <= ``delta``" for a
+    trade-off claim from bounds on the attacker's best TPR at the claimed FPR α (same rule).
 
     Raises :class:`InconsistentBounds` if a rigorous lower bound exceeds a rigorous upper bound.
     """
-    usable = _rigorous(bounds, quantity)
-    what, claimed = _WORDS[quantity]
+    sources = [(quantity, delta, _WORDS[quantity])]
+    if epsilon is not None and quantity is Quantity.DELTA:
+        sources.append((Quantity.EPSILON, epsilon, _EPSILON_AT_DELTA))
     certified, violated, reasons = [], [], []
     for direction in directions:
-        lower, upper = best_bounds(usable, direction)
-        if lower is not None and lower.value > delta:
+        ends = [(words, claim, *best_bounds(_rigorous(bounds, q), direction)) for q, claim, words in sources]
+        refuting = next(((words, claim, lo) for words, claim, lo, _ in ends if lo is not None and lo.value > claim), None)
+        proving = next(((words, claim, up) for words, claim, _, up in ends if up is not None and up.value <= claim), None)
+        if refuting is not None:
+            (what, claimed), claim, lower = refuting
             violated.append(direction)
-            reasons.append(f"{direction.value}: {what} >= {lower.value!r} > claimed {claimed} = {delta!r} ({lower.method}, lower bound)")
-        elif upper is not None and upper.value <= delta:
+            reasons.append(f"{direction.value}: {what} >= {lower.value!r} > claimed {claimed} = {claim!r} ({lower.method}, lower bound){_width_note(lower, bounds)}")
+        elif proving is not None:
+            (what, claimed), claim, upper = proving
             certified.append(direction)
-            reasons.append(f"{direction.value}: {what} <= {upper.value!r} <= claimed {claimed} = {delta!r} ({upper.method}, upper bound)")
+            reasons.append(f"{direction.value}: {what} <= {upper.value!r} <= claimed {claimed} = {claim!r} ({upper.method}, upper bound){_width_note(upper, bounds)}")
         else:
-            low = f"{lower.value!r}" if lower else "0"
-            high = f"{upper.value!r}" if upper else "inf"
-            reasons.append(f"{direction.value}: claimed {claimed} = {delta!r} lies in the best bracket [{low}, {high}] of {what}")
+            reasons.append(f"{direction.value}: " + "; ".join(_undecided(words, claim, lower, upper) for words, claim, lower, upper in ends))
     if violated:
         verdict = Verdict.VIOLATED
     elif len(certified) == len(directions):
@@ -100,11 +147,12 @@ def decide(delta: float, bounds: Sequence[Bound], directions: Sequence[Direction
     return Decision(verdict, tuple(reasons))
 
 
-def settled_for(delta: float, directions: Sequence[Direction], quantity: Quantity = Quantity.DELTA):
-    """The portfolio's stopping rule for a claim: True once :func:`decide` is no longer INCONCLUSIVE."""
+def settled_for(delta: float, directions: Sequence[Direction], quantity: Quantity = Quantity.DELTA, *, epsilon: float | None = None):
+    """The portfolio's stopping rule for a claim: True once :func:`decide` (with ``epsilon``, on the
+    bounds on δ and on ε together) is no longer INCONCLUSIVE."""
 
     def settled(bounds: Sequence[Bound]) -> bool:
-        return decide(delta, bounds, directions, quantity).verdict is not Verdict.INCONCLUSIVE
+        return decide(delta, bounds, directions, quantity, epsilon=epsilon).verdict is not Verdict.INCONCLUSIVE
 
     return settled
 
@@ -183,10 +231,12 @@ def tradeoff_curve(scheme, directions: Sequence[Direction], fprs: Sequence[float
 
 
 def certify(claim: Claim, *, only: Sequence[str] | None = None, time_budget: float | None = None) -> Outcome:
-    """Decide ``claim``: run the applicable methods cheapest first until the verdict on δ(claimed ε)
-    is decided or ``time_budget`` seconds are spent, then bound ε(claimed δ) with the methods that
-    ran, cross-check the two, and return the :class:`Outcome`. A zCDP claim (``claim.rho``) is
-    decided the same way on bounds on the scheme's ρ (:meth:`Method.rho_bounds`), a trade-off claim
+    """Decide ``claim``: run the applicable methods cheapest first (each through
+    :meth:`Method.claim_bounds`, so a refining method stops once its brackets decide) until the
+    verdict is decided by the bounds on δ(claimed ε) or on ε(claimed δ), or ``time_budget`` seconds
+    are spent; then bound ε(claimed δ) with the methods that ran and did not already, cross-check the
+    two, decide on both, and return the :class:`Outcome`. A zCDP claim (``claim.rho``) is decided the
+    same way on bounds on the scheme's ρ (:meth:`Method.rho_bounds`), a trade-off claim
     (``claim.tpr``) on bounds on TPR at ``claim.fpr`` (:meth:`Method.tpr_bounds`).
 
     Raises :class:`InconsistentBounds` on contradictory rigorous bounds (a defect in verifier).
@@ -210,14 +260,22 @@ def certify(claim: Claim, *, only: Sequence[str] | None = None, time_budget: flo
     if claim.delta == 0.0:
         return _certify_pure(claim, only, time_budget, started)
     deltas = collect_bounds(
-        scheme, Quantity.DELTA, claim.epsilon, directions, only=only, settled=settled_for(claim.delta, directions), time_budget=time_budget
+        scheme,
+        Quantity.DELTA,
+        claim.epsilon,
+        directions,
+        only=only,
+        settled=settled_for(claim.delta, directions, epsilon=claim.epsilon),
+        time_budget=time_budget,
+        claimed_delta=claim.delta,
     )
-    decision = decide(claim.delta, deltas.bounds, directions)
     epsilons = None
     if deltas.ran:
         remaining = None if time_budget is None else max(0.0, time_budget - (time.perf_counter() - started))
-        epsilons = collect_bounds(scheme, Quantity.EPSILON, claim.delta, directions, only=deltas.ran, time_budget=remaining)
+        epsilons = _epsilon_side(claim, deltas, remaining)
         cross_check(claim.epsilon, claim.delta, deltas.bounds, epsilons.bounds, directions)
+    everything = deltas.bounds + (epsilons.bounds if epsilons is not None else ())
+    decision = decide(claim.delta, everything, directions, epsilon=claim.epsilon)
     return Outcome(claim, decision, deltas, epsilons, time.perf_counter() - started)
 
 
@@ -246,3 +304,17 @@ def _certify_pure(claim: Claim, only: Sequence[str] | None, time_budget: float |
         deltas = collect_bounds(scheme, Quantity.DELTA, epsilon, directions, only=gave, time_budget=remaining)
     cross_check(epsilon, claim.delta, deltas.bounds, epsilons.bounds, directions)
     return Outcome(claim, decision, deltas, epsilons, time.perf_counter() - started)
+
+
+def _epsilon_side(claim: Claim, deltas: Collected, time_budget: float | None) -> Collected:
+    """Bounds on ε(claimed δ) from the methods that ran for δ: those they gave beside their δ bounds
+    (one computation answered both), and for the others their own :meth:`Method.epsilon_bounds`."""
+    answered = tuple(dict.fromkeys(b.method for b in deltas.beside))
+    rest = [name for name in deltas.ran if name not in answered]
+    bounds, skipped, ran, seconds = list(deltas.beside), (), answered, 0.0
+    if rest:
+        more = collect_bounds(claim.model, Quantity.EPSILON, claim.delta, claim.directions, only=rest, time_budget=time_budget)
+        bounds += more.bounds
+        skipped, ran, seconds = more.skipped, answered + more.ran, more.seconds
+    brackets = {d: best_bracket(bounds, d) for d in claim.directions}
+    return Collected(Quantity.EPSILON, claim.delta, tuple(bounds), brackets, skipped, ran, (), seconds)

@@ -33,6 +33,9 @@ __all__ = [
     "MAX_JUMP",
     "NARROW_SHARE",
     "TPR_NOTE",
+    "MAX_CLAIM_REFINEMENTS",
+    "CLAIM_MAX_JUMP",
+    "STALL_SHARE",
 ]
 
 #: Relative width of the ε (δ) bracket the adapter refines the grid toward; the returned bounds
@@ -57,6 +60,18 @@ MAX_JUMP = 4
 #: A side whose estimated distance to the true value (:func:`_side_gaps`) is at most this share of
 #: the target width counts as narrow: only the other side is refined from then on.
 NARROW_SHARE = 0.25
+
+#: Most refinements after the first grid when deciding a claim (:meth:`PLDMethod._decisive`), and
+#: most halvings of one refinement there: the crossing estimate rests on two grids and often falls
+#: short of the distance still to go, and a build costs twice the one a halving coarser, so going
+#: too far costs more than one refinement too many.
+MAX_CLAIM_REFINEMENTS = 12
+CLAIM_MAX_JUMP = 2
+
+#: Deciding a claim where the sides' extrapolations do not single one out, a side that moved more
+#: than this share of its distance to the claim in its last refinement is halved once more; where
+#: none did, refinement stops (:func:`_claim_refinement`).
+STALL_SHARE = 0.25
 
 #: Refinement stops when halving the step shrinks the bracket by less than this factor: the width
 #: is then set by something the grid step does not control (truncated tails), and finer grids only
@@ -123,6 +138,67 @@ class PLDMethod(Method):
             return lower if 0.0 < lower < 1.0 else None
 
         return self._refined(scheme, direction, lambda b: b.delta(epsilon), DELTA_ABS_ACCURACY, hint=hint)
+
+    def claim_bounds(
+        self, scheme: Scheme, epsilon: float, delta: float, direction: Direction
+    ) -> tuple[Sequence[Bound], Sequence[Bound]]:
+        """Bounds on δ(``epsilon``) and ε(``delta``) from one bracket refined only until either
+        decides the claim (:meth:`_decisive`): a claim far from the truth costs one coarse grid, one
+        close to it the grid its margin needs."""
+        bracket = self._decisive(scheme, direction, epsilon, delta)
+        return (
+            self._bounds(bracket.delta(epsilon), Quantity.DELTA, epsilon, direction, bracket),
+            self._bounds(bracket.epsilon(delta), Quantity.EPSILON, delta, direction, bracket),
+        )
+
+    def _decisive(self, scheme: Scheme, direction: Direction, epsilon: float, delta: float) -> PLDBracket:
+        """A bracket whose δ(``epsilon``) or ε(``delta``) bracket decides the claim (``epsilon``,
+        ``delta``), or the finest one refinement reached. It starts at :func:`_start_step` (tails
+        thinned for ``delta``) and refines toward the claim (:func:`_claim_refinement`): both sides
+        until each has been built on two grids, then the side whose own extrapolation can still
+        cross the claim — the DOMINATING side's upper end coming down past it (CERTIFIED) or the
+        DOMINATED side's lower end coming up past it (VIOLATED) — by the halvings that crossing
+        needs. It stops at MAX_GRID_POINTS, after MAX_CLAIM_REFINEMENTS, or when neither side can
+        cross (the claim sits within what the grid resolves, or a truncated tail holds a side).
+        Every grid's bounds are rigorous: stopping early only leaves the claim INCONCLUSIVE."""
+
+        def query(b: PLDBracket) -> tuple[Bracket, float]:
+            # ε(δ) steers where both its ends are finite (well scaled near the largest loss, where
+            # δ(ε) is tiny and its dominated end can sit at 0); δ(ε) otherwise
+            e = b.epsilon(delta)
+            return (e, epsilon) if math.isfinite(float(e.lower)) and math.isfinite(float(e.upper)) else (b.delta(epsilon), delta)
+
+        def decided(b: PLDBracket) -> bool:
+            d, e = b.delta(epsilon), b.epsilon(delta)
+            return bool(d.upper <= delta or d.lower > delta or e.upper <= epsilon or e.lower > epsilon)
+
+        step = _start_step(scheme)
+        best = _cached(scheme, direction, step, delta, BOTH_SIDES)
+        steps = {d: step for d in BOTH_SIDES}
+        history: dict[Dominance, list[tuple[float, float]]] = {d: [] for d in BOTH_SIDES}
+        got, claim = query(best)
+        _record(history, steps, got)
+        for _ in range(MAX_CLAIM_REFINEMENTS):
+            if decided(best) or 2 * best.grid_size() > MAX_GRID_POINTS:
+                break
+            sides, jump = _claim_refinement(got, claim, history)
+            if not sides:
+                break
+            jump = min(jump, max(1, int(math.log2(MAX_GRID_POINTS / best.grid_size()))))
+            finer_step = min(steps[d] for d in sides) / 2.0**jump
+            try:
+                finer = _cached(scheme, direction, finer_step, delta, sides)
+            except AccuracyNotReachable:
+                break
+            best = _merged(best, finer, sides)
+            steps.update({d: finer_step for d in sides})
+            got, now = query(best)
+            if now != claim:  # the steering quantity changed (the ε ends became finite): start its history again
+                history, claim = {d: [] for d in BOTH_SIDES}, now
+                _record(history, steps, got)
+            else:
+                _record(history, steps, got, sides)
+        return best
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         """ε(δ) bounds; δ is known here, so the builders may thin far tails for it (target_delta)."""
@@ -271,8 +347,7 @@ def _halvings(b: Bracket) -> int:
 def _record(history: dict, steps: dict, got: Bracket, sides: tuple[Dominance, ...] = BOTH_SIDES) -> None:
     """Append (grid step, value) of each refined side's end of ``got`` to its history."""
     for d in sides:
-        value = float(got.upper) if d is Dominance.DOMINATING else float(got.lower)
-        history[d].append((steps[d], value))
+        history[d].append((steps[d], _end(got, d)))
 
 
 def _side_gaps(history: dict) -> tuple[float, float] | None:
@@ -282,15 +357,8 @@ def _side_gaps(history: dict) -> tuple[float, float] | None:
     is |x_c − x_f|/(r² − 1) — a side's estimate does not depend on the other side (a dominated side
     that was trivial on the coarser grid moves a lot, which says only that it is wide). Only steers
     which side is refined; the bounds are each side's own rigorous end whatever the estimate."""
-    if any(len(history[d]) < 2 for d in BOTH_SIDES):
-        return None
-    gaps = []
-    for d in BOTH_SIDES:
-        (h_c, x_c), (h_f, x_f) = history[d][-2:]
-        if not (math.isfinite(x_c) and math.isfinite(x_f)):
-            return None
-        gaps.append(abs(x_c - x_f) / ((h_c / h_f) ** 2 - 1.0))
-    return gaps[0], gaps[1]
+    upper, lower = (_side_gap(history, d) for d in BOTH_SIDES)
+    return None if upper is None or lower is None else (upper, lower)
 
 
 def _next_refinement(got: Bracket, history: dict, abs_accuracy: float) -> tuple[tuple[Dominance, ...], int]:
@@ -307,6 +375,62 @@ def _next_refinement(got: Bracket, history: dict, abs_accuracy: float) -> tuple[
             ratio = wide / (target - narrow)
             return (side,), max(1, min(MAX_JUMP, math.ceil(math.log(ratio, 4.0)))) if ratio > 1.0 else 1
     return BOTH_SIDES, _halvings(got)
+
+
+def _end(got: Bracket, side: Dominance) -> float:
+    """The end of ``got`` that ``side`` gives: DOMINATING the upper, DOMINATED the lower."""
+    return float(got.upper) if side is Dominance.DOMINATING else float(got.lower)
+
+
+def _side_gap(history: dict, side: Dominance) -> float | None:
+    """The estimated distance of ``side``'s end to the true value from its own last two grids
+    (see :func:`_side_gaps`), or None before it has two finite ends."""
+    if len(history[side]) < 2:
+        return None
+    (h_c, x_c), (h_f, x_f) = history[side][-2:]
+    if not (math.isfinite(x_c) and math.isfinite(x_f)):
+        return None
+    return abs(x_c - x_f) / ((h_c / h_f) ** 2 - 1.0)
+
+
+def _claim_refinement(got: Bracket, claim: float, history: dict) -> tuple[tuple[Dominance, ...], int]:
+    """(the sides to refine, the halvings) for deciding ``claim`` inside the bracket ``got``.
+
+    Until both sides have been built on two grids: both, by ⌈log4(width / (d/2))⌉ halvings, d the
+    distance from the claim to the nearer end. Then each side's gap g to the
+    truth is estimated from its own last two grids (:func:`_side_gap`, second order in the step) and
+    the side must travel d (its end to the claim). Where exactly one side can cross (2g >= d), only
+    that side is refined, by the halvings that move it (g + d)/2 of its way, g·(1 − 4^−j) >= (g + d)/2. Otherwise the estimates are not to be trusted yet (coarse grids, where
+    the loss law's shape is not resolved, converge slower than second order): every side that moved
+    more than STALL_SHARE of its distance in its last refinement is halved once; none: the grid
+    cannot decide the claim (empty). At most CLAIM_MAX_JUMP halvings."""
+    ends = {Dominance.DOMINATING: float(got.upper), Dominance.DOMINATED: float(got.lower)}
+    distance = {d: abs(ends[d] - claim) for d in BOTH_SIDES}
+    gaps = {d: _side_gap(history, d) for d in BOTH_SIDES}
+    if any(g is None for g in gaps.values()):
+        nearest = min(distance.values())
+        return BOTH_SIDES, min(CLAIM_MAX_JUMP, _jump(_width(got) / (0.5 * nearest) if nearest > 0.0 else math.inf))
+    crossing = [d for d in BOTH_SIDES if 2.0 * gaps[d] >= distance[d]]
+    if len(crossing) == 1:
+        (side,) = crossing
+        g, d = gaps[side], distance[side]
+        return (side,), min(CLAIM_MAX_JUMP, _jump(2.0 * g / (g - d)) if g > d else MAX_JUMP)
+    moving = tuple(d for d in BOTH_SIDES if _last_move(history, d) > STALL_SHARE * distance[d])
+    return moving, 1
+
+
+def _jump(ratio: float) -> int:
+    """⌈log4(ratio)⌉ halvings between 1 and MAX_JUMP (the width is second order in the step)."""
+    if not ratio > 1.0:
+        return 1
+    return max(1, min(MAX_JUMP, math.ceil(math.log(ratio, 4.0)))) if math.isfinite(ratio) else MAX_JUMP
+
+
+def _last_move(history: dict, side: Dominance) -> float:
+    """How far ``side``'s end moved in its last refinement (0 before it has two)."""
+    if len(history[side]) < 2:
+        return 0.0
+    return abs(history[side][-1][1] - history[side][-2][1])
 
 
 def _merged(best: PLDBracket, finer: PLDBracket, sides: tuple[Dominance, ...]) -> PLDBracket:
