@@ -474,9 +474,25 @@ def _scheme(
     pair, mech, modelling = _pair(mechanism_path, mechanism, path, name, neighboring)
     build = _REPLACE_ONE_MODELS.get(name, spec.build) if neighboring == "replace_one" else spec.build
     model = _build(path, build, pair, **values)
+    model, exact = _as_composition(model)
+    if exact:
+        modelling += f"; {exact}"
     if isinstance(model, MatrixMechanism) and model.strategy.signed:
         modelling += "; C has negative entries: accounted through |C| (Schuchardt & Kalinin, Lemma 2.8)"
     return {"name": name, **{k: v for k, v in values.items() if v is not None}}, mech, model, modelling
+
+
+def _as_composition(model: Scheme) -> tuple[Scheme, str | None]:
+    """A scheme that is exactly a composition of its step, as that composition, and why (None when
+    it is not one): k-out-of-t random allocation with k = t puts every element in all t steps of
+    every epoch (Feldman & Shenfeld, §2.1: k of the t steps, here all of them), so its run is the
+    t·epochs-fold composition of the step. The closed forms, the PLD engine and Monte Carlo then see
+    the composition (a t = 1 allocation over 10⁴ epochs took over a minute as an allocation)."""
+    if isinstance(model, Allocation) and model.k == model.steps:
+        times = model.steps * model.epochs
+        composed = Single(model.pair) if times == 1 else Composed(Single(model.pair), times)
+        return composed, f"{model.k}-out-of-{model.steps} allocation: every element is in every step, modelled exactly as the {times}-fold composition of the step"
+    return model, None
 
 
 def _sequence(path: str, phases: list, mechanism: Any, neighboring: str) -> tuple[dict, None, Scheme, str]:

@@ -45,6 +45,9 @@ _ONE_ROUND_TARGET = 8e-3
 #: Finest grid step used, and the most grid points one PLD (after composition) may take.
 _FINEST_STEP = 2.0**-24
 _MAX_REFINEMENTS = 5
+#: Most refinements when deciding a claim (:meth:`AllocationPLD.claim_bounds`): one lattice exponent
+#: or one halving of the loss grid each, so the passes cost about twice the last one.
+_CLAIM_HALVINGS = 8
 _MAX_POINTS = 1 << 21
 
 _NOTE = (
@@ -157,6 +160,39 @@ class AllocationPLD(Method):
             for i, fpr in enumerate(fprs)
         ]
 
+    def claim_bounds(
+        self, scheme: Scheme, epsilon: float, delta: float, direction: Direction
+    ) -> tuple[Sequence[Bound], Sequence[Bound]]:
+        """Bounds on δ(``epsilon``) and ε(``delta``) from the same laws (one round) or PLD brackets
+        (several rounds), refined only until one of the two brackets decides the claim: the base
+        lattice one exponent at a time from :func:`_first_lattice` to _LAST_LATTICE, or the loss grid
+        halved from _FIRST_STEP, at most _CLAIM_HALVINGS times. Each pass is rigorous, so the passes'
+        brackets intersect."""
+        eps, target = check_real("epsilon", epsilon), check_open_unit("delta", delta)
+        found_delta, found_epsilon = Bracket(0.0, 1.0), Bracket(-math.inf, math.inf)
+        one_round = scheme.k * scheme.epochs == 1
+        lattice, step = _first_lattice(scheme.pair), _FIRST_STEP
+        for _ in range(_CLAIM_HALVINGS + 1):
+            if one_round:
+                upper, lower = self._laws(scheme, lattice)
+                d_lower, d_upper = (float(law.delta(np.array([eps]), direction)[0]) for law in (lower, upper))
+                e_lower, e_upper = lower.epsilon(target, direction), upper.epsilon(target, direction)
+                grid, budget = f"base lattice step 2^-{lattice}", _truncated(upper, direction)
+            else:
+                bracket = self._bracket(scheme, direction, step)
+                (d_lower, d_upper), (e_lower, e_upper) = _ends(bracket.delta(eps)), _ends(bracket.epsilon(target))
+                grid, budget = _grid_note(bracket), bracket.dominating.error_budget
+            found_delta = Bracket(max(found_delta.lower, d_lower), min(found_delta.upper, d_upper))
+            found_epsilon = Bracket(max(found_epsilon.lower, e_lower), min(found_epsilon.upper, e_upper))
+            decided = found_delta.upper <= target or found_delta.lower > target or found_epsilon.upper <= eps or found_epsilon.lower > eps
+            if decided or (lattice >= _LAST_LATTICE if one_round else step <= _FINEST_STEP):
+                break
+            lattice, step = lattice + 1, step / 2.0
+        return (
+            self._bounds(found_delta, Quantity.DELTA, eps, direction, grid, budget),
+            self._bounds(found_epsilon, Quantity.EPSILON, target, direction, grid, budget),
+        )
+
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         target = check_open_unit("delta", delta)
         if scheme.k * scheme.epochs == 1:
@@ -180,6 +216,10 @@ def _first_lattice(pair) -> int:
     if not (math.isfinite(spread) and spread > 0):
         return _FIRST_LATTICE
     return min(_LAST_LATTICE, _FIRST_LATTICE + max(0, math.ceil(math.log2(1.0 / spread))))
+
+
+def _ends(bracket: Bracket) -> tuple[float, float]:
+    return float(bracket.lower), float(bracket.upper)
 
 
 def _grid_note(bracket: PLDBracket) -> str:

@@ -35,6 +35,7 @@ __all__ = [
     "TPR_NOTE",
     "MAX_CLAIM_REFINEMENTS",
     "CLAIM_MAX_JUMP",
+    "CLAIM_REL_ACCURACY",
     "STALL_SHARE",
 ]
 
@@ -67,6 +68,11 @@ NARROW_SHARE = 0.25
 #: too far costs more than one refinement too many.
 MAX_CLAIM_REFINEMENTS = 12
 CLAIM_MAX_JUMP = 2
+
+#: Relative width below which the bracket steering a claim's refinement is not refined further: a
+#: claim within 0.001% of the truth is left INCONCLUSIVE by this method rather than refined toward
+#: the grid limit (each factor 10 narrower costs about 3× the points: the width is second order).
+CLAIM_REL_ACCURACY = 1e-5
 
 #: Deciding a claim where the sides' extrapolations do not single one out, a side that moved more
 #: than this share of its distance to the claim in its last refinement is halved once more; where
@@ -158,8 +164,9 @@ class PLDMethod(Method):
         until each has been built on two grids, then the side whose own extrapolation can still
         cross the claim — the DOMINATING side's upper end coming down past it (CERTIFIED) or the
         DOMINATED side's lower end coming up past it (VIOLATED) — by the halvings that crossing
-        needs. It stops at MAX_GRID_POINTS, after MAX_CLAIM_REFINEMENTS, or when neither side can
-        cross (the claim sits within what the grid resolves, or a truncated tail holds a side).
+        needs. It stops at MAX_GRID_POINTS, after MAX_CLAIM_REFINEMENTS, once the steering bracket is
+        CLAIM_REL_ACCURACY narrow, or when neither side can cross (the claim sits within what the grid
+        resolves, or a truncated tail holds a side).
         Every grid's bounds are rigorous: stopping early only leaves the claim INCONCLUSIVE."""
 
         def query(b: PLDBracket) -> tuple[Bracket, float]:
@@ -179,19 +186,15 @@ class PLDMethod(Method):
         got, claim = query(best)
         _record(history, steps, got)
         for _ in range(MAX_CLAIM_REFINEMENTS):
-            if decided(best) or 2 * best.grid_size() > MAX_GRID_POINTS:
+            if decided(best) or 2 * best.grid_size() > MAX_GRID_POINTS or _resolved(got):
                 break
             sides, jump = _claim_refinement(got, claim, history)
             if not sides:
                 break
-            jump = min(jump, max(1, int(math.log2(MAX_GRID_POINTS / best.grid_size()))))
-            finer_step = min(steps[d] for d in sides) / 2.0**jump
-            try:
-                finer = _cached(scheme, direction, finer_step, delta, sides)
-            except AccuracyNotReachable:
+            finer = _refine_sides(scheme, direction, best, steps, sides, jump, delta)
+            if finer is None:
                 break
-            best = _merged(best, finer, sides)
-            steps.update({d: finer_step for d in sides})
+            best = finer
             got, now = query(best)
             if now != claim:  # the steering quantity changed (the ε ends became finite): start its history again
                 history, claim = {d: [] for d in BOTH_SIDES}, now
@@ -256,15 +259,11 @@ class PLDMethod(Method):
             if hint is not None and target_delta is None:
                 target_delta = hint(best)
             sides, jump = _next_refinement(query(best), history, abs_accuracy)
-            room = max(1, int(math.log2(MAX_GRID_POINTS / best.grid_size())))
-            jump = min(jump, room)
-            finer_step = min(steps[d] for d in sides) / 2.0**jump
-            try:
-                finer = _cached(scheme, direction, finer_step, target_delta, sides)
-            except AccuracyNotReachable:
+            jump = min(jump, _room(best))
+            finer = _refine_sides(scheme, direction, best, steps, sides, jump, target_delta)
+            if finer is None:
                 break
-            best = _merged(best, finer, sides)
-            steps.update({d: finer_step for d in sides})
+            best = finer
             _record(history, steps, query(best), sides)
             finer_width = _width(query(best))
             stalled, width = finer_width > STALL_RATIO**jump * width, finer_width
@@ -375,6 +374,33 @@ def _next_refinement(got: Bracket, history: dict, abs_accuracy: float) -> tuple[
             ratio = wide / (target - narrow)
             return (side,), max(1, min(MAX_JUMP, math.ceil(math.log(ratio, 4.0)))) if ratio > 1.0 else 1
     return BOTH_SIDES, _halvings(got)
+
+
+def _resolved(got: Bracket) -> bool:
+    """Whether a bracket that has not decided a claim is as narrow as deciding one is worth:
+    CLAIM_REL_ACCURACY relative (a claim closer to the truth than that is left INCONCLUSIVE here), or
+    DELTA_ABS_ACCURACY absolute."""
+    width = _width(got)
+    return width <= DELTA_ABS_ACCURACY or width <= CLAIM_REL_ACCURACY * abs(float(got.upper))
+
+
+def _room(best: PLDBracket) -> int:
+    """Halvings left before the grid reaches MAX_GRID_POINTS (at least 1)."""
+    return max(1, int(math.log2(MAX_GRID_POINTS / best.grid_size())))
+
+
+def _refine_sides(
+    scheme: Scheme, direction: Direction, best: PLDBracket, steps: dict, sides: tuple[Dominance, ...], jump: int, target_delta: float | None
+) -> PLDBracket | None:
+    """``best`` with ``sides`` rebuilt ``jump`` halvings (at most :func:`_room`) finer than the finest
+    of their current steps (``steps`` is updated), or None when the builder cannot reach that grid."""
+    finer_step = min(steps[d] for d in sides) / 2.0 ** min(jump, _room(best))
+    try:
+        finer = _cached(scheme, direction, finer_step, target_delta, sides)
+    except AccuracyNotReachable:
+        return None
+    steps.update({d: finer_step for d in sides})
+    return _merged(best, finer, sides)
 
 
 def _end(got: Bracket, side: Dominance) -> float:
