@@ -229,3 +229,12 @@ def test_opacus_add_remove_number_is_refuted_through_group_privacy():
     scheme = ShuffledBatches(Gaussian(1.1, 2.0), 60000, 256, 10)
     lower = bound(scheme, Quantity.EPSILON, (1 + math.exp(eps)) * 1e-5, Direction.REMOVE, Side.LOWER)
     assert lower > 5.6 > 2 * eps
+
+
+def test_summary_prints_counts_and_flags_exactly():
+    """The certify summary's scheme line: n = 10000050 was printed as 1e+07 (the %g of a float) and
+    drop_last as 0."""
+    from verifier.cli._certify import _describe
+
+    text = _describe({"name": "shuffled", "dataset_size": 10000050, "batch_size": 100, "epochs": 3, "drop_last": True})
+    assert text == "shuffled(dataset_size=10000050, batch_size=100, epochs=3, drop_last=true)"

@@ -214,6 +214,8 @@ def _value(value) -> str:
         return value
     if isinstance(value, bool):  # a flag, e.g. shuffled batches' drop_last
         return "true" if value else "false"
+    if isinstance(value, int):  # a count: n = 10000050 must not print as 1e+07
+        return str(value)
     return f"{value:g}"
 
 
