@@ -40,7 +40,7 @@ from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poi
 from verifier.schemes import PoissonReplaceOne, WithoutReplacement
 from verifier.rdp.without_replacement import poisson_replace_one_curve, without_replacement_curve
 
-__all__ = ["CURVES", "LOWER_CURVES", "curve_for", "pair_curve", "epsilon_upper_for", "delta_upper_for"]
+__all__ = ["CURVES", "LOWER_CURVES", "curve_for", "pair_curve", "epsilon_upper_for", "delta_upper_for", "fractional_floor"]
 
 PAIR_CITATION = "closed-form Renyi divergence of the pair (Steinke 2022, Def 32), ball arithmetic"
 
@@ -150,11 +150,13 @@ def _cached_default_curve(scheme: Scheme, direction: Direction) -> RdpCurve:
     return curve_for(scheme, DEFAULT_ORDERS, direction)
 
 
-def _refine(scheme: Scheme, direction: Direction, convert: Callable[[RdpCurve], Converted]) -> Converted:
-    """Best integer order α*, then a golden-section search over fractional orders in [α*−1, α*+1];
-    every order evaluated is a rigorous bound, so the minimum over all of them is one too (the
-    search needs no unimodality to be valid, only to be effective)."""
+def _refine(scheme: Scheme, direction: Direction, convert: Callable[[RdpCurve], Converted], fractional: bool = True) -> Converted:
+    """Best integer order α*, then (``fractional``) a golden-section search over fractional orders in
+    [α*−1, α*+1]; every order evaluated is a rigorous bound, so the minimum over all of them is one
+    too (the search needs no unimodality to be valid, only to be effective)."""
     best = convert(_default_curve(scheme, direction))
+    if not fractional:
+        return best
 
     def at(order: float) -> Converted:
         nonlocal best
@@ -178,11 +180,48 @@ def _refine(scheme: Scheme, direction: Direction, convert: Callable[[RdpCurve], 
     return best
 
 
-def epsilon_upper_for(scheme: Scheme, delta: float, direction: Direction, conversion: Conversion = Conversion.IMPROVED) -> Converted:
-    """UPPER bound on ε(δ) of ``scheme`` in ``direction`` from its RDP curve (see the module docstring)."""
-    return _refine(scheme, direction, lambda curve: epsilon_upper(curve, delta, conversion))
+def epsilon_upper_for(
+    scheme: Scheme, delta: float, direction: Direction, conversion: Conversion = Conversion.IMPROVED, *, fractional: bool = True
+) -> Converted:
+    """UPPER bound on ε(δ) of ``scheme`` in ``direction`` from its RDP curve (see the module docstring);
+    ``fractional=False``: the integer orders alone."""
+    return _refine(scheme, direction, lambda curve: epsilon_upper(curve, delta, conversion), fractional)
 
 
-def delta_upper_for(scheme: Scheme, epsilon: float, direction: Direction, conversion: Conversion = Conversion.IMPROVED) -> Converted:
-    """UPPER bound on δ(ε) of ``scheme`` in ``direction`` from its RDP curve."""
-    return _refine(scheme, direction, lambda curve: delta_upper(curve, epsilon, conversion))
+def delta_upper_for(
+    scheme: Scheme, epsilon: float, direction: Direction, conversion: Conversion = Conversion.IMPROVED, *, fractional: bool = True
+) -> Converted:
+    """UPPER bound on δ(ε) of ``scheme`` in ``direction`` from its RDP curve; ``fractional=False``:
+    the integer orders alone."""
+    return _refine(scheme, direction, lambda curve: delta_upper(curve, epsilon, conversion), fractional)
+
+
+#: Points on which :func:`fractional_floor` minimises the conversion term over one unit of order.
+_FLOOR_POINTS = 257
+
+
+def fractional_floor(scheme: Scheme, delta: float, direction: Direction) -> float:
+    """About the least ε(δ) (improved conversion) the fractional search of :func:`epsilon_upper_for`
+    can reach, from the integer orders alone: the search stays in [α*−1, α*+1] around the best integer
+    order α*, and on [a, a + 1] the Rényi divergence is at least D_a (it is non-decreasing in the
+    order: van Erven & Harremoës 2014, Thm 3) while the conversion term ln(1 − 1/α) − (ln δ + ln α)/(α − 1)
+    is at least its minimum over the interval (here on _FLOOR_POINTS points). Where the curve's value
+    at a is only an upper bound on D_a (not exact), the floor assumes the search's bounds at
+    fractional orders are no smaller than that value (non-decreasing like D_α itself). A steering
+    value, not a bound: a caller skips the search when even this floor misses its target, and a wrong
+    floor only skips a search that could have tightened an RDP bound; −∞ where the search would
+    leave the curve's orders."""
+    curve = _default_curve(scheme, direction)
+    found = epsilon_upper(curve, delta, Conversion.IMPROVED)
+    orders = [float(a) for a in curve.orders]
+    low, high = found.order - 1.0, found.order + 1.0
+    if low < orders[0] or high > orders[-1]:
+        return -np.inf  # the search leaves the curve's orders
+    floor = found.value
+    for left in range(len(orders) - 1):
+        if orders[left + 1] <= low or orders[left] >= high:
+            continue
+        alpha = np.linspace(orders[left], orders[left + 1], _FLOOR_POINTS)
+        conversion = np.log1p(-1.0 / alpha) - (np.log(delta) + np.log(alpha)) / (alpha - 1.0)
+        floor = min(floor, float(curve.values[left]) + float(conversion.min()))
+    return max(0.0, floor)
