@@ -139,7 +139,7 @@ def _laplace_reference(times: int, epsilon: float, scale: float, sensitivity: fl
         return delta(times, mpmath.mpf(epsilon))
 
 
-@pytest.mark.parametrize(("times", "epsilon", "scale", "sensitivity"), [(1, 0.3, 1.0, 0.7), (2, 0.1, 1.0, 0.7), (2, 1.3, 1.0, 0.7), (2, -0.4, 2.0, 1.0)])
+@pytest.mark.parametrize(("times", "epsilon", "scale", "sensitivity"), [(1, 0.3, 1.0, 0.7), (2, 0.1, 1.0, 0.7), (2, 1.3, 1.0, 0.7), (2, -0.4, 2.0, 1.0), (2, 0.3, 3.0, 1.0)])
 def test_composed_laplace_equals_quadrature(times, epsilon, scale, sensitivity):
     truth = float(_laplace_reference(times, epsilon, scale, sensitivity))
     for direction in Direction:

@@ -46,10 +46,11 @@ LAPLACE_MAX_TIMES = 24
 
 
 @functools.lru_cache(maxsize=64)
-def _coefficients(epsilon0: arb, times: int, bits: int) -> tuple[tuple[int, int, arb], ...]:
-    """(b, j, coef) for every split a + j + b = T (module docstring), at ``bits`` of precision."""
+def _coefficients(sensitivity: float, scale: float, times: int, bits: int) -> tuple[tuple[int, int, arb], ...]:
+    """(b, j, coef) for every split a + j + b = T (module docstring), at ``bits`` of precision
+    (keyed by the floats: a ball ε0 = Δ/b need not be exact, and inexact balls do not hash)."""
     half, quarter = arb(1) / 2, arb(1) / 4
-    top = (-epsilon0).exp() / 2
+    top = (-(arb(sensitivity) / arb(scale))).exp() / 2
     out = []
     for b in range(times + 1):
         for j in range(times - b + 1):
@@ -122,7 +123,7 @@ class LaplaceComposition(DominatingPair):
         e0 = self._eps0()
         c = 2 * e0
         total = arb(0)
-        for b, j, coef in _coefficients(e0, self.times, ctx.prec):
+        for b, j, coef in _coefficients(self.sensitivity, self.scale, self.times, ctx.prec):
             v = u - b * c
             if v <= 0:
                 continue  # every term needs D < u, and D >= b·c
@@ -154,7 +155,7 @@ class LaplaceComposition(DominatingPair):
         if inclusive:  # atoms of D at u exactly (j = 0, b·c = u), where the ball cannot exclude them
             e0 = self._eps0()
             c = 2 * e0
-            for b, j, coef in _coefficients(e0, self.times, ctx.prec):
+            for b, j, coef in _coefficients(self.sensitivity, self.scale, self.times, ctx.prec):
                 v = u - b * c
                 if j == 0 and v >= 0 and v <= 0:
                     total += coef * (beta * b * c).exp()
