@@ -150,3 +150,15 @@ def test_tradeoff_plot_is_written(tmp_path):
     target = tmp_path / "t.png"
     assert main(["tradeoff", "--sigma", "2", "--fpr", "0.01", "--plot", str(target)]) == 0
     assert target.stat().st_size > 1000
+
+
+def test_checkin_lower_bound_on_tpr_is_below_the_closed_form_and_close():
+    """One user checking in with probability 1 releases N(Δ, σ²) vs N(0, σ²): μ = 1, so the specific
+    pair's DOMINATED PLD must give a TPR lower bound below Φ(Φ⁻¹(α) + 1) and close to it."""
+    from verifier.pairs import Gaussian
+    from verifier.schemes import CheckIn
+
+    scheme = CheckIn(Gaussian(1.0), 1, 1.0)
+    got = collect_bounds(scheme, Quantity.TPR, FPR, (Direction.REMOVE,), only=["checkin-lower"]).brackets[Direction.REMOVE]
+    reference = _gdp_tpr(FPR, 1.0)
+    assert reference * (1 - 1e-3) <= got.lower <= reference

@@ -35,7 +35,9 @@ from verifier.errors import NotApplicable
 from verifier.pairs import Gaussian
 from verifier.pairs.finite import FinitePair
 from verifier.pairs import ApproxDP
-from verifier.pld.checkin import MASS_SLACK, checkin_delta_lower, checkin_epsilon_lower, checkin_fmt_pair
+from verifier.pld.checkin import MASS_SLACK, checkin_delta_lower, checkin_epsilon_lower, checkin_fmt_pair, checkin_lower_pld
+from verifier.pld.tradeoff import pld_tpr
+from verifier.certify.methods.pld import TPR_NOTE
 from verifier.schemes import Allocation, CheckIn, Scheme, Shuffle
 
 __all__ = ["CheckInLower", "CheckInFMT", "METHODS"]
@@ -87,6 +89,17 @@ class CheckInLower(Method):
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         return self._collect(scheme, Quantity.EPSILON, delta, direction)
+
+    def tpr_bounds(self, scheme: Scheme, fpr: float, direction: Direction) -> Sequence[Bound]:
+        """LOWER bound on the attacker's TPR at FPR ``fpr`` for shuffled check-in: the exact infimum of
+        the specific pair's DOMINATED PLD (verifier.pld.tradeoff.pld_tpr), less MASS_SLACK (the
+        PLD's δ may exceed the pair's by that much at every ε, so its infimum too)."""
+        if not (isinstance(scheme, CheckIn) and _checkin_pair_supported(scheme)):
+            raise NotApplicable(f"{self.name} bounds the trade-off of a CheckIn with a Gaussian or two-outcome pair; got {scheme!r}")
+        pld = checkin_lower_pld(scheme.pair, scheme.users, scheme.rate, scheme.rounds, direction, 2.0**-7)
+        alpha = float(fpr)
+        value = max(alpha, float(pld_tpr(pld, alpha)) - MASS_SLACK)
+        return self._bound(value, Quantity.TPR, alpha, direction, _CHECKIN_CITATION, note=TPR_NOTE)
 
 
 #: FMT's δ1 candidates when δ(ε) is asked (the claimed δ is then unknown): the one whose float
