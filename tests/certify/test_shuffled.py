@@ -234,7 +234,7 @@ def test_opacus_add_remove_number_is_refuted_through_group_privacy():
 def test_summary_prints_counts_and_flags_exactly():
     """The certify summary's scheme line: n = 10000050 was printed as 1e+07 (the %g of a float) and
     drop_last as 0."""
-    from verifier.cli._certify import _describe
+    from verifier.cli._certify import describe_part
 
-    text = _describe({"name": "shuffled", "dataset_size": 10000050, "batch_size": 100, "epochs": 3, "drop_last": True})
+    text = describe_part({"name": "shuffled", "dataset_size": 10000050, "batch_size": 100, "epochs": 3, "drop_last": True})
     assert text == "shuffled(dataset_size=10000050, batch_size=100, epochs=3, drop_last=true)"
