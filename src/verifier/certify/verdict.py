@@ -34,7 +34,6 @@ from verifier._types import Bound, Bracket, Direction, Quantity, Side
 from verifier.certify.claim import Claim
 from verifier.certify.coverage import unsupported_reason
 from verifier.certify.portfolio import Collected, best_bounds, best_bracket, collect_bounds, select_methods
-from verifier.pld.tradeoff import DEFAULT_FPRS
 from verifier.errors import InconsistentBounds
 
 __all__ = ["Verdict", "Decision", "Outcome", "decide", "settled_for", "cross_check", "certify", "tradeoff_curve"]
@@ -255,6 +254,8 @@ def certify(claim: Claim, *, only: Sequence[str] | None = None, time_budget: flo
         settled = settled_for(claim.tpr, directions, Quantity.TPR)
         tprs = collect_bounds(scheme, Quantity.TPR, claim.fpr, directions, only=only, settled=settled, time_budget=time_budget)
         decision = decide(claim.tpr, tprs.bounds, directions, Quantity.TPR)
+        from verifier.pld.tradeoff import DEFAULT_FPRS  # only trade-off claims need the PLD package here
+
         curve = tradeoff_curve(scheme, directions, sorted({*DEFAULT_FPRS, claim.fpr}), claim.fpr, tprs.ran)
         return Outcome(claim, decision, None, None, time.perf_counter() - started, tpr=tprs, tpr_curve=curve)
     if claim.delta == 0.0:

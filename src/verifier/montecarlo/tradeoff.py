@@ -20,7 +20,6 @@ estimate is W(L > empirical (1 − α)-quantile of L under O).
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import binom
 
 from verifier._types import Direction, Estimate, Quantity
 from verifier._validation import check_integer, check_open_unit, check_unit
@@ -43,6 +42,8 @@ def estimate_tpr(
     """An :class:`Estimate` of TPR at FPR ``fpr`` in ``direction`` from ``samples`` draws under each of
     W and O (module docstring); NotApplicable when ``samples`` is too small for a threshold at that
     FPR (about 1/α draws are needed, a few times that for a narrow interval)."""
+    from scipy.stats import binom  # here: scipy.stats costs ~0.5 s of start-up
+
     alpha = check_unit("fpr", fpr)
     n = check_integer("samples", samples, minimum=2)
     level = check_open_unit("confidence", confidence)
