@@ -114,9 +114,9 @@ def test_clone_sum_matches_direct_mpmath_sum():
 
 def test_upper_bound_above_monte_carlo_lower_confidence_bound():
     """Done-when 2 (Monte Carlo): δ of the all-equal dataset at n = 200, ε0 = 1, ε = 0.1, estimated as
-    E_P[(1 − e^ε Q/P)_+] from 200 000 draws of the count; its 1e-6-level Hoeffding lower bound must
+    E_P[(1 − e^ε Q/P)_+] from 50 000 draws of the count; its 1e-6-level Hoeffding lower bound must
     not exceed the clone UPPER bound (and the exact count δ lies inside the interval)."""
-    n, e0, eps, draws = 200, 1.0, 0.1, 200_000
+    n, e0, eps, draws = 200, 1.0, 0.1, 50_000
     from scipy.stats import binom
 
     rng = np.random.default_rng(27)
@@ -243,3 +243,37 @@ def test_gaussian_shuffle_certified_and_above_the_specific_pair_lower_bound():
     assert outcome.verdict is Verdict.CERTIFIED
     for bracket in outcome.epsilon.brackets.values():
         assert bracket.lower <= bracket.upper <= 0.45
+
+
+def test_closed_form_method_declines_with_the_condition_and_gives_no_verdict():
+    """Done-when 4: ε0 = 4, n = 1e4 is outside Thm 3.1 at δ = 1e-6 (ln(1e4/(16 ln 4e6)) = 3.71): with
+    only the closed-form method the claim is INCONCLUSIVE and the ε(δ) query's skipped list names the
+    condition (its δ(ε) answer comes from a δ large enough for the condition, here far above 1e-6)."""
+    claim = parse_claim({"mechanism": {"name": "rr", "epsilon0": 4.0}, "scheme": {"name": "shuffle", "users": 10_000},
+                         "neighboring": "replace_one", "epsilon": 1.0, "delta": 1e-6})
+    outcome = certify(claim, only=["shuffle-fmt-closed"])
+    assert outcome.verdict is Verdict.INCONCLUSIVE
+    reasons = " ".join(outcome.epsilon.skipped)
+    assert "eps0 <= ln(n/(16 ln(4/delta)))" in reasons and "eps0 = 4" in reasons
+
+
+def test_clone_bound_is_monotone_in_the_number_of_clones_and_of_users():
+    """clone_epsilon_by_size relies on δ_c(ε) non-increasing in c and the clone δ(ε) non-increasing in
+    n (proof in verifier.shuffle.clones): checked here with mpmath sums of the per-c pair for c <= 40
+    and with the ball sum for n = 2 … 38. A reduction whose δ_c grew with c would be caught."""
+    from verifier.shuffle.clones import clone_epsilon_by_size
+
+    e0 = 1.5
+    for eps in (0.05, 0.4):
+        big, big0 = mpmath.e**eps, mpmath.e**e0
+        p1 = big0 / (big0 + 1)
+        per_c = []
+        for c in range(26):
+            b = lambda j: mpmath.binomial(c, j) / 2**c if 0 <= j <= c else 0  # noqa: E731
+            per_c.append(sum(max(0, p1 * b(a - 1) + (1 - p1) * b(a) - big * ((1 - p1) * b(a - 1) + p1 * b(a))) for a in range(c + 2)))
+        assert all(x >= y for x, y in zip(per_c, per_c[1:]))
+        by_n = [clone_delta_upper(e0, n, eps) for n in range(2, 39, 6)]
+        assert all(x >= y * (1 - 1e-12) for x, y in zip(by_n, by_n[1:]))
+    sizes = list(range(50, 80))
+    anchored = clone_epsilon_by_size(e0, sizes, 1e-4, anchors=4)
+    assert all(anchored[k] >= clone_epsilon_upper(e0, k, 1e-4) * (1 - 1e-9) for k in (63, 79))
