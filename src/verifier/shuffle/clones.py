@@ -98,8 +98,8 @@ def _clone_delta_arb(epsilon0: float, users: int, epsilon: float) -> arb:
     """Σ_c Pr[C = c] δ_c(ε) + Pr[C outside the window], as a ball (module docstring)."""
     others = users - 1
     big0, big = arb(epsilon0).exp(), arb(epsilon).exp()
-    if not big < big0:
-        return arb(0)
+    if not big < big0:  # every δ_c <= (e^ε0 − e^ε)⁺/(e^ε0 + 1): an enclosure of 0 when ε >= ε0
+        return ((big0 - big) / (big0 + 1)).nonnegative_part()
     q = (-arb(epsilon0)).exp()
     lo, hi = _window(others, math.exp(-epsilon0))
     outside = binomial_sf_arb(hi + 1, others, q) + binomial_sf_arb(others - lo + 1, others, 1 - q)

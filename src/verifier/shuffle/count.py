@@ -83,9 +83,9 @@ class CountPair:
             raise NumericalFailure("count pair: cannot order a1 and a0 at this precision")
         slope = a1 - big * a0
         if not slope > 0:
-            if slope <= 0:
-                return arb(0)
-            raise NumericalFailure("count pair: sign of a1 − e^ε a0 undecided at this precision")
+            # δ = slope·s(t−1) − (E − 1)·S(t) <= max(slope, 0) (exactly 0 when slope <= 0): a ball
+            # around [0, slope⁺] encloses δ even where the sign is undecided (ε = the largest loss)
+            return slope.nonnegative_part()
         u_star = arb(1) if epsilon == 0 else (big * (1 - a0) - (1 - a1)) / slope  # exactly 1 at ε = 0
         x = u_star * r * (size + 1) / (1 - r + u_star * r)
         floor = x.floor()
