@@ -141,7 +141,7 @@ class ShuffledMethod(Method):
             if Side.UPPER not in method.sides():
                 continue
             found = method.delta_bounds(unamplified, at, direction) if quantity is Quantity.DELTA else method.epsilon_bounds(unamplified, at, direction)
-            uppers = [b for b in found if b.side is Side.UPPER]
+            uppers = [b for b in found if b.side is Side.UPPER and b.rigorous]
             if uppers:
                 best = min(uppers, key=lambda b: b.value)
                 note = f"{method.name} on the step pair composed {scheme.epochs} times"
