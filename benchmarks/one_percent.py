@@ -33,6 +33,7 @@ import io
 import json
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -372,6 +373,7 @@ def run(reduced: bool, budget: float) -> dict:
             code, cert, seconds = decide(case.flags + flags, case.direction, budget)
             wrong = (code == 0 and not true) or (code == 1 and true)
             brackets = {d: v.get("delta_at_epsilon") or v.get("rho") for d, v in cert.get("directions", {}).items()} or cert.get("error", "")
+            print(f"{case.label} ({case.direction}) {' '.join(flags)}: exit {code} in {seconds:.1f} s", file=sys.stderr, flush=True)
             rows.append({"case": case.label, "direction": case.direction, "claim": " ".join(flags), "true": true, "exit": code, "wrong": wrong, "seconds": seconds, "brackets": brackets, "truth_halfwidth": max(case.widths, default=0.0)})
     return {"rows": rows}
 

@@ -1,22 +1,23 @@
-"""LOWER bounds on δ(ε) of a T-fold composition from the step's privacy loss rounded down onto a lattice.
+"""Rigorous bounds on δ(ε) of a T-fold composition from the step's privacy loss rounded onto a lattice.
 
 δ(ε) = E_P[(1 − e^{ε−L})_+] (Steinke 2022, Prop 7) with L = ℓ_1 + … + ℓ_T the composed loss, the ℓ_i
 independent with the step's loss law under its first distribution. The integrand grows with L, so
-replacing every ℓ_i by ⌊ℓ_i⌋ (the lower end of its lattice cell lo + k·h) can only lower it: the
-result is a rigorous LOWER bound, the value of the dominated (pessimistic-for-the-attacker) PLD of
-Koskela et al. and dp_accounting's optimistic discretisation. Mass below lo is dropped (it only
-lowers δ further; below ε − (T − 1)·top it cannot reach ε at all), mass above the top cell is put
-at the top (rounded down, infinite losses included). The cell masses are ball-arithmetic brackets of
-the step's loss law (:meth:`DominatingPair.loss_cell_bracket`), of which the LOWER ends are used (the
-sum has nonnegative coefficients), and the T-fold law on the lattice is the T-th power of the cell
-polynomial in ball arithmetic (:class:`flint.arb_poly`), so nothing is lost but the rounding itself;
-the lattice is placed where it matters, between ε − (T − 1)·top and the top of the loss law, with
-``cells`` cells (about h·T·δ'(ε) of slack).
+replacing every ℓ_i by the lower end of its lattice cell can only lower the expectation and replacing
+it by the upper end can only raise it: a LOWER and an UPPER bound (the optimistic and pessimistic
+discretisations of dp_accounting's PLDs; the dominated and dominating PLDs). Below the lattice,
+mass is dropped (LOWER) or put on the bottom point (UPPER); above it, mass is put on the top point
+(LOWER) or at +∞ (UPPER, where it counts in full: P(some step is infinite) <= T·mass, a union
+bound). With the bottom at ε − (T − 1)·top, a step below it cannot reach ε whatever the others do,
+so neither rule loses anything there. The cell masses are ball-arithmetic brackets of the step's loss
+law (:meth:`DominatingPair.loss_cell_bracket`): the LOWER sum uses their lower ends, the UPPER sum
+their upper ends (every sum has nonnegative coefficients). The T-fold law on the lattice is the T-th
+power of the cell polynomial in ball arithmetic (:class:`flint.arb_poly`), so nothing is lost but the
+rounding itself, about h·T·|δ'(ε)| for a lattice of width h placed near the query. Atoms of the
+loss law (Laplace's at ±ε0) are kept strictly inside cells, where their balls are resolved.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -27,80 +28,114 @@ from verifier._types import Direction, Measure, Side
 from verifier.errors import NotApplicable
 from verifier.pairs.base import DominatingPair
 
-__all__ = ["LatticeLower", "LATTICE_CELLS", "LATTICE_TAIL"]
+__all__ = ["LossLattice", "LATTICE_CELLS", "LATTICE_TAIL"]
 
 #: Cells of the lattice (the T-fold polynomial has T·cells coefficients).
 LATTICE_CELLS = 2**14
-#: Loss-law mass left above the lattice's top (it is rounded down onto the top cell, never lost).
+#: Loss-law mass left outside the lattice's span (rounded as in the module docstring, never lost).
 LATTICE_TAIL = 1e-12
 
 
-class LatticeLower:
-    """The rounded-down T-fold loss law of ``pair`` in ``direction`` (module docstring), for queries
-    near ``epsilon``: :meth:`delta` is a rigorous LOWER bound on δ(ε') of the T-fold product at any ε'."""
+def _clear_of(points: list[float], lo: float, h: float) -> bool:
+    """Whether every point lies clearly inside a cell of the lattice lo + k·h (not within 1e-9 of an edge)."""
+    for x in points:
+        offset = (x - lo) / h
+        if abs(offset - round(offset)) * h < 1e-9 * max(1.0, abs(x)):
+            return False
+    return True
+
+
+class LossLattice:
+    """The T-fold loss law of ``pair`` in ``direction`` rounded onto a lattice placed for queries near
+    ``epsilon`` (module docstring; −∞: the whole span, for ε(δ)): :meth:`delta` and :meth:`epsilon`
+    give rigorous bounds on either side at any query."""
 
     def __init__(self, pair: DominatingPair, times: int, direction: Direction, epsilon: float, cells: int = LATTICE_CELLS) -> None:
         self.times = times
         pair, direction = pair.oriented(direction), Direction.REMOVE  # the law under its first distribution
-        top = float(np.ravel(pair.loss_quantile(1.0 - LATTICE_TAIL, direction, Measure.P))[0])
-        bottom = float(np.ravel(pair.loss_quantile(LATTICE_TAIL, direction, Measure.P))[0])
+        quantile = lambda q: float(np.ravel(pair.loss_quantile(q, direction, Measure.P))[0])
+        top, bottom = quantile(1.0 - LATTICE_TAIL), quantile(LATTICE_TAIL)
         if not math.isfinite(top):
-            top = float(np.ravel(pair.loss_quantile(1.0 - 1e-3, direction, Measure.P))[0])  # an atom at +∞: rounded down onto the top
+            top = quantile(1.0 - 1e-3)  # an atom at +∞: above the lattice (UPPER: counted in full)
         if not (math.isfinite(top) and math.isfinite(bottom)) or top <= bottom:
             raise NotApplicable("the step's loss law has no finite span to put a lattice on")
         lo = max(bottom, epsilon - (times - 1) * top) if times > 1 else max(bottom, epsilon - (top - bottom) * 1e-3)
         lo = min(lo, top - (top - bottom) * 1e-6)
-        self.h = 2.0 ** math.floor(math.log2((top - lo) / cells))  # a power of two: lo + k·h exact
-        self.lo = math.floor(lo / self.h) * self.h
-        # The last edge stays clearly below top, so an atom at the top of the law (Laplace's) lies
-        # inside the open top cell instead of within rounding of an edge (where its ball is unresolved).
-        count = int(math.floor((top - self.lo) / self.h))
-        while count > 1 and self.lo + self.h * (count - 1) > top - 1e-9 * max(1.0, abs(top)):
-            count -= 1
-        edges = self.lo + self.h * np.arange(count)
-        masses = pair.loss_cell_bracket(edges, direction, Measure.P).lower  # [<= e_0, (e_i, e_i+1], > e_n]
-        # cell (e_i, e_{i+1}] → e_i; (e_n, ∞] → e_n; <= e_0 dropped
-        weights = np.append(masses[1:-1], 0.0)
-        weights[-1] += masses[-1]
-        self._poly = arb_poly([arb(float(w)) for w in np.maximum(weights, 0.0)])
-        self._mids: np.ndarray | None = None
-        self._losses: np.ndarray | None = None
+        h = 2.0 ** math.floor(math.log2((top - lo) / cells))  # a power of two: lo + k·h is exact
+        lo = math.floor(lo / h) * h
+        for _ in range(8):  # keep the ends of the law (Laplace's atoms) off the edges
+            if _clear_of([top, bottom], lo, h):
+                break
+            h /= 2
+            lo -= h
+        self.h, self.lo = h, lo
+        count = int(math.floor((top - lo) / h)) + 2  # edges e_0 … e_n with e_{n−1} < top < e_n
+        edges = lo + h * np.arange(count)
+        masses = pair.loss_cell_bracket(edges, direction, Measure.P)  # [<= e_0, (e_i, e_{i+1}] …, > e_n]
+        low, high = np.maximum(masses.lower, 0.0), masses.upper
+        # LOWER: cell (e_i, e_{i+1}] → e_i, above e_n → e_n, below e_0 dropped
+        weights_low = np.append(low[1:-1], low[-1])
+        # UPPER: below e_0 → e_0, cell (e_{i−1}, e_i] → e_i, above e_n → +∞
+        weights_high = high[:-1]
+        self._infinite = float(high[-1])
+        self._polys = {
+            Side.LOWER: arb_poly([arb(float(w)) for w in weights_low]),
+            Side.UPPER: arb_poly([arb(float(w)) for w in weights_high]),
+        }
+        self._powers: dict[Side, arb_poly] = {}
+        self._mids: dict[Side, np.ndarray] = {}
 
-    @functools.cached_property
-    def _power(self) -> arb_poly:
-        with with_precision():
-            return self._poly ** self.times
+    def _power(self, side: Side) -> arb_poly:
+        if side not in self._powers:
+            with with_precision():
+                self._powers[side] = self._polys[side] ** self.times
+        return self._powers[side]
 
-    def _float_delta(self, epsilon: float) -> float:
+    def _float_delta(self, epsilon: float, side: Side) -> float:
         """The same sum in binary64 from the balls' midpoints: only steers a search, never a bound."""
-        if self._mids is None:
-            self._mids = np.array([float(self._power[j].mid()) for j in range(self._power.degree() + 1)])
-            self._losses = self.times * self.lo + self.h * np.arange(self._mids.size)
-        keep = self._losses > epsilon
-        return float(np.sum(self._mids[keep] * -np.expm1(epsilon - self._losses[keep])))
+        if side not in self._mids:
+            power = self._power(side)
+            self._mids[side] = np.array([float(power[j].mid()) for j in range(power.degree() + 1)])
+        mids = self._mids[side]
+        losses = self.times * self.lo + self.h * np.arange(mids.size)
+        keep = losses > epsilon
+        tail = self.times * self._infinite if side is Side.UPPER else 0.0
+        return float(np.sum(mids[keep] * -np.expm1(epsilon - losses[keep]))) + tail
 
-    def delta(self, epsilon: float) -> float:
-        """LOWER bound on δ(ε) of the T-fold product (0 where no lattice point exceeds ε)."""
-        power = self._power
+    def delta(self, epsilon: float, side: Side) -> float:
+        """A rigorous bound on δ(ε) of the T-fold product on ``side``."""
+        power = self._power(side)
         with with_precision():
             origin = self.times * arb(self.lo)
-            first = max(0, int(math.floor((epsilon - self.times * self.lo) / self.h)))
-            total = arb(0)
+            first = max(0, int(math.floor((epsilon - self.times * self.lo) / self.h)) - 1)  # the balls decide the rest
+            total = arb(0) if side is Side.LOWER else self.times * arb(self._infinite)
             for j in range(first, power.degree() + 1):
                 gain = -(arb(epsilon) - (origin + self.h * j)).expm1()
                 if gain > 0:
                     total += power[j] * gain
-            return max(0.0, arb_bound(total, Side.LOWER))
+                elif not gain < 0 and side is Side.UPPER:  # a ball straddling 0: its positive part
+                    total += power[j] * gain.nonnegative_part()
+            return max(0.0, arb_bound(total, side))
 
-    def epsilon(self, delta: float) -> float:
-        """A LOWER bound on ε(δ): a point e with :meth:`delta` (e) > δ, found by bisection on the float
-        twin and checked in ball arithmetic (−∞ when even the lattice's bottom does not exceed δ)."""
-        lo, hi = self.times * self.lo, self.times * self.lo + self.h * (self._power.degree() + 1)
-        if not self.delta(lo) > delta:
+    def epsilon(self, delta: float, side: Side) -> float:
+        """A bound on ε(δ) on ``side``: LOWER, a point e with a LOWER δ(e) > δ (so ε(δ) >= e; −∞ if
+        none); UPPER, a point e with an UPPER δ(e) <= δ (+∞ if none). Bisection on the float twin,
+        checked in ball arithmetic."""
+        lo, hi = self.times * self.lo, self.times * self.lo + self.h * (self._power(side).degree() + 1)
+        holds = (lambda e: self.delta(e, side) > delta) if side is Side.LOWER else (lambda e: not self.delta(e, side) <= delta)
+        if side is Side.LOWER and not holds(lo):
             return -math.inf
+        if side is Side.UPPER and holds(hi):
+            return math.inf
         for _ in range(60):
             mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if self._float_delta(mid) > delta else (lo, mid)
-        while not self.delta(lo) > delta:  # the float twin overshot by rounding: step back
-            lo -= max(self.h, abs(lo) * 1e-12)
-        return lo
+            above = self._float_delta(mid, side) > delta
+            lo, hi = (mid, hi) if above else (lo, mid)
+        step = max(self.h, abs(lo) * 1e-12)
+        if side is Side.LOWER:
+            while not holds(lo):  # the float twin overshot by rounding: step back
+                lo -= step
+            return lo
+        while holds(hi):
+            hi += step
+        return hi

@@ -1,7 +1,8 @@
-"""LOWER bounds for short compositions and Poisson runs of continuous pairs: the step's loss law
-rounded down onto a lattice placed near the query, composed exactly (verifier.pairs.lattice) —
-"lower bounds never trivially 0 where δ(ε) > 0" (issue 33, item 2). It runs after the PLD engine
-(same cost, registered after it), so only questions the PLD left open pay for it."""
+"""Bounds for short compositions and Poisson runs of continuous pairs: the step's loss law rounded down
+(LOWER) and up (UPPER) onto a lattice placed near the query, composed exactly (verifier.pairs.lattice)
+— "lower bounds never trivially 0 where δ(ε) > 0" (issue 33, item 2), and an upper side as fine near
+the query. It runs after the PLD engine (same cost, registered after it), so only questions the PLD
+left open pay for it."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from typing import Sequence
 from verifier._types import Bound, Direction, Quantity, Side
 from verifier.certify.method import Guarantee, Method, unwrap_composed
 from verifier.pairs import FinitePair, Gaussian, PoissonSubsampled
-from verifier.pairs.lattice import LatticeLower
+from verifier.pairs.lattice import LossLattice
 from verifier.schemes import Composed, Poisson, Scheme, Single
 
-__all__ = ["LatticeLowerMethod", "METHODS", "LATTICE_MAX_TIMES"]
+__all__ = ["LatticeMethod", "METHODS", "LATTICE_MAX_TIMES"]
 
 #: Most steps composed on the lattice (the T-fold polynomial has T·LATTICE_CELLS coefficients).
 LATTICE_MAX_TIMES = 4
@@ -33,10 +34,10 @@ def _step(scheme: Scheme):
     return None
 
 
-class LatticeLowerMethod(Method):
-    name = "lattice-lower"
-    citation = "losses rounded down onto a lattice (the dominated PLD; Steinke 2022, Prop 7 with L -> floor(L)), T-fold law by an exact polynomial power in ball arithmetic"
-    returns = frozenset({Guarantee.LOWER})
+class LatticeMethod(Method):
+    name = "lattice"
+    citation = "losses rounded down / up onto a lattice near the query (the dominated and dominating PLDs; Steinke 2022, Prop 7 with L -> floor(L), ceil(L)), T-fold law by an exact polynomial power in ball arithmetic"
+    returns = frozenset({Guarantee.LOWER, Guarantee.UPPER})
     cost = 2
     scheme_types = (Composed, Poisson)
 
@@ -44,17 +45,23 @@ class LatticeLowerMethod(Method):
         found = _step(scheme)
         return found is not None and found[1] <= LATTICE_MAX_TIMES
 
+    def _bounds(self, quantity: Quantity, at: float, direction: Direction, value_of) -> list[Bound]:
+        out = []
+        for side in (Side.LOWER, Side.UPPER):
+            value = value_of(side)
+            if math.isfinite(value):
+                out.append(Bound(value, side, direction, quantity, at, self.name, self.citation))
+        return out
+
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
         pair, times = _step(scheme)
-        value = LatticeLower(pair, times, direction, epsilon).delta(epsilon)
-        return [Bound(value, Side.LOWER, direction, Quantity.DELTA, epsilon, self.name, self.citation)]
+        lattice = LossLattice(pair, times, direction, epsilon)
+        return self._bounds(Quantity.DELTA, epsilon, direction, lambda side: lattice.delta(epsilon, side))
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         pair, times = _step(scheme)
-        value = LatticeLower(pair, times, direction, -math.inf).epsilon(delta)
-        if not math.isfinite(value):
-            return []
-        return [Bound(value, Side.LOWER, direction, Quantity.EPSILON, delta, self.name, self.citation)]
+        lattice = LossLattice(pair, times, direction, -math.inf)
+        return self._bounds(Quantity.EPSILON, delta, direction, lambda side: lattice.epsilon(delta, side))
 
 
-METHODS = [LatticeLowerMethod()]
+METHODS = [LatticeMethod()]

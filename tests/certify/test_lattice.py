@@ -1,8 +1,8 @@
-"""LOWER bounds from losses rounded down onto a lattice (issue 33, item 2), held against truths computed
+"""Bounds from losses rounded down (LOWER) and up (UPPER) onto a lattice (issue 33, item 2), held against truths computed
 outside verifier by benchmarks/one_percent.py (a numpy/scipy loss-law convolution whose rounded-up and
 rounded-down values bracket the truth).
 
-Would catch: rounding losses up instead of down (the bound would exceed the truth), the wrong
+Would catch: rounding the wrong way on either side (the bound would cross the truth), putting the mass above the lattice anywhere but +∞ for UPPER, the wrong
 orientation of a Poisson step (ADD vs REMOVE: off by far more than the slack), and a lower bound that
 stays trivially 0 where δ > 0 (the issue's Poisson-sampled Laplace examples)."""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from verifier._types import Direction
-from verifier.certify.methods.lattice import LatticeLowerMethod
+from verifier._types import Direction, Side
+from verifier.certify.methods.lattice import LatticeMethod
 from verifier.schemes import Poisson
 from verifier.pairs import Laplace
 
@@ -46,16 +46,21 @@ TIGHTNESS = 2e-3
 def test_poisson_laplace_two_steps_lower_bound_is_below_and_near_the_truth(direction, epsilon):
     law = one_percent.poisson_law("laplace", 1.0, 0.1, direction is Direction.ADD)
     truth, half = one_percent.convolved_delta(law, 2)(epsilon)
-    (bound,) = LatticeLowerMethod().delta_bounds(Poisson(Laplace(1.0), 0.1, 2), epsilon, direction)
-    assert bound.value <= truth + half
-    assert bound.value >= (truth - half) * (1 - TIGHTNESS) > 0
+    lower, upper = LatticeMethod().delta_bounds(Poisson(Laplace(1.0), 0.1, 2), epsilon, direction)
+    assert lower.side is Side.LOWER and upper.side is Side.UPPER
+    assert (truth - half) * (1 - TIGHTNESS) <= lower.value <= truth + half
+    assert truth - half <= upper.value <= (truth + half) * (1 + TIGHTNESS)
+    assert lower.value > 0
 
 
 @pytest.mark.slow
 def test_epsilon_lower_bound_is_below_the_truth():
     law = one_percent.poisson_law("laplace", 1.0, 0.1, True)
     delta_of = one_percent.convolved_delta(law, 2)
-    (bound,) = LatticeLowerMethod().epsilon_bounds(Poisson(Laplace(1.0), 0.1, 2), 1e-5, Direction.ADD)
-    truth_delta, half = delta_of(bound.value)
-    assert truth_delta - half > 1e-5  # the true δ at the returned ε still exceeds δ: ε(δ) is above it
-    assert delta_of(bound.value * 1.002)[0] < 1e-5  # and it is within 0.2% of ε(δ)
+    lower, upper = LatticeMethod().epsilon_bounds(Poisson(Laplace(1.0), 0.1, 2), 1e-5, Direction.ADD)
+    truth_delta, half = delta_of(lower.value)
+    assert truth_delta - half > 1e-5  # the true δ at the lower ε still exceeds δ: ε(δ) is above it
+    assert delta_of(lower.value * 1.002)[0] < 1e-5  # and it is within 0.2% of ε(δ)
+    truth_delta, half = delta_of(upper.value)
+    assert truth_delta + half <= 1e-5  # at the upper ε the true δ is already below δ
+    assert delta_of(upper.value * 0.998)[0] > 1e-5
