@@ -52,6 +52,12 @@ def _rows(scheme, directions, fprs: Sequence[float], only) -> list[Collected]:
     return [collect_bounds(scheme, Quantity.TPR, float(fpr), directions, only=only) for fpr in fprs]
 
 
+def _trivial(tpr: Bracket, fpr: float) -> Bracket:
+    """``tpr`` within [α, 1], which holds for every mechanism (a coin flip reaches α; no test exceeds
+    1): where no method bounds a side, the trivial end is shown instead of ±∞."""
+    return Bracket(min(1.0, max(fpr, float(tpr.lower))), max(fpr, min(1.0, float(tpr.upper))))
+
+
 def _beta(tpr: Bracket) -> Bracket:
     """β = 1 − TPR with the ends swapped and rounded outward."""
     from verifier._directed import down, up
@@ -74,8 +80,8 @@ def _run(args: argparse.Namespace) -> int:
             "points": [
                 {
                     "fpr": json_number(float(fpr)),
-                    "tpr": {"lower": json_number(float(c.combined.lower)), "upper": json_number(float(c.combined.upper))},
-                    "beta": {"lower": json_number(_beta(c.combined).lower), "upper": json_number(_beta(c.combined).upper)},
+                    "tpr": {"lower": json_number(float(_trivial(c.combined, fpr).lower)), "upper": json_number(float(_trivial(c.combined, fpr).upper))},
+                    "beta": {"lower": json_number(_beta(_trivial(c.combined, fpr)).lower), "upper": json_number(_beta(_trivial(c.combined, fpr)).upper)},
                     "directions": {d.value: {"lower": json_number(float(b.lower)), "upper": json_number(float(b.upper))} for d, b in c.brackets.items()},
                     "bounds": [b.to_dict() for b in c.bounds],
                     "estimates": [e.to_dict() for e in found],
@@ -87,7 +93,8 @@ def _run(args: argparse.Namespace) -> int:
     print(f"membership attacker, direction {args.direction}: best TPR at each FPR (rigorous [lower, upper]); β = 1 − TPR")
     print(f"{'FPR':>8}  {'TPR lower':>22} {'TPR upper':>22}  {'β lower':>22} {'β upper':>22}  methods")
     for fpr, c in zip(fprs, rows):
-        tpr, beta = c.combined, _beta(c.combined)
+        tpr = _trivial(c.combined, float(fpr))
+        beta = _beta(tpr)
         methods = ",".join(sorted({b.method for b in c.bounds if b.rigorous})) or "none"
         print(f"{fpr:>8g}  {float(tpr.lower):>22.17g} {float(tpr.upper):>22.17g}  {float(beta.lower):>22.17g} {float(beta.upper):>22.17g}  {methods}")
     for fpr, found in zip(fprs, estimates):
