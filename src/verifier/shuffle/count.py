@@ -88,12 +88,19 @@ class CountPair:
             return slope.nonnegative_part()
         u_star = arb(1) if epsilon == 0 else (big * (1 - a0) - (1 - a1)) / slope  # exactly 1 at ε = 0
         x = u_star * r * (size + 1) / (1 - r + u_star * r)
-        floor = x.floor()
-        if not floor.is_exact() or x.contains_integer() and not x.is_exact():
-            raise NumericalFailure(f"count pair: threshold {x} straddles an integer")
-        t = int(floor.unique_fmpz()) + 1
-        t = max(0, min(t, size + 1))
-        return slope * binomial_pmf_arb(t - 1, size, r) - (big - 1) * binomial_sf_arb(t, size, r)
+        # t = ⌊x⌋ + 1. Where the ball x straddles an integer, each candidate t gives P(K >= t) − E·Q(K >= t)
+        # <= δ with equality at the true one, so the union of the candidates' balls encloses δ.
+        low, high = (int(end.floor().unique_fmpz()) + 1 for end in (arb(x.lower()), arb(x.upper())))
+        if high - low > 2:
+            raise NumericalFailure(f"count pair: threshold {x} is too wide to place")
+        values = [
+            slope * binomial_pmf_arb(t - 1, size, r) - (big - 1) * binomial_sf_arb(t, size, r)
+            for t in range(max(0, low), min(high, size + 1) + 1)
+        ]
+        out = values[0]
+        for value in values[1:]:
+            out = out.union(value)
+        return out
 
     def delta(self, epsilon: float) -> Bracket:
         """δ(ε) = H_{e^ε}(P‖Q) for ε >= 0 as a rigorous bracket (clipped to [0, 1])."""
