@@ -277,3 +277,12 @@ def test_clone_bound_is_monotone_in_the_number_of_clones_and_of_users():
     sizes = list(range(50, 80))
     anchored = clone_epsilon_by_size(e0, sizes, 1e-4, anchors=4)
     assert all(anchored[k] >= clone_epsilon_upper(e0, k, 1e-4) * (1 - 1e-9) for k in (63, 79))
+
+
+def test_count_pair_threshold_at_the_edge_of_precision_is_enclosed():
+    """ε0 = 50 at ε = 0 in the add orientation puts the threshold r(N + 1) = 1000(1 − e^-50) within the
+    working precision of an integer: the bracket still encloses δ = TV (≈ 1) instead of failing."""
+    forward = rr_count_pair(50.0, 2, 1000)
+    backward = CountPair(forward.a0, forward.a1, forward.r, forward.others)
+    bracket = backward.delta(0.0)
+    assert bracket.lower > 0.999 and bracket.upper == 1.0
