@@ -238,3 +238,27 @@ def test_summary_prints_counts_and_flags_exactly():
 
     text = describe_part({"name": "shuffled", "dataset_size": 10000050, "batch_size": 100, "epochs": 3, "drop_last": True})
     assert text == "shuffled(dataset_size=10000050, batch_size=100, epochs=3, drop_last=true)"
+
+
+@pytest.mark.slow  # 12 Hypothesis examples, ~1 s CPU each
+def test_random_small_runs_keep_lower_below_upper_and_below_the_allocation():
+    """Random small runs (B 2–8, n from B to 6B, 1–2 epochs, σ 0.7–3, both drop_last): in both
+    orientations the LOWER end of δ(ε) is in [0, UPPER end], and at most the allocation engine's
+    UPPER end for 1-out-of-⌊n/B⌋ allocation (mixing in "not in a full batch" is post-processing of
+    that pair, in either orientation, so its δ can only be lower). Catches a shift or weight applied the wrong way round (the mixture
+    bound would exceed the allocation's) and a negative or NaN lower end."""
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=12, deadline=None, derandomize=True)
+    @given(st.integers(2, 8), st.integers(1, 6), st.integers(0, 7), st.integers(1, 2), st.floats(0.7, 3.0), st.booleans(), st.sampled_from([0.3, 2.0]))
+    def check(batch, full, extra, epochs, sigma, drop_last, eps):
+        n = full * batch + extra % batch
+        scheme = ShuffledBatches(Gaussian(sigma, 2.0), n, batch, epochs, drop_last)
+        allocation = Allocation(Gaussian(sigma, 2.0), full, 1, epochs)
+        for direction in (Direction.ADD, Direction.REMOVE):
+            lower = bound(scheme, Quantity.DELTA, eps, direction, Side.LOWER)
+            assert 0.0 <= lower <= bound(scheme, Quantity.DELTA, eps, direction, Side.UPPER)
+            found = AllocationPLD().delta_bounds(allocation, eps, direction)
+            assert lower <= next(b.value for b in found if b.side is Side.UPPER) * (1 + 1e-12)
+
+    check()
