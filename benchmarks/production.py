@@ -2,6 +2,7 @@
 prv_accountant and pld-accounting, whole processes timed side by side in one run.
 
     .venv/bin/python benchmarks/production.py [--rows 1,2,...] [--out FILE.md] [--timeout S] [--readme README.md]
+    .venv/bin/python benchmarks/production.py --rows 1,2 --inner-cpu 3    # in-process CPU only
 
 Each side runs as a fresh Python process, import and start-up included (what a user waits for):
 verifier as ``python -m verifier epsilon ... --json`` (the console script's code path) and each peer
@@ -41,12 +42,23 @@ start = time.perf_counter()
 import dp_accounting
 from dp_accounting.pld import pld_privacy_accountant
 sigma, rate, steps, delta = json.loads(sys.argv[1])
-imported = time.perf_counter()
+imported, cpu = time.perf_counter(), time.process_time()
 event = dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(rate, dp_accounting.GaussianDpEvent(sigma)), steps)
 accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
 accountant.compose(event)
 eps = accountant.get_epsilon(delta)
-print(json.dumps({"value": eps, "seconds": time.perf_counter() - imported}))
+print(json.dumps({"value": eps, "seconds": time.perf_counter() - imported, "inner_cpu": time.process_time() - cpu}))
+"""
+
+#: verifier in-process with its CPU time: the CLI's code path after the imports (``--inner-cpu``).
+_VERIFIER_CPU = """
+import contextlib, io, json, sys, time
+from verifier.cli import main
+args = json.loads(sys.argv[1])
+cpu, out = time.process_time(), io.StringIO()
+with contextlib.redirect_stdout(out):
+    main(args + ["--json"])
+print(json.dumps({"inner_cpu": time.process_time() - cpu}))
 """
 
 _PRV = """
@@ -262,8 +274,16 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600.0, help="per process, seconds")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
     parser.add_argument("--readme", type=Path, default=None, help="also write the table into this README")
+    parser.add_argument(
+        "--inner-cpu", type=int, default=0, metavar="N",
+        help="instead: the in-process CPU time (after the imports) of verifier and dp_accounting on the rows "
+        "whose peer is dp_accounting, N alternating runs each, the smallest shown (load-proof, unlike wall time)",
+    )
     args = parser.parse_args()
     _compile_verifier()
+    if args.inner_cpu:
+        inner_cpu_table([ROWS[int(i) - 1] for i in args.rows.split(",") if i], args.inner_cpu, args.timeout)
+        return
     load = os.getloadavg()[0]
     lines, raw_rows = [], []
     for index in (int(i) for i in args.rows.split(",") if i):
@@ -290,6 +310,22 @@ def main() -> None:
     args.out.write_text(text)
     if args.readme is not None:
         _update_readme(args.readme, text)
+
+
+def inner_cpu_table(rows: list[Row], runs: int, timeout: float) -> None:
+    """Print the in-process CPU table of ``--inner-cpu`` (issue 30, Done-when 4)."""
+    print(f"Load average (1 min) at the start: {os.getloadavg()[0]:.2f} on {len(os.sched_getaffinity(0))} cores; {runs} alternating runs, smallest shown.\n")
+    print("| workload | verifier in-process CPU s | dp_accounting in-process CPU s | ratio |")
+    print("|---|---|---|---|")
+    for row in rows:
+        if row.peer_script is not _DP:
+            continue
+        ours, theirs = [], []
+        for _ in range(runs):
+            got = run_process([sys.executable, "-c", _VERIFIER_CPU, json.dumps(list(row.verifier_args))], timeout)
+            ours.append(json.loads(got["stdout"].strip().splitlines()[-1])["inner_cpu"])
+            theirs.append(run_peer(row.peer_script, row.peer_args, timeout)["inner_cpu"])
+        print(f"| {row.label} | {min(ours):.2f} | {min(theirs):.2f} | {min(ours) / min(theirs):.2f}× |", flush=True)
 
 
 def _compile_verifier() -> None:
