@@ -50,9 +50,35 @@ def test_dp_accounting_rdp_replace_one_is_found(tmp_path, capsys):
     tiny = rdp_replace["gaussian(sigma=4, sensitivity=1) without_replacement(dataset_size=1000, batch_size=1, steps=100), δ=1e-05"]
     assert tiny["status"] == "sound"
     assert "does not bite (at or above verifier's upper bound) at:" in printed and "batch_size=1," in printed
-    # Everything else dp_accounting says on the grid is sound: add/remove, and its PLD accountant.
+    # Everything else dp_accounting says on the grid is sound (add/remove, its PLD accountant), but
+    # for randomized response composed (test_dp_accounting_pld_composes_randomized_response_once).
     others = [r for r in report["rows"] if not (r["accountant"] == "dp_accounting RdpAccountant" and r["relation"] == "replace_one")]
-    assert others and all(r["status"] == "sound" for r in others)
+    unsound = {r["group"] for r in others if r["status"] != "sound"}
+    assert others and unsound == {"RandomizedResponseDpEvent"}
+    assert "per class:" in printed and "refused by verifier" in printed
+
+
+def test_dp_accounting_pld_composes_randomized_response_once(tmp_path):
+    """dp_accounting 0.6's PLDAccountant drops the count of a SelfComposedDpEvent around
+    RandomizedResponseDpEvent: 10 steps of binary RR at p = 1/2 (ε0 = ln 3) get ε(1e-5) = ln 3. The
+    truth, from the binomial law of the composed loss (2j − 10)·ln 3 in mpmath: δ(1.1) > 0.05."""
+    import mpmath
+
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import NeighboringRelation, dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+
+    from verifier.adapters.dp_event import claim_object_from_dp_event
+    from verifier.audit import judge
+
+    event = dp_event.SelfComposedDpEvent(dp_event.RandomizedResponseDpEvent(0.5, 2), 10)
+    eps = pld_privacy_accountant.PLDAccountant(NeighboringRelation.REPLACE_ONE).compose(event).get_epsilon(1e-5)
+    row = judge("dp_accounting PLDAccountant", claim_object_from_dp_event(event, epsilon=1.0, delta=1e-5, neighboring="replace_one"), eps)
+    assert eps == pytest.approx(math.log(3), rel=1e-3)
+    assert row.status == "UNSOUND" and row.verdict == "VIOLATED" and row.bracket.lower > 10.9
+    ln3 = mpmath.log(3)
+    delta = mpmath.fsum(mpmath.binomial(10, j) * mpmath.mpf(0.75) ** j * mpmath.mpf(0.25) ** (10 - j) * max(0, 1 - mpmath.e ** (1.1 - (2 * j - 10) * ln3)) for j in range(11))
+    assert delta > 0.05
 
 
 def test_reproducer_is_violated(capsys):

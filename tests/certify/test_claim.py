@@ -65,13 +65,20 @@ def test_replace_one_doubles_the_sensitivity_of_additive_noise():
     [
         ({"name": "gaussian", "sigma": 1}, {"name": "allocation", "steps": 2}, "allocation"),
         ({"name": "rr", "epsilon0": 1}, {"name": "poisson", "rate": 0.1, "steps": 2}, "additive-noise"),
-        ({"name": "rr", "epsilon0": 1}, {"name": "single"}, "additive-noise"),
+        ({"name": "gaussian_mixture", "sigma": 1, "sensitivities": [1], "probabilities": [1]}, {"name": "single"}, "additive-noise"),
     ],
 )
 def test_replace_one_is_rejected_where_the_reduction_fails(mechanism, scheme, needle):
     with pytest.raises(InvalidArgument, match=needle) as info:
         parse_claim(claim(mechanism=mechanism, scheme=scheme, neighboring="replace_one"))
     assert info.value.name == "neighboring"
+
+
+def test_replace_one_of_a_record_pair_is_the_pair_itself():
+    """Randomized response is the step on two records: replace-one is the pair, both directions
+    (a doubled 'sensitivity' would be meaningless). Catches: the pair doubled or one direction."""
+    c = parse_claim(claim(mechanism={"name": "rr", "epsilon0": 1.0}, scheme={"name": "composed", "times": 3}, neighboring="replace_one"))
+    assert c.model == Composed(Single(RandomizedResponse(1.0)), 3) and set(c.directions) == set(Direction)
 
 
 def test_replace_one_under_poisson_sampling_keeps_the_record_pair():

@@ -1,17 +1,33 @@
 """dp_accounting's DpEvent trees as verifier claims.
 
-Supported nodes (dp_accounting 0.4+; read by attribute, so dp_accounting need not be importable):
+Every class of dp_accounting 0.6 (and the ones its main branch adds) is read by attribute, so
+dp_accounting need not be importable. Nodes with a rigorous model (:data:`MODELLED`):
 
 - ``GaussianDpEvent(noise_multiplier)``: a Gaussian step of sensitivity 1 and σ = noise multiplier;
 - ``LaplaceDpEvent(noise_multiplier)``: a Laplace step of sensitivity 1 and scale = noise multiplier;
-- ``SelfComposedDpEvent(event, count)``: ``count`` runs of ``event`` (composed steps, or the steps of
-  a sampled scheme);
-- ``PoissonSampledDpEvent(sampling_probability, event)``: one Poisson-sampled step of a Gaussian or
-  Laplace event;
-- ``SampledWithoutReplacementDpEvent(source_dataset_size, sample_size, event)``: one fixed-size
-  batch step (replace-one neighbours only);
-- ``ComposedDpEvent(events)``: the events one after another: a ``sequence`` of phases (or the one
-  phase); ``NoOpDpEvent`` releases nothing and is dropped.
+- ``DiscreteLaplaceDpEvent(noise_parameter, sensitivity)``: the discrete Laplace pair (exact masses,
+  :class:`verifier.pairs.DiscreteLaplace`);
+- ``RandomizedResponseDpEvent(noise_parameter, num_buckets)``: randomized response by noise level
+  (:class:`verifier.pairs.UniformResponse`, the mechanism on two values; one bucket releases nothing);
+- ``MixtureOfGaussiansDpEvent(standard_deviation, sensitivities, sampling_probs)``: the pair
+  (Σ p_i N(c_i, σ²), N(0, σ²)) (:func:`verifier.pairs.mixture.mixture_of_gaussians`);
+- ``EpsilonDeltaDpEvent(epsilon, delta)`` (dp_accounting's main branch): any (ε, δ)-DP step, the
+  (ε₀, δ₀)-randomized-response pair (Steinke 2022, Cor 24);
+- ``NonPrivateDpEvent``, and a noise parameter of 0: the release of the record (the pair (1, 0)
+  against (0, 1): δ(ε) = 1 for every ε);
+- ``SingleEpochTreeAggregationDpEvent(noise_multiplier, step_counts)``: each record lies in one leaf
+  of one tree, and the completed dyadic nodes above it number ⌈log₂(T + 1)⌉ for a tree of T steps
+  (Kairouz et al. 2021, arXiv 2103.00039, App. D), each with independent N(0, σ²) noise: the
+  composition of that many Gaussian steps (the largest over the trees), which is exactly the
+  Gaussian with sensitivity √depth (Steinke 2022, Cor 10);
+- ``SelfComposedDpEvent(event, count)``, ``ComposedDpEvent(events)``: ``count`` runs, a ``sequence``
+  of phases; ``NoOpDpEvent`` releases nothing and is dropped;
+- ``PoissonSampledDpEvent(sampling_probability, event)``: Poisson-sampled steps of a noise event;
+- ``SampledWithoutReplacementDpEvent(source_dataset_size, sample_size, event)``: fixed-size batches
+  (replace-one neighbours only);
+- ``RandomAllocationDpEvent(event, num_selected, num_steps)`` (main branch): k-out-of-t allocation.
+
+The others are refused with one line naming the class and the reason (:data:`REFUSED`).
 
 An event is a DpEvent object or its JSON form: dp_accounting's ``to_named_tuple()`` written as a
 JSON object (``{"module_name": "dp_accounting.dp_event", "class_name": "GaussianDpEvent",
@@ -19,7 +35,8 @@ JSON object (``{"module_name": "dp_accounting.dp_event", "class_name": "Gaussian
 ``verifier certify --dp-event EVENT.json`` reads.
 
 The neighbouring relation is not part of a DpEvent (dp_accounting sets it on the accountant), so it
-is an argument: dp_accounting's ``ADD_OR_REMOVE_ONE`` is ``add_or_remove``, ``REPLACE_ONE`` is
+is an argument: dp_accounting's ``ADD_OR_REMOVE_ONE`` (and ``REPLACE_SPECIAL``, a record replaced by
+one that contributes nothing: the same shift) is ``add_or_remove``, ``REPLACE_ONE`` is
 ``replace_one``.
 """
 
@@ -30,7 +47,7 @@ from typing import Any, Mapping
 from verifier.certify.claim import Claim, parse_claim
 from verifier.errors import InvalidArgument
 
-__all__ = ["from_dp_event", "claim_object_from_dp_event", "dp_event_json"]
+__all__ = ["from_dp_event", "claim_object_from_dp_event", "dp_event_json", "REFUSED", "MODELLED"]
 
 
 def _name(event: Any) -> str:
@@ -60,19 +77,132 @@ def dp_event_json(event: Any) -> dict:
     return plain(event.to_named_tuple())
 
 
-def _mechanism(event: Any, path: str) -> dict:
-    """The mechanism object of a noise event."""
-    if _name(event) == "GaussianDpEvent":
-        return {"name": "gaussian", "sigma": _get(event, "noise_multiplier", path), "sensitivity": 1.0}
-    if _name(event) == "LaplaceDpEvent":
-        return {"name": "laplace", "scale": _get(event, "noise_multiplier", path), "sensitivity": 1.0}
-    raise InvalidArgument(path, _name(event), "is not supported as a noise step here (GaussianDpEvent, LaplaceDpEvent)")
+def _non_private() -> dict:
+    """The release of the record: δ(ε) = 1 for every ε (NonPrivateDpEvent, a noise parameter of 0)."""
+    return {"name": "finite", "p": [1.0, 0.0], "q": [0.0, 1.0]}
+
+#: Classes refused (exit 2), with the reason: no rigorous bound in verifier yet.
+REFUSED = {
+    "UnsupportedDpEvent": "dp_accounting's placeholder for a mechanism it cannot describe: there is nothing to bound",
+    "ZCDpEvent": "a (ξ, ρ)-zCDP statement bounds the Rényi divergences of an unnamed mechanism, not a pair verifier can "
+    "bound from both sides (state the mechanism, or check its ρ with verifier zcdp / a \"rho\" claim)",
+    "SampledWithReplacementDpEvent": "a record can appear several times in a batch drawn with replacement; verifier has no "
+    "proven dominating pair for it yet",
+    "RepeatAndSelectDpEvent": "Papernot & Steinke 2022 bound repeat-and-select only through the inner event's Rényi "
+    "divergences (Thm 2); verifier has no model of it yet",
+    "TruncatedSubsampledGaussianDpEvent": "no proven pair yet: under add/remove a truncated batch that holds the record "
+    "drops another, a replace-one shift of 2C, and dp_accounting's PLD mixes that branch at an averaged inclusion rate "
+    "(Ganesh 2025, arXiv 2508.15089); verifier audits its numbers against a rigorous lower bound instead",
+    "DiscreteGaussianDpEvent": "the discrete Gaussian pair (infinite lattice support) is not built yet",
+    "ExponentialMechanismDpEvent": "an ε-DP selection whose pair depends on the scores: only the generic ε-DP upper bound "
+    "exists, no lower bound",
+    "PermuteAndFlipDpEvent": "an ε-DP selection whose pair depends on the scores: only the generic ε-DP upper bound "
+    "exists, no lower bound",
+}
+
+#: Classes with a model: what each maps to (both sides of every bound are available for them).
+MODELLED = {
+    "GaussianDpEvent": "gaussian (σ = noise multiplier, Δ = 1)",
+    "LaplaceDpEvent": "laplace (b = noise multiplier, Δ = 1)",
+    "DiscreteLaplaceDpEvent": "discrete_laplace (exact masses)",
+    "RandomizedResponseDpEvent": "rr_uniform (the mechanism on two values)",
+    "MixtureOfGaussiansDpEvent": "gaussian_mixture (Σ p_i N(c_i, σ²) against N(0, σ²))",
+    "EpsilonDeltaDpEvent": "approx_dp ((ε₀, δ₀)-randomized response)",
+    "NonPrivateDpEvent": "finite ((1, 0) against (0, 1): δ(ε) = 1)",
+    "SingleEpochTreeAggregationDpEvent": "composed gaussian, ⌈log₂(T + 1)⌉ steps",
+    "SelfComposedDpEvent": "composed / more steps",
+    "ComposedDpEvent": "sequence",
+    "PoissonSampledDpEvent": "poisson",
+    "SampledWithoutReplacementDpEvent": "without_replacement (replace-one)",
+    "RandomAllocationDpEvent": "allocation",
+    "NoOpDpEvent": "dropped (no release)",
+}
+
+#: Classes that mean "no release": dropped from the tree.
+NOTHING = ("NoOpDpEvent",)
+
+
+def _number(event: Any, field: str, path: str) -> float:
+    value = _get(event, field, path)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise InvalidArgument(f"{path}.{field}", value, "must be a number")
+    return float(value)
+
+
+def _noise(event: Any, field: str, path: str, mechanism: dict) -> dict:
+    """``mechanism``, or the release of the record where the noise parameter ``field`` of ``event``
+    is 0 (as dp_accounting treats it)."""
+    return _non_private() if _number(event, field, path) == 0.0 else mechanism
+
+
+def _mechanism(event: Any, path: str) -> dict | None:
+    """The mechanism object of a one-step noise event; None when it releases nothing."""
+    name = _name(event)
+    if name == "GaussianDpEvent":
+        sigma = _number(event, "noise_multiplier", path)
+        return _noise(event, "noise_multiplier", path, {"name": "gaussian", "sigma": sigma, "sensitivity": 1.0})
+    if name == "LaplaceDpEvent":
+        scale = _number(event, "noise_multiplier", path)
+        return _noise(event, "noise_multiplier", path, {"name": "laplace", "scale": scale, "sensitivity": 1.0})
+    if name == "DiscreteLaplaceDpEvent":
+        parameter = _number(event, "noise_parameter", path)
+        mechanism = {"name": "discrete_laplace", "parameter": parameter, "sensitivity": _get(event, "sensitivity", path)}
+        return _noise(event, "noise_parameter", path, mechanism)
+    if name == "RandomizedResponseDpEvent":
+        buckets = _get(event, "num_buckets", path)
+        if buckets == 1:
+            return None
+        return {"name": "rr_uniform", "noise": _number(event, "noise_parameter", path), "k": buckets}
+    if name == "MixtureOfGaussiansDpEvent":
+        sensitivities = list(_get(event, "sensitivities", path))
+        if all(c == 0 for c in sensitivities):
+            return None
+        mechanism = {"name": "gaussian_mixture", "sigma": _number(event, "standard_deviation", path),
+                     "sensitivities": sensitivities, "probabilities": list(_get(event, "sampling_probs", path))}
+        return _noise(event, "standard_deviation", path, mechanism)
+    if name == "EpsilonDeltaDpEvent":
+        delta = _number(event, "delta", path)
+        return _non_private() if delta == 1.0 else {"name": "approx_dp", "epsilon0": _number(event, "epsilon", path), "delta0": delta}
+    if name == "NonPrivateDpEvent":
+        return _non_private()
+    if name in REFUSED:
+        raise InvalidArgument(path, name, f"is not supported: {REFUSED[name]}")
+    if name in _STRUCTURE:
+        raise InvalidArgument(path, name, "is not a one-step noise event (a sampling node samples one noise step)")
+    raise InvalidArgument(path, name, "is not a dp_accounting event class verifier knows (see verifier.adapters.dp_event)")
+
+
+#: Classes that structure a tree rather than add noise (read by :func:`_phases`).
+_STRUCTURE = ("SelfComposedDpEvent", "ComposedDpEvent", "SingleEpochTreeAggregationDpEvent", "PoissonSampledDpEvent",
+              "SampledWithoutReplacementDpEvent", "RandomAllocationDpEvent", *NOTHING)
+
+
+def _tree_depth(event: Any, path: str) -> int:
+    """The most tree nodes a record lies in: ⌈log₂(T + 1)⌉ = T.bit_length() for the largest T."""
+    counts = _get(event, "step_counts", path)
+    counts = counts if isinstance(counts, (list, tuple)) else [counts]
+    if not counts or any(isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in counts):
+        raise InvalidArgument(f"{path}.step_counts", counts, "must be an integer >= 0 or a non-empty list of them")
+    return max(counts).bit_length()
+
+
+def _steps(mechanism: dict | None, count: int) -> list[dict]:
+    """``count`` runs of one noise step (nothing when it releases nothing)."""
+    if mechanism is None:
+        return []
+    return [{"name": "single", "mechanism": mechanism} if count == 1 else {"name": "composed", "times": count, "mechanism": mechanism}]
+
+
+def _sampled(event: Any, path: str, phase: dict) -> list[dict]:
+    """A sampling node over a noise event (nothing when the event releases nothing)."""
+    mechanism = _mechanism(_get(event, "event", path), f"{path}.event")
+    return [] if mechanism is None else [{**phase, "mechanism": mechanism}]
 
 
 def _phases(event: Any, count: int, path: str) -> list[dict]:
     """The phases (scheme objects, each with its mechanism) of ``count`` runs of ``event``."""
     name = _name(event)
-    if name == "NoOpDpEvent":
+    if name in NOTHING:
         return []
     if name == "SelfComposedDpEvent":
         return _phases(_get(event, "event", path), count * _count(_get(event, "count", path), f"{path}.count"), f"{path}.event")
@@ -83,17 +213,22 @@ def _phases(event: Any, count: int, path: str) -> list[dict]:
         if len(inner) == 1:
             return _phases_times(inner[0], count, path)
         raise InvalidArgument(path, name, f"a heterogeneous composition repeated {count} times is not expressible (list it {count} times)")
-    if name in ("GaussianDpEvent", "LaplaceDpEvent"):
-        mechanism = _mechanism(event, path)
-        return [{"name": "single", "mechanism": mechanism} if count == 1 else {"name": "composed", "times": count, "mechanism": mechanism}]
+    if name == "SingleEpochTreeAggregationDpEvent":
+        sigma = _number(event, "noise_multiplier", path)
+        gaussian = _noise(event, "noise_multiplier", path, {"name": "gaussian", "sigma": sigma, "sensitivity": 1.0})
+        return _steps(gaussian, count * _tree_depth(event, path)) if _tree_depth(event, path) else []
     if name == "PoissonSampledDpEvent":
-        mechanism = _mechanism(_get(event, "event", path), f"{path}.event")
-        return [{"name": "poisson", "rate": _get(event, "sampling_probability", path), "steps": count, "mechanism": mechanism}]
+        rate = _number(event, "sampling_probability", path)
+        return [] if rate == 0.0 else _sampled(event, path, {"name": "poisson", "rate": rate, "steps": count})
     if name == "SampledWithoutReplacementDpEvent":
-        mechanism = _mechanism(_get(event, "event", path), f"{path}.event")
         phase = {"name": "without_replacement", "dataset_size": _get(event, "source_dataset_size", path), "batch_size": _get(event, "sample_size", path)}
-        return [{**phase, "steps": count, "mechanism": mechanism}]
-    raise InvalidArgument(path, name, "is not supported by from_dp_event (see verifier.adapters.dp_event for the supported nodes)")
+        return _sampled(event, path, {**phase, "steps": count})
+    if name == "RandomAllocationDpEvent":
+        phase = {"name": "allocation", "steps": _get(event, "num_steps", path), "k": _get(event, "num_selected", path), "epochs": count}
+        return _sampled(event, path, phase)
+    if name in REFUSED:
+        raise InvalidArgument(path, name, f"is not supported: {REFUSED[name]}")
+    return _steps(_mechanism(event, path), count)
 
 
 def _count(value: Any, path: str) -> int:
@@ -106,7 +241,7 @@ def _phases_times(phase: dict, count: int, path: str) -> list[dict]:
     """``count`` runs of one phase: multiply its step count."""
     if phase["name"] == "single":
         return [{**{k: v for k, v in phase.items() if k != "name"}, "name": "composed", "times": count}]
-    key = "times" if phase["name"] == "composed" else "steps"
+    key = {"composed": "times", "allocation": "epochs"}.get(phase["name"], "steps")
     return [{**phase, key: phase[key] * count}]
 
 

@@ -57,6 +57,7 @@ class AuditRow:
     verdict: str = ""
     note: str = ""
     quantity: str = "epsilon"  # "tpr": ``peer_epsilon`` holds the peer's TPR at the FPR the case names
+    group: str = ""  # what the row belongs to in the per-class table (a peer's event class), if any
 
     @property
     def excess(self) -> float | None:
@@ -80,7 +81,7 @@ class AuditRow:
         if self.bracket is not None:
             out["verifier_bracket"] = [_number(self.bracket.lower), _number(self.bracket.upper)]
             out["excess"] = _number(self.excess) if self.excess is not None else None
-        for key in ("reproducer", "verdict", "note"):
+        for key in ("reproducer", "verdict", "note", "group"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
         return out
@@ -98,6 +99,7 @@ class AuditReport:
     rows: tuple[AuditRow, ...] = ()
     skipped: str = ""
     notes: tuple[str, ...] = field(default=())
+    unjudged: tuple[tuple[str, str], ...] = ()  # (group, why no number was judged) for the per-class table
 
     @property
     def findings(self) -> tuple[AuditRow, ...]:
@@ -109,10 +111,14 @@ class AuditReport:
             out["skipped"] = self.skipped
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.unjudged:
+            out["unjudged"] = {group: why for group, why in self.unjudged}
         return out
 
 
-def judge(accountant: str, claim_object: dict, peer_epsilon: float, *, note: str = "", verify: bool = True, side: str = "upper") -> AuditRow:
+def judge(
+    accountant: str, claim_object: dict, peer_epsilon: float, *, note: str = "", verify: bool = True, side: str = "upper", group: str = ""
+) -> AuditRow:
     """The row for a peer that claimed ``peer_epsilon`` for the claim ``claim_object`` (its
     ``epsilon`` is replaced by the peer's). An UNSOUND row is re-decided by ``certify`` (``verify``).
     With ``side="lower"`` the peer's number is a claimed LOWER bound on ε: it is unsound above
@@ -123,12 +129,17 @@ def judge(accountant: str, claim_object: dict, peer_epsilon: float, *, note: str
     case = describe(claim)
     if side == "lower":
         ok = peer_epsilon <= bracket.upper + SOUNDNESS_RTOL * max(abs(bracket.upper), 1e-12)
-        return AuditRow(accountant, claim.neighboring, case, float(peer_epsilon), bracket, "sound" if ok else "UNSOUND", check="lower_soundness", note=note)
+        return AuditRow(
+            accountant, claim.neighboring, case, float(peer_epsilon), bracket, "sound" if ok else "UNSOUND", check="lower_soundness", note=note, group=group
+        )
     scale = max(abs(bracket.lower), 1e-12)
-    if not peer_epsilon >= bracket.lower - SOUNDNESS_RTOL * scale:
+    slack = SOUNDNESS_RTOL * scale if math.isfinite(scale) else 0.0  # ε = +∞ against a lower bound of +∞ is sound
+    if not peer_epsilon >= bracket.lower - slack:
         verdict = certify(claim).verdict.value if verify and math.isfinite(peer_epsilon) else ""
-        return AuditRow(accountant, claim.neighboring, case, float(peer_epsilon), bracket, "UNSOUND", reproducer=certify_command(claim), verdict=verdict, note=note)
-    return AuditRow(accountant, claim.neighboring, case, float(peer_epsilon), bracket, "sound", note=note)
+        return AuditRow(
+            accountant, claim.neighboring, case, float(peer_epsilon), bracket, "UNSOUND", reproducer=certify_command(claim), verdict=verdict, note=note, group=group
+        )
+    return AuditRow(accountant, claim.neighboring, case, float(peer_epsilon), bracket, "sound", note=note, group=group)
 
 
 def judge_tpr(accountant: str, claim_object: dict, fpr: float, peer_tpr: float, *, note: str = "", verify: bool = True) -> AuditRow:
@@ -199,10 +210,11 @@ def audit(peer: str, *, examples: int = 0, quick: bool = False) -> AuditReport:
             raise InvalidArgument("examples", examples, "needs Hypothesis (pip install hypothesis), or run the grid only with --examples 0") from None
     module = importlib.import_module(PEERS[peer])
     try:
-        rows, notes = module.rows(examples=examples, quick=quick)
+        found = module.rows(examples=examples, quick=quick)  # (rows, notes) or (rows, notes, unjudged)
     except PeerMissing as missing:
         return AuditReport(peer, skipped=str(missing))
-    return AuditReport(peer, tuple(rows), notes=tuple(notes))
+    unjudged = tuple(found[2]) if len(found) > 2 else ()
+    return AuditReport(peer, tuple(found[0]), notes=tuple(found[1]), unjudged=unjudged)
 
 
 def require(module_name: str, install: str) -> None:

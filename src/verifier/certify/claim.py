@@ -26,6 +26,13 @@ the claim's ``mechanism`` (which a sequence claim may then omit when every phase
 
 Errors inside a phase name it by position (``scheme.phases[1].rate``).
 
+Mechanisms beyond the flags (claim files and dp_accounting events): ``rr_uniform`` (noise p, k:
+with probability 1 − p the true bucket, else a uniform one), ``discrete_laplace`` (parameter a,
+integer sensitivity C), ``finite`` (p, q: any finite pair, masses taken as exact), ``gaussian_mixture``
+(sigma, sensitivities, probabilities: Σ p_i N(c_i, σ²) against N(0, σ²), add/remove). For the record
+pairs (``rr``, ``rr_uniform``, ``approx_dp``, ``finite``: the step on two records) ``replace_one``
+under ``single``/``composed`` is the pair itself.
+
 ``"delta": 0`` is a pure-DP claim (ε-DP), decided on ε(0), the largest privacy loss (see
 :func:`verifier.certify.verdict.certify`).
 
@@ -82,7 +89,8 @@ from verifier._types import Direction, directions_for
 from verifier._validation import check_choice, check_integer, check_positive, check_real
 from verifier._validation import check_half_open_unit, check_nonnegative, check_rate, check_unit
 from verifier.errors import InvalidArgument
-from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
+from verifier.pairs import ApproxDP, DiscreteLaplace, DiscretePair, DominatingPair, Gaussian, Laplace, RandomizedResponse, UniformResponse
+from verifier.pairs.mixture import mixture_of_gaussians
 import verifier.matrix as matrix
 from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
 from verifier.schemes import PoissonReplaceOne, ShuffledBatches, WithoutReplacement
@@ -102,6 +110,7 @@ class _Spec:
     fields: dict[str, tuple[_Check, Any]]
     build: Callable[..., Any]
     additive: bool = False  # additive-noise mechanism (replace-one = add/remove with 2Δ)
+    record_pair: bool = False  # the pair is the step on two records (replace-one: the pair itself)
     phased: bool = False  # a list of phases, each a scheme with its own mechanism (``sequence``)
 
 
@@ -210,8 +219,15 @@ def strategy_from_fields(
 MECHANISMS: dict[str, _Spec] = {
     "gaussian": _Spec({"sigma": (check_positive, _REQUIRED), "sensitivity": (check_positive, 1.0)}, Gaussian, additive=True),
     "laplace": _Spec({"scale": (check_positive, _REQUIRED), "sensitivity": (check_positive, 1.0)}, Laplace, additive=True),
-    "rr": _Spec({"epsilon0": (check_positive, _REQUIRED), "k": (_rr_outcomes, 2)}, RandomizedResponse),
-    "approx_dp": _Spec({"epsilon0": (check_nonnegative, _REQUIRED), "delta0": (check_half_open_unit, _REQUIRED)}, ApproxDP),
+    "rr": _Spec({"epsilon0": (check_positive, _REQUIRED), "k": (_rr_outcomes, 2)}, RandomizedResponse, record_pair=True),
+    "approx_dp": _Spec({"epsilon0": (check_nonnegative, _REQUIRED), "delta0": (check_half_open_unit, _REQUIRED)}, ApproxDP, record_pair=True),
+    "rr_uniform": _Spec({"noise": (check_unit, _REQUIRED), "k": (_rr_outcomes, 2)}, UniformResponse, record_pair=True),
+    "discrete_laplace": _Spec({"parameter": (check_positive, _REQUIRED), "sensitivity": (_positive_integer, 1)}, DiscreteLaplace, additive=True),
+    "finite": _Spec({"p": (_numbers, _REQUIRED), "q": (_numbers, _REQUIRED)}, lambda p, q: DiscretePair(tuple(p), tuple(q)), record_pair=True),
+    "gaussian_mixture": _Spec(
+        {"sigma": (check_positive, _REQUIRED), "sensitivities": (_numbers, _REQUIRED), "probabilities": (_numbers, _REQUIRED)},
+        mixture_of_gaussians,
+    ),
 }
 
 #: Scheme kinds: the JSON ``scheme.name`` values, their fields and how each wraps the pair.
@@ -419,6 +435,8 @@ def _pair(path: str, mechanism: Any, scheme_path: str, scheme_name: str, neighbo
             )
         else:
             modelling = "replace-one neighbours: the step's pair is the mechanism on the two records"
+    elif neighboring == "replace_one" and mech_spec.record_pair and scheme_name in _REPLACE_ONE_SCHEMES:
+        modelling = "replace-one neighbours: the step's pair is the mechanism on the two records"
     elif neighboring == "replace_one":
         if not mech_spec.additive:
             raise InvalidArgument(

@@ -14,7 +14,7 @@ from verifier._validation import check_integer
 from verifier.audit import PEERS, AuditReport, audit
 from verifier.cli._table import wrapped
 
-__all__ = ["register", "report_lines"]
+__all__ = ["register", "report_lines", "class_table", "LOOSE"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -88,7 +88,33 @@ def report_lines(report: AuditReport) -> list[str]:
             lines += wrapped(f"{key[0]} ({key[1]}) does not bite (at or above verifier's upper bound) at: " + "; ".join(above), "  ")
         if inside:
             lines += wrapped(f"{key[0]} ({key[1]}) is undecided (inside verifier's bracket) at: " + "; ".join(inside), "  ")
+    lines += class_table(report)
     lines += [f"note: {note}" for note in report.notes]
+    return lines
+
+
+#: Excess over verifier's upper bound above which a sound number is called loose in the class table.
+LOOSE = 0.10
+
+
+def class_table(report: AuditReport) -> list[str]:
+    """One line per group (a peer's event class): how many numbers were judged, how many unsound,
+    sound within LOOSE of verifier's upper bound, loose; then the groups judged not at all, why."""
+    groups = list(dict.fromkeys(r.group for r in report.rows if r.group))
+    if not groups and not report.unjudged:
+        return []
+    lines = ["", f"per class: {'class':36} {'numbers':>7} {'unsound':>7} {'sound':>6} {'loose':>6}  finding"]
+    for group in groups:
+        mine = [r for r in report.rows if r.group == group]
+        unsound = sum(r.status == "UNSOUND" for r in mine)
+        loose = sum(r.status == "sound" and r.excess is not None and r.excess > LOOSE for r in mine)
+        sound = len(mine) - unsound - loose
+        lower_only = all(r.bracket is not None and r.bracket.upper == math.inf and r.bracket.lower < math.inf for r in mine)
+        finding = "UNSOUND (see FINDING lines)" if unsound else (f"sound, loose by > {LOOSE:.0%} somewhere" if loose else "sound")
+        if lower_only and not unsound:
+            finding = "not refuted (held against a rigorous lower bound only)"
+        lines.append(f"           {group:36} {len(mine):>7} {unsound:>7} {sound:>6} {loose:>6}  {finding}")
+    lines += [f"           {group:36} {'-':>7} {'-':>7} {'-':>6} {'-':>6}  {why}" for group, why in report.unjudged]
     return lines
 
 

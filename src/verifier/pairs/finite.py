@@ -11,11 +11,11 @@ import numpy.typing as npt
 from flint import arb
 
 from verifier._types import Measure
-from verifier._validation import check_integer, check_positive, check_probability_vector
+from verifier._validation import check_integer, check_positive, check_probability_vector, check_unit
 from verifier.errors import InvalidArgument
 from verifier.pairs.base import DominatingPair, eps0_range_issue
 
-__all__ = ["FinitePair", "DiscretePair", "RandomizedResponse"]
+__all__ = ["FinitePair", "DiscretePair", "RandomizedResponse", "UniformResponse", "DiscreteLaplace"]
 
 
 class FinitePair(DominatingPair):
@@ -246,3 +246,79 @@ class RandomizedResponse(FinitePair):
         return np.array([1.0 / z, math.exp(self.epsilon0) / z, *rest]), np.array(
             [math.exp(self.epsilon0) / z, 1.0 / z, *rest]
         )
+
+
+@dataclass(frozen=True)
+class UniformResponse(FinitePair):
+    """Randomized response by noise level (dp_accounting's RandomizedResponseDpEvent): with
+    probability 1 − ``noise`` = 1 − p the true bucket, otherwise one of the ``k`` buckets uniformly.
+    Outcomes as :class:`RandomizedResponse` (record 1 against record 0): P(1) = Q(0) = 1 − p + p/k,
+    every other mass p/k, exact as balls from the float p; ε0 = ln(1 + k(1 − p)/p). p = 1 releases
+    nothing (P = Q); p = 0 releases the record (the loss is infinite)."""
+
+    noise: float
+    k: int = 2
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "noise", check_unit("noise", self.noise))
+        object.__setattr__(self, "k", check_integer("k", self.k, minimum=2))
+
+    def swapped(self) -> "UniformResponse":
+        return self
+
+    def _masses_arb(self) -> tuple[list[arb], list[arb]]:
+        other = arb(self.noise) / self.k
+        kept = 1 - arb(self.noise) + other
+        rest = [other] * (self.k - 2)
+        return [other, kept, *rest], [kept, other, *rest]
+
+    def _masses(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        other = self.noise / self.k
+        kept = 1.0 - self.noise + other
+        rest = [other] * (self.k - 2)
+        return np.array([other, kept, *rest]), np.array([kept, other, *rest])
+
+
+@dataclass(frozen=True)
+class DiscreteLaplace(FinitePair):
+    """The discrete Laplace mechanism on integers (dp_accounting's DiscreteLaplaceDpEvent): P =
+    DLap(a) shifted by the integer sensitivity C, Q = DLap(a), with mass tanh(a/2)·e^{−a|x|} at x.
+    The loss a(|x| − |x − C|) is constant on x <= 0 (−aC) and on x >= C (+aC), so those outcomes are
+    merged (a sufficient statistic: every divergence is unchanged), leaving C + 1 outcomes with
+    exact masses: x <= 0: P = e^{−aC}/(1 + e^{−a}), Q = 1/(1 + e^{−a}); 0 < x < C: P = t·e^{−a(C−x)},
+    Q = t·e^{−ax} (t = tanh(a/2)); x >= C: the first pair swapped. Symmetric (x ↦ C − x swaps P and
+    Q), so both directions are equal; ε0 = aC."""
+
+    parameter: float
+    sensitivity: int = 1
+
+    #: Most merged outcomes (C + 1) the pair is built with: the sums are O(C) balls per evaluation.
+    MAX_SENSITIVITY = 10_000
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "parameter", check_positive("parameter", self.parameter))
+        object.__setattr__(self, "sensitivity", check_integer("sensitivity", self.sensitivity, minimum=1, maximum=self.MAX_SENSITIVITY))
+
+    def float_range_issue(self) -> str | None:
+        """Float methods need e^{aC} finite (:func:`eps0_range_issue`)."""
+        return eps0_range_issue("ε0 = aC", self.parameter * self.sensitivity)
+
+    def swapped(self) -> "DiscreteLaplace":
+        return self
+
+    def _max_loss_arb(self) -> arb:
+        """ε0 = aC exactly (attained on x >= C)."""
+        return arb(self.parameter) * self.sensitivity
+
+    def _masses_arb(self) -> tuple[list[arb], list[arb]]:
+        a, c = arb(self.parameter), self.sensitivity
+        decay = (-a).exp()
+        t = (a / 2).tanh()
+        tail_far, tail_near = (-a * c).exp() / (1 + decay), 1 / (1 + decay)
+        middle_p = [t * (-a * (c - x)).exp() for x in range(1, c)]
+        middle_q = [t * (-a * x).exp() for x in range(1, c)]
+        return [tail_far, *middle_p, tail_near], [tail_near, *middle_q, tail_far]
+
+    def _masses(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        p, q = self._masses_arb()
+        return np.array([float(v.mid()) for v in p]), np.array([float(v.mid()) for v in q])

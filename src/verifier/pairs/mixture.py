@@ -32,7 +32,7 @@ from verifier.errors import InvalidArgument, NotApplicable
 from verifier.pairs.base import DominatingPair
 from verifier.pairs.gaussian import _phi
 
-__all__ = ["GaussianMixture"]
+__all__ = ["GaussianMixture", "WeightedGaussianMixture", "mixture_of_gaussians"]
 
 _BISECTION = 90
 #: Relative accuracy of the floating-point root ŷ; the verified bracket starts at 4 times it (the
@@ -250,3 +250,51 @@ class GaussianMixture(DominatingPair):
         if original_p:
             y = y + self._nu[rng.choice(len(self.means), size=size, p=self._weights / self._weights.sum())]
         return -self._ell(y) if self.add_orientation else self._ell(y)
+
+
+@dataclass(frozen=True)
+class WeightedGaussianMixture(GaussianMixture):
+    """(Σ_j w_j N(c_j, σ²), N(0, σ²)) with the given ``weights`` taken as exact (the convention of
+    :class:`~verifier.pairs.DiscretePair`: the pair *is* the one with those binary64 masses), for
+    dp_accounting's MixtureOfGaussiansDpEvent (the MMCC per-step pair, Choquette-Choo et al. 2024,
+    arXiv 2310.15526). ``tails`` is derived (for validation); every computation uses the weights."""
+
+    weights: tuple = ()
+
+    def __post_init__(self) -> None:
+        w = check_real_array("weights", self.weights)
+        if w.shape != np.shape(self.means) or np.any(w <= 0):
+            raise InvalidArgument("weights", list(np.ravel(w)), "must be positive, one per mean")
+        object.__setattr__(self, "tails", tuple([1.0] + [min(1.0, math.fsum(w[j:].tolist())) for j in range(1, w.size)]))
+        super().__post_init__()
+        object.__setattr__(self, "weights", tuple(float(x) for x in w))
+
+    def swapped(self) -> "WeightedGaussianMixture":
+        return WeightedGaussianMixture(self.sigma, self.means, self.tails, not self.add_orientation, self.weights)
+
+    @property
+    def _weights(self) -> npt.NDArray[np.float64]:
+        return np.array(self.weights)
+
+    def _weights_arb(self) -> list[arb]:
+        return [arb(x) for x in self.weights]
+
+
+def mixture_of_gaussians(sigma: float, sensitivities: list, probabilities: list) -> WeightedGaussianMixture:
+    """The pair (Σ_i p_i N(c_i, σ²), N(0, σ²)) of dp_accounting's MixtureOfGaussiansDpEvent, given in
+    any order: components with p_i = 0 are dropped and equal c_i merged (their p_i summed exactly
+    when the sum is a binary64 number; it is then the same pair)."""
+    c = check_real_array("sensitivities", sensitivities)
+    p = check_real_array("probabilities", probabilities)
+    if c.ndim != 1 or c.size == 0 or c.shape != p.shape:
+        raise InvalidArgument("probabilities", list(np.ravel(p)), f"must be a non-empty list as long as sensitivities ({c.size})")
+    if np.any(c < 0):
+        raise InvalidArgument("sensitivities", list(c), "must be >= 0 (norms of the shift)")
+    if np.any(p < 0) or abs(math.fsum(p.tolist()) - 1.0) > 1e-9:
+        raise InvalidArgument("probabilities", list(p), "must be >= 0 and sum to 1 (within 1e-9)")
+    merged: dict[float, list[float]] = {}
+    for ci, pi in zip(c.tolist(), p.tolist()):
+        if pi > 0:
+            merged.setdefault(ci, []).append(pi)
+    means = sorted(merged)
+    return WeightedGaussianMixture(sigma, tuple(means), (), False, tuple(math.fsum(merged[m]) for m in means))

@@ -25,7 +25,7 @@ from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse
 from verifier.schemes import Allocation, Composed, Poisson, Scheme, Single
 
-__all__ = ["Accountant", "Case", "claim_for", "certify_command", "rigorous_epsilon", "rigorous_delta", "rigorous_renyi", "claim_epsilon", "EpsilonFunction", "SETTLED_RTOL"]
+__all__ = ["Accountant", "Case", "claim_for", "certify_command", "rigorous_epsilon", "rigorous_delta", "rigorous_renyi", "claim_epsilon", "EpsilonFunction", "SETTLED_RTOL", "FLAG_MECHANISMS"]
 
 #: Relative width at which verifier's bracket counts as exact and slower methods are not run.
 SETTLED_RTOL = 1e-9
@@ -144,10 +144,15 @@ def claim_for(scheme: Scheme, neighboring: str, epsilon: float, delta: float, so
     return parse_claim(obj)
 
 
+#: The mechanisms ``verifier certify`` takes as flags (verifier.cli._options.MECHANISMS); the others
+#: (finite pairs, mixtures, …) are written as a claim file.
+FLAG_MECHANISMS = ("gaussian", "laplace", "rr", "approx_dp")
+
+
 def certify_command(claim: Claim) -> str:
     """The ``verifier certify`` command line that decides ``claim`` (for a sequence, which has no
     flags, the claim file and its JSON)."""
-    if claim.scheme["name"] == "sequence":
+    if claim.scheme["name"] == "sequence" or claim.mechanism["name"] not in FLAG_MECHANISMS:
         return f"verifier certify claim.json   # claim.json: {json.dumps(claim.to_dict())}"
     flags = [f"--mechanism {claim.mechanism['name']}"]
     flags += [f"--{k.replace('_', '-')} {v!r}" for k, v in claim.mechanism.items() if k != "name"]

@@ -1,0 +1,45 @@
+"""jax_privacy 2.0's DpEvent builders (jax_privacy.experimental.accounting) read through
+from_dp_event map to the schemes they describe (issue 25, Done-when 4). Skipped without
+jax_privacy; slow (importing jax takes ~20 s)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = [pytest.mark.peer, pytest.mark.slow]
+
+accounting = pytest.importorskip("jax_privacy.experimental.accounting")
+
+from verifier.adapters import from_dp_event  # noqa: E402
+from verifier.errors import InvalidArgument  # noqa: E402
+from verifier.pairs import Gaussian  # noqa: E402
+from verifier.schemes import Poisson, WithoutReplacement  # noqa: E402
+
+
+def test_dpsgd_event_is_poisson_sampling():
+    claim = from_dp_event(accounting.dpsgd_event(1.1, 1000, sampling_prob=0.01), epsilon=1.0, delta=1e-5)
+    assert claim.model == Poisson(Gaussian(1.1), 0.01, 1000)
+
+
+def test_fixed_dpsgd_event_is_fixed_size_batches_under_replace_one():
+    event = accounting.fixed_dpsgd_event(2.0, 50, dataset_size=1000, batch_size=100)
+    claim = from_dp_event(event, epsilon=1.0, delta=1e-5, neighboring="replace_one")
+    assert claim.model == WithoutReplacement(Gaussian(2.0, 2.0), 1000, 100, 50)  # a replacement moves the sum by 2C
+    with pytest.raises(InvalidArgument, match="neighboring"):  # fixed-size batches have no add/remove version
+        from_dp_event(event, epsilon=1.0, delta=1e-5)
+
+
+def test_with_replacement_and_truncated_batches_are_refused_by_name():
+    with_replacement = accounting.fixed_dpsgd_event(2.0, 50, dataset_size=1000, batch_size=100, replace=True)
+    with pytest.raises(InvalidArgument, match="SampledWithReplacementDpEvent"):
+        from_dp_event(with_replacement, epsilon=1.0, delta=1e-5, neighboring="replace_one")
+    truncated = accounting.truncated_dpsgd_event(1.0, 100, sampling_prob=0.05, num_examples=1000, truncated_batch_size=40)
+    with pytest.raises(InvalidArgument, match="TruncatedSubsampledGaussianDpEvent"):
+        from_dp_event(truncated, epsilon=1.0, delta=1e-5)
+
+
+def test_amplified_bandmf_event_is_poisson_over_rounds():
+    """jax_privacy accounts b-banded MF with b-min-separated participation as ⌈T/b⌉ Poisson rounds
+    (Choquette-Choo et al. 2023, arXiv 2306.08153); verifier reads that event as such."""
+    claim = from_dp_event(accounting.amplified_bandmf_event(3.0, 100, num_bands=8, sampling_prob=0.05), epsilon=1.0, delta=1e-5)
+    assert claim.model == Poisson(Gaussian(3.0), 0.05, 13)
