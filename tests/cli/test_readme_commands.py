@@ -90,3 +90,24 @@ def test_default_test_extras_do_not_pull_torch():
     assert "opacus" not in default and "torch" not in default
     assert any(dep.startswith("pytest-xdist") for dep in extras["test"])
     assert any(dep.startswith("opacus") for dep in extras["opacus"])
+
+
+def test_readme_timings_agree_with_the_last_measured_run():
+    """Every README command annotated ``~N s CPU`` has a row in benchmarks/readme_timings.md (written
+    by benchmarks/readme_timings.py from measured runs) and the README's figure is neither below the
+    measured CPU time nor more than 2× away from it (issue 32, done when 3: a README timing that
+    drifted from the last measured run fails here; rerun the script with --update)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import readme_timings
+
+    annotated = readme_timings.annotated_commands(README)
+    assert len(annotated) >= 6, "the README's ~N s CPU annotations are no longer found"
+    measured = readme_timings.recorded((ROOT / "benchmarks" / "readme_timings.md").read_text(encoding="utf-8"))
+    for command, seconds in annotated:
+        assert command in measured, f"no measured run of: {command} (python benchmarks/readme_timings.py --only '…' --update)"
+        assert readme_timings.verdict(seconds, measured[command]) == "ok", (command, seconds, measured[command])
+    # the flags themselves (catches a checker that never fires): the issue's figures
+    assert readme_timings.verdict(6, 18.5).startswith("DRIFT") and readme_timings.verdict(6, 9.8).startswith("OVER")
+    assert readme_timings.verdict(30, 14.3).startswith("DRIFT") and readme_timings.verdict(13, 9.8) == "ok"
