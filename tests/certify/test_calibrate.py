@@ -149,10 +149,11 @@ def test_the_python_api_takes_the_readmes_claim_json_text():
 
 @pytest.mark.parametrize("epsilon, delta, times", [(1.0, 1e-5, 1), (0.5, 1e-6, 10), (3.0, 1e-3, 100)])
 def test_secant_steps_need_fewer_probes_than_halving(epsilon, delta, times, monkeypatch):
-    """Issue 30: the search steps by the secant of the probes' ε brackets (tight near the answer),
-    aimed across the predicted crossing, and halves only where a secant step fell short. Against the
-    closed-form optimum: the bracket still holds it within the tolerance, and the search needs at
-    most as many certifier runs as plain halving (run here with the ε brackets hidden). Catches: a
+    """Issue 30: the first safer step is sized by the start's ε bracket, and the search steps by the
+    secant of the probes' ε brackets, aimed across the predicted crossing, halving only where a
+    secant step fell short. Against the closed-form optimum: the bracket still holds it within the
+    tolerance, and the search needs fewer certifier runs than doubling and halving (run here with
+    the ε brackets hidden). Catches: a
     secant aimed at the side it came from (it creeps, one tenth of the interval per probe), a sign
     error in the slope (it leaves the interval and halves every time), a bracket read from the
     wrong end."""
@@ -167,3 +168,29 @@ def test_secant_steps_need_fewer_probes_than_halving(epsilon, delta, times, monk
         assert result.outcome.verdict is Verdict.CERTIFIED and result.gap <= TOLERANCE
         assert result.unsafe < sigma_star <= result.safe
     assert len(secant.probes) <= len(halving.probes) - 2
+
+
+def test_probes_between_the_ends_run_only_the_deciding_methods(monkeypatch):
+    """Issue 30: once a certified and a violated end are known, a probe between them runs only the
+    methods that decided the ends (for Poisson DP-SGD near the answer: pld, not rdp), and all of
+    them again if that leaves it INCONCLUSIVE. Catches: a restriction that drops the method that
+    decides (the probe would come out INCONCLUSIVE and be run twice, or the search stall), or one
+    applied outside the bracket (a far probe would lose the cheap method that settles it)."""
+    import verifier.certify.calibrate as calibration
+
+    calls = []
+    real = calibration.certify
+
+    def spy(claim_, *, only=None, **kwargs):
+        outcome = real(claim_, only=only, **kwargs)
+        calls.append((claim_.model.pair.sigma, tuple(only or ()), outcome.verdict))
+        return outcome
+
+    monkeypatch.setattr(calibration, "certify", spy)
+    result = calibrate(claim({"name": "poisson", "rate": 256 / 60000, "steps": 2344}))
+    assert result.outcome.verdict is Verdict.CERTIFIED and result.gap <= TOLERANCE
+    probes = calls[:-1]  # the last call is the final certify, with every method
+    assert len(probes) == len(result.probes)  # no probe needed a second run
+    assert probes[1][2] is Verdict.CERTIFIED and "rdp" in probes[1][1]  # the first safer step: no bracket yet, all methods
+    inside = [c for c in probes if result.unsafe < c[0] < result.safe]
+    assert all(c[1] == ("pld",) for c in inside)

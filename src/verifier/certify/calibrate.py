@@ -29,9 +29,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from verifier._types import Quantity
 from verifier.certify.claim import MECHANISMS, SCHEMES, json_value, parse_claim
 from verifier.certify.method import Guarantee
-from verifier.certify.portfolio import select_methods
+from verifier.certify.portfolio import best_bounds, select_methods
 from verifier.certify.verdict import Outcome, Verdict, certify
 from verifier.errors import InvalidArgument, NotCertified
 
@@ -111,21 +112,26 @@ class Calibration:
 class _Search:
     """The search state on the safety axis s (larger s = safer): s = log σ, −log rate, −steps.
 
-    ``decide`` returns a probe's verdict and, when the certifier bounded ε at the claimed δ, the
-    log of that bracket's ends relative to the claimed ε (None otherwise): ε falls smoothly as s
-    grows, so the bisection steps by the secant of those logs (:meth:`_secant`) where both ends of
-    an interval have them, and halves the interval otherwise. Only the probe values depend on it;
-    every end of the answer is a probe's own verdict."""
+    ``decide(value, methods)`` returns a probe's verdict, the methods whose bounds decided it, and,
+    when the certifier bounded ε at the claimed δ, the log of that bracket's ends relative to the
+    claimed ε (None otherwise): ε falls smoothly as s grows, so the bisection steps by the secant of
+    those logs (:meth:`_secant`) where both ends of an interval have them, and halves the interval
+    otherwise. Between a certified and a violated end, a probe runs only the methods that decided
+    those ends (a method that could not certify the safer end cannot certify a riskier value, nor
+    refute a safer one than it refuted), and all of them again if that leaves it INCONCLUSIVE. Only
+    the probe values and their cost depend on this; every end of the answer is a probe's own
+    verdict."""
 
     def __init__(
         self,
         knob: Knob,
-        decide: Callable[[float], tuple[Verdict, tuple[float, float] | None]],
+        decide: Callable[[float, Sequence[str] | None], tuple[Verdict, frozenset[str], tuple[float, float] | None]],
         progress: Callable[[Probe], None] | None,
     ) -> None:
         self.knob, self._decide, self._progress = knob, decide, progress
         self.probes: list[Probe] = []
         self._log_ratios: dict[float, tuple[float, float]] = {}  # s -> (log ε_lo/ε, log ε_hi/ε)
+        self._deciders: dict[float, frozenset[str]] = {}  # s -> methods whose bounds decided the probe
         self._secant_fell_short = False  # the last secant step shrank its interval by less than half
         self.safe: float | None = None  # smallest s CERTIFIED
         self.unsafe: float | None = None  # largest s VIOLATED
@@ -142,13 +148,25 @@ class _Search:
             return int(s if self.knob.larger_is_safer else -s)
         return math.exp(s) if self.knob.larger_is_safer else math.exp(-s)
 
+    def _methods_between(self, s: float) -> list[str] | None:
+        """The methods that decided the current safe and unsafe ends when s lies between them
+        (None: run them all)."""
+        if self.safe is None or self.unsafe is None or not self.unsafe < s < self.safe:
+            return None
+        methods = self._deciders.get(self.safe, frozenset()) | self._deciders.get(self.unsafe, frozenset())
+        return sorted(methods) or None
+
     def probe(self, value: float) -> Verdict:
         start = time.perf_counter()
-        verdict, ratios = self._decide(value)
+        s = self.to_s(value)
+        methods = self._methods_between(s)
+        verdict, deciders, ratios = self._decide(value, methods)
+        if verdict is Verdict.INCONCLUSIVE and methods is not None:
+            verdict, deciders, ratios = self._decide(value, None)
         self.probes.append(Probe(value, verdict, time.perf_counter() - start))
         if self._progress is not None:
             self._progress(self.probes[-1])
-        s = self.to_s(value)
+        self._deciders[s] = deciders
         if ratios is not None:
             self._log_ratios[s] = ratios
         if verdict is Verdict.CERTIFIED:
@@ -169,8 +187,8 @@ class _Search:
         return value
 
     def expand(self, start: float) -> None:
-        """Probe ``start``, then double/halve until a CERTIFIED and (if any method can refute) a
-        VIOLATED value are known, or the parameter's range ends."""
+        """Probe ``start``, then double/halve (:meth:`_step`) until a CERTIFIED and (if any method
+        can refute) a VIOLATED value are known, or the parameter's range ends."""
         self.probe(self._clamp(start))
         for _ in range(_MAX_EXPANSIONS):
             if self.safe is None:
@@ -185,10 +203,17 @@ class _Search:
 
     def _step(self, s: float, *, safer: bool) -> float | None:
         """The value one doubling (or halving) from s towards the safe (or unsafe) side; None at
-        the end of the range."""
+        the end of the range. A real parameter moves less where the probe at s bounded ε close to
+        the target: by 1.1·|log(ε end / claimed ε)| on the log axis (the upper end when moving
+        safer, the lower end when moving riskier), enough if ε varies at least like 1/σ or the
+        rate (the Gaussian mechanism: ε ∝ 1/σ at large σ); a step that falls short is followed by
+        another."""
         knob = self.knob
         value = self.to_value(s)
         factor = 2.0 if safer == knob.larger_is_safer else 0.5
+        ratio = self._log_ratios.get(s, (math.nan, math.nan))[1 if safer else 0]
+        if not knob.integer and math.isfinite(ratio) and 0.0 < abs(ratio) < math.log(2.0) / 1.1:
+            factor = math.exp(1.1 * abs(ratio)) if factor > 1.0 else math.exp(-1.1 * abs(ratio))
         moved = self._clamp(value * factor)
         if knob.integer and moved == value:
             moved = self._clamp(value + (1 if factor > 1 else -1))
@@ -265,6 +290,23 @@ def _claim_from_text(text: str) -> dict:
     return claim
 
 
+def _deciders(outcome: Outcome) -> frozenset[str]:
+    """The methods whose rigorous bounds on δ decided a CERTIFIED or VIOLATED outcome (the rule of
+    :func:`~verifier.certify.verdict.decide`); empty for INCONCLUSIVE or without δ bounds."""
+    if outcome.delta is None or outcome.verdict is Verdict.INCONCLUSIVE:
+        return frozenset()
+    claimed = outcome.claim.delta
+    usable = [b for b in outcome.delta.bounds if b.rigorous and b.quantity is Quantity.DELTA]
+    names = set()
+    for direction in outcome.claim.directions:
+        lower, upper = best_bounds(usable, direction)
+        if outcome.verdict is Verdict.VIOLATED and lower is not None and lower.value > claimed:
+            names.add(lower.method)
+        elif outcome.verdict is Verdict.CERTIFIED and upper is not None and upper.value <= claimed:
+            names.add(upper.method)
+    return frozenset(name.split(":")[0] for name in names)  # "exact:gaussian" is the exact method's
+
+
 def _log_ratios(outcome: Outcome, epsilon: float | None) -> tuple[float, float] | None:
     """(log ε_lo/ε, log ε_hi/ε) of the probe's bracket on ε at the claimed δ (max over the claim's
     directions), −∞/+∞ for an end at 0/∞; None without such a bracket."""
@@ -328,9 +370,10 @@ def calibrate(
         raise InvalidArgument("tpr", first.tpr, "calibration targets an (ε, δ) claim", fix="give epsilon and delta")
     bounding = [m.name for m in select_methods(first.model, only) if m.returns != frozenset({Guarantee.ESTIMATE})]
 
-    def decide(value: float) -> tuple[Verdict, tuple[float, float] | None]:
-        outcome = certify(parse_claim(_with_value(claim, knob, value)), only=bounding or None)
-        return outcome.verdict, _log_ratios(outcome, first.epsilon)
+    def decide(value: float, methods: Sequence[str] | None) -> tuple[Verdict, frozenset[str], tuple[float, float] | None]:
+        chosen = [m for m in bounding if m in methods] if methods else bounding
+        outcome = certify(parse_claim(_with_value(claim, knob, value)), only=chosen or bounding or None)
+        return outcome.verdict, _deciders(outcome), _log_ratios(outcome, first.epsilon)
 
     search = _Search(knob, decide, progress)
     search.expand(start)
