@@ -1,7 +1,7 @@
 """Production-scale table of issue 17: verifier's certified brackets against dp_accounting,
 prv_accountant and pld-accounting, whole processes timed side by side in one run.
 
-    .venv/bin/python benchmarks/production.py [--rows 1,2,...] [--out FILE.md] [--timeout S] [--readme README.md]
+    .venv/bin/python benchmarks/production.py [--rows 1,2,...] [--out FILE.md] [--timeout S] [--readme README.md] [--certify-only]
     .venv/bin/python benchmarks/production.py --rows 1,2 --inner-cpu 3    # in-process CPU only
 
 Each side runs as a fresh Python process, import and start-up included (what a user waits for):
@@ -279,6 +279,11 @@ def main() -> None:
         help="instead: the in-process CPU time (after the imports) of verifier and dp_accounting on the rows "
         "whose peer is dp_accounting, N alternating runs each, the smallest shown (load-proof, unlike wall time)",
     )
+    parser.add_argument(
+        "--certify-only",
+        action="store_true",
+        help="time only the certify rows and replace their section of FILE.md / FILE.json (the workload rows keep their run)",
+    )
     args = parser.parse_args()
     _compile_verifier()
     if args.inner_cpu:
@@ -286,7 +291,7 @@ def main() -> None:
         return
     load = os.getloadavg()[0]
     lines, raw_rows = [], []
-    for index in (int(i) for i in args.rows.split(",") if i):
+    for index in (int(i) for i in args.rows.split(",") if i and not args.certify_only):
         row = ROWS[index - 1]
         ours = run_verifier(row.verifier_args, args.timeout)
         peer = run_peer(row.peer_script, row.peer_args, row.peer_timeout or args.timeout)
@@ -295,7 +300,8 @@ def main() -> None:
         print(lines[-1], flush=True)
     certify: list[tuple[float, dict]] = []
     certify_peer = None
-    if args.certify:
+    certify_load = os.getloadavg()[0]
+    if args.certify or args.certify_only:
         certify_peer = run_peer(_DP, CERTIFY_PEER_ARGS, args.timeout)
         for epsilon in CERTIFY_EPSILONS:
             certify.append((epsilon, run_verifier((*CERTIFY_ARGS, "--epsilon", repr(epsilon)), args.timeout)))
@@ -305,8 +311,13 @@ def main() -> None:
         "certify": [{"epsilon": e, "verifier": _strip(r)} for e, r in certify],
         "certify_peer": _strip(certify_peer),
     }
+    section = _certify_section(certify, certify_peer, certify_load)
+    if args.certify_only:  # the workload rows keep the run they were measured in
+        raw["rows"] = json.loads(args.out.with_suffix(".json").read_text())["rows"]
+        text = _with_certify_section(args.out.read_text(), section)
+    else:
+        text = _markdown(lines, load) + ("\n" + "\n".join(section) + "\n" if section else "")
     args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1, default=str) + "\n")
-    text = _markdown(lines, certify, certify_peer, load)
     args.out.write_text(text)
     if args.readme is not None:
         _update_readme(args.readme, text)
@@ -377,7 +388,7 @@ def run_context() -> tuple[str, int, str]:
     return now, cpus, machine
 
 
-def _markdown(lines: list[str], certify: list[tuple[float, dict]], certify_peer: dict | None, load: float) -> str:
+def _markdown(lines: list[str], load: float) -> str:
     now, cpus, machine = run_context()
     out = [
         "# Production scale (issue 17): verifier vs dp_accounting, prv_accountant, pld-accounting\n",
@@ -404,20 +415,44 @@ def _markdown(lines: list[str], certify: list[tuple[float, dict]], certify_peer:
         "(t = 10³…10⁷, ε ≈ 1), every verifier bracket lies inside pld-accounting's:",
         "benchmarks/allocation_scaling.md; tests/allocation/test_peer.py checks recorded brackets.",
     ]
-    if certify:
-        out += [
-            "",
-            "`verifier certify` on the Opacus-style claim (σ=1.1, λ=256/60000, T=2344, δ=1e-5, add-or-remove; true",
-            f"ε(δ) in [0.91872, 0.91901], remove) at each claimed ε: whole process wall / CPU seconds, start-up",
-            "included, beside dp_accounting's PLD accountant (`get_epsilon`, discretization 1e-4) on the same event",
-            "as the reference cost (its ε, whole process wall / CPU). Ratio = verifier / dp_accounting. Targets",
-            "(issue 31): < 1 s wall at an 8% margin, < 2 s at 1%. certify refines only until a bracket decides",
-            "the claim (`Method.claim_bounds`): RDP settles ε = 2 and 1.2, the PLD method's first grid ε = 1.0.\n",
-            "| claimed ε | margin | verdict (deciding method) | verifier s wall / CPU | dp_accounting ε | dp_accounting s wall / CPU | ratio wall / CPU | target |",
-            "|---|---|---|---|---|---|---|---|",
-            *(certify_row(epsilon, result, certify_peer or {}) for epsilon, result in certify),
-        ]
     return "\n".join(out) + "\n"
+
+
+#: The first words of the certify section (:func:`_with_certify_section` replaces it from there).
+CERTIFY_HEADING = "`verifier certify` on the Opacus-style claim"
+
+
+def _certify_section(certify: list[tuple[float, dict]], peer: dict | None, load: float) -> list[str]:
+    """The certify rows' paragraph and table (none without rows)."""
+    if not certify:
+        return []
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return [
+        f"{CERTIFY_HEADING} (σ=1.1, λ=256/60000, T=2344, δ=1e-5, add-or-remove; true",
+        "ε(δ) in [0.91872, 0.91901], remove) at each claimed ε: whole process wall / CPU seconds, start-up",
+        "included, beside dp_accounting's PLD accountant (`get_epsilon`, discretization 1e-4) on the same event",
+        "as the reference cost (its ε, whole process wall / CPU). Ratio = verifier / dp_accounting. Targets",
+        "(issue 31): < 1 s wall at an 8% margin, < 2 s at 1%. certify refines only until a bracket decides",
+        "the claim (`Method.claim_bounds`): RDP settles ε = 2 and 1.2, the PLD method's first grid ε = 1.0.",
+        f"Measured on {now} (`--certify-only` rewrites this section alone); load average (1 min) when these rows",
+        f"started: {load:.2f} on {len(os.sched_getaffinity(0))} cores.\n",
+        "| claimed ε | margin | verdict (deciding method) | verifier s wall / CPU | dp_accounting ε | dp_accounting s wall / CPU | ratio wall / CPU | target |",
+        "|---|---|---|---|---|---|---|---|",
+        *(certify_row(epsilon, result, peer or {}) for epsilon, result in certify),
+    ]
+
+
+def _with_certify_section(text: str, section: list[str]) -> str:
+    """``text`` (a table this script wrote) with its certify section, the paragraph that starts with a
+    line "`verifier certify` ..." up to the next "## " heading or the end, replaced by ``section``
+    (appended where there is none)."""
+    lines = text.rstrip("\n").split("\n")
+    start = next((i for i, line in enumerate(lines) if line.startswith("`verifier certify`")), len(lines))
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    head, tail = lines[:start], lines[end:]
+    while head and not head[-1].strip():
+        head.pop()
+    return "\n".join(head + [""] + section + ([""] + tail if tail else [])) + "\n"
 
 
 if __name__ == "__main__":
