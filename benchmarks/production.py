@@ -319,7 +319,9 @@ def main() -> None:
         text = _markdown(lines, load) + ("\n" + "\n".join(section) + "\n" if section else "")
     args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1, default=str) + "\n")
     args.out.write_text(text)
-    if args.readme is not None:
+    if args.readme is not None and args.certify_only:
+        _update_readme_certify(args.readme, section)
+    elif args.readme is not None:
         _update_readme(args.readme, text)
 
 
@@ -368,6 +370,16 @@ def _update_readme(path: Path, text: str) -> None:
         raise SystemExit(f"{path}: markers {README_START!r} ... {README_END!r} not found")
     body = text.split("\n", 1)[1].strip()
     path.write_text(f"{head}{README_START}\n{body}\n{README_END}{tail}")
+
+
+def _update_readme_certify(path: Path, section: list[str]) -> None:
+    """Replace only the certify section inside the README's block (``--certify-only``)."""
+    readme = path.read_text()
+    head, sep, rest = readme.partition(README_START)
+    body, sep_end, tail = rest.partition(README_END)
+    if not (sep and sep_end):
+        raise SystemExit(f"{path}: markers {README_START!r} ... {README_END!r} not found")
+    path.write_text(f"{head}{README_START}\n{_with_certify_section(body.strip(), section)}{README_END}{tail}")
 
 
 def _cpu_model() -> str:
