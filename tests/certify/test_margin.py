@@ -137,3 +137,34 @@ def test_rdp_skips_the_fractional_search_only_where_it_cannot_reach_the_claim(sc
     far = rdp.claim_bounds(scheme, 0.99 * floor, 1e-5, REMOVE)[1]
     near = rdp.claim_bounds(scheme, searched, 1e-5, REMOVE)[1]
     assert [b.value for b in far] == [integer] and [b.value for b in near] == [searched]
+
+
+def _poisson_step_add_delta(sigma: float, q: float, epsilon: float) -> mpmath.mpf:
+    """δ(ε) of one Poisson-subsampled Gaussian step, add: H_{e^ε}(Q ‖ M), M = (1 − q)N(0, σ²) + qN(1, σ²),
+    Q = N(0, σ²), in closed form: the loss ln(Q/M)(y) = −ln(1 − q + q·e^{(2y − 1)/(2σ²)}) exceeds ε
+    exactly for y < t = σ²·ln((e^{−ε} − (1 − q))/q) + 1/2 (none when e^{−ε} <= 1 − q), so
+    δ(ε) = Φ(t/σ) − e^ε·((1 − q)Φ(t/σ) + qΦ((t − 1)/σ))."""
+    with mpmath.workdps(30):
+        sigma, q, eps = mpmath.mpf(sigma), mpmath.mpf(q), mpmath.mpf(epsilon)
+        excess = mpmath.exp(-eps) - (1 - q)
+        if excess <= 0:
+            return mpmath.mpf(0)
+        t = sigma**2 * mpmath.log(excess / q) + mpmath.mpf(1) / 2
+        return mpmath.ncdf(t / sigma) - mpmath.exp(eps) * ((1 - q) * mpmath.ncdf(t / sigma) + q * mpmath.ncdf((t - 1) / sigma))
+
+
+def test_issue_33_claim_near_the_largest_loss_is_decided_by_the_pld_method():
+    """Poisson σ = 1, q = 0.1, T = 1, add, ε = 0.0986 (the loss is at most −ln 0.9 = 0.1054), claimed
+    δ = 1e-5: the δ bracket certify had was [0, 1.88e-5] (INCONCLUSIVE). The truth is 1.89e-5
+    (closed form above), so the claim is VIOLATED; the PLD method alone must refine its dominated
+    side until its lower end rises past 1e-5 (a refinement that stops on a fixed width, or only on
+    the δ bracket, leaves that end at 0)."""
+    assert _poisson_step_add_delta(1.0, 0.1, 0.0986) > 1.8e-5
+    claim = parse_claim(
+        {"mechanism": {"name": "gaussian", "sigma": 1.0}, "scheme": {"name": "poisson", "rate": 0.1, "steps": 1},
+         "neighboring": "add", "epsilon": 0.0986, "delta": 1e-5}
+    )  # fmt: skip
+    outcome = certify(claim, only=["pld"])
+    assert outcome.verdict is Verdict.VIOLATED, outcome.decision.reasons
+    lower = outcome.delta.brackets[ADD].lower
+    assert 1e-5 < lower <= float(_poisson_step_add_delta(1.0, 0.1, 0.0986))

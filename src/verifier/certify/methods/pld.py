@@ -131,8 +131,10 @@ class PLDMethod(Method):
 
     def delta_curve(self, scheme: Scheme, epsilons: Sequence[float], direction: Direction, focus: float) -> list[Sequence[Bound]]:
         """δ(ε) bounds at every ε of a grid from the one PLD bracket that :meth:`delta_bounds` refines
-        for ``focus`` (cached, so free after a certification at that ε). Rigorous at every ε; where
-        δ(ε) is far below δ(focus) the thinned tails make the upper end a plateau."""
+        for ``focus`` (cached, so free after a ``verifier bounds`` run at that ε; a certification refines
+        only as far as its claim needed, :meth:`claim_bounds`, so a report after it builds this bracket
+        anew). Rigorous at every ε; where δ(ε) is far below δ(focus) the thinned tails make the upper
+        end a plateau."""
         bracket = self._delta_bracket(scheme, focus, direction)
         return [self._bounds(bracket.delta(float(e)), Quantity.DELTA, float(e), direction, bracket) for e in epsilons]
 
