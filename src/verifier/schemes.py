@@ -16,7 +16,7 @@ from verifier.errors import InvalidArgument
 from verifier.matrix.strategy import Strategy
 from verifier.pairs import DominatingPair, Gaussian
 
-__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "ShuffledBatches", "AGGREGATIONS", "base_pair"]
+__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "ShuffledBatches", "BandedPoisson", "AGGREGATIONS", "base_pair"]
 
 
 def _check_pair(pair: object) -> DominatingPair:
@@ -30,6 +30,14 @@ def _check_rate_steps(scheme: "Poisson | PoissonReplaceOne") -> None:
     _check_pair(scheme.pair)
     object.__setattr__(scheme, "rate", check_rate("rate", scheme.rate))
     object.__setattr__(scheme, "steps", check_integer("steps", scheme.steps, minimum=1))
+
+
+def _check_gaussian_strategy(scheme: "MatrixMechanism | BandedPoisson") -> None:
+    """A matrix-factorisation scheme adds Gaussian noise to C·X: check the pair and the strategy."""
+    if not isinstance(scheme.pair, Gaussian):
+        raise InvalidArgument("pair", scheme.pair, "a matrix mechanism adds Gaussian noise: use Gaussian(sigma, sensitivity)")
+    if not isinstance(scheme.strategy, Strategy):
+        raise InvalidArgument("strategy", scheme.strategy, "must be a verifier.matrix.Strategy (e.g. verifier.matrix.bsr(N, 4))")
 
 
 def _check_part_of_whole(scheme: object, part: str, whole: str, symbol: str, reason: str) -> None:
@@ -182,10 +190,7 @@ class MatrixMechanism:
     epochs: int = 1
 
     def __post_init__(self) -> None:
-        if not isinstance(self.pair, Gaussian):
-            raise InvalidArgument("pair", self.pair, "a matrix mechanism adds Gaussian noise: use Gaussian(sigma, sensitivity)")
-        if not isinstance(self.strategy, Strategy):
-            raise InvalidArgument("strategy", self.strategy, "must be a verifier.matrix.Strategy (e.g. verifier.matrix.bsr(N, 4))")
+        _check_gaussian_strategy(self)
         b = check_integer("batches", self.batches, minimum=1)
         k = check_integer("epochs", self.epochs, minimum=1)
         if self.strategy.size != b * k:
@@ -277,7 +282,38 @@ class ShuffledBatches:
         return self.full_batches * self.batch_size / self.dataset_size
 
 
-Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches]
+@dataclass(frozen=True)
+class BandedPoisson:
+    """A banded matrix-factorisation mechanism (release C·X + Z, Z ~ N(0, σ²)) with cyclic Poisson
+    sampling, the amplified BandMF of Choquette-Choo et al. 2023 ("Amplified banded matrix
+    factorization", NeurIPS 2023, §4; jax_privacy's ``amplified_bandmf_event``): the records are split
+    into ``groups`` = b groups, step i (0-based) of the N = ``strategy.size`` steps uses group i mod b,
+    each of its records independently with probability ``rate``. ``pair`` is the Gaussian step
+    (σ and the clipping norm Δ = ``pair.sensitivity``); C must be lower-triangular with bandwidth
+    <= b (``strategy.width`` <= ``groups``), so that one record's participations, b steps apart,
+    move disjoint rows of C·X. The bounds reduce the run to Poisson-subsampled Gaussian steps with
+    sensitivities Δ·‖C e_i‖ (:mod:`verifier.certify.methods.banded_poisson`)."""
+
+    pair: DominatingPair
+    strategy: Strategy
+    groups: int
+    rate: float
+
+    def __post_init__(self) -> None:
+        _check_gaussian_strategy(self)
+        b = check_integer("groups", self.groups, minimum=1)
+        if b > self.strategy.size:
+            raise InvalidArgument("groups", b, f"must be <= the number of steps N = {self.strategy.size}: a group that is never sampled releases nothing")
+        if self.strategy.width > b:
+            raise InvalidArgument(
+                "groups", b, f"must be >= the strategy's bandwidth {self.strategy.width}: cyclic Poisson sampling is analysed for a C "
+                "that is b-banded (a record's participations b steps apart must move disjoint rows of C·X)"
+            )
+        object.__setattr__(self, "groups", b)
+        object.__setattr__(self, "rate", check_rate("rate", self.rate))
+
+
+Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches, BandedPoisson]
 
 
 def base_pair(scheme: Scheme) -> DominatingPair:

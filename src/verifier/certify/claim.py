@@ -92,7 +92,8 @@ from verifier.errors import InvalidArgument
 from verifier.pairs import ApproxDP, DiscreteLaplace, DiscretePair, DominatingPair, Gaussian, Laplace, RandomizedResponse, UniformResponse
 from verifier.pairs.mixture import mixture_of_gaussians
 import verifier.matrix as matrix
-from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
+from verifier.matrix.strategy import Strategy
+from verifier.schemes import AGGREGATIONS, Allocation, BandedPoisson, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
 from verifier.schemes import PoissonReplaceOne, ShuffledBatches, WithoutReplacement
 
 __all__ = ["Claim", "parse_claim", "model_of", "load_claim", "read_json", "json_value", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
@@ -161,19 +162,27 @@ def _family(name: str, value: Any) -> str:
     return check_choice(name, value, matrix.FAMILIES)
 
 
-def _matrix_scheme(
-    pair: DominatingPair,
-    batches: int,
-    epochs: int,
+def _claim_strategy(
+    size: int,
     matrix: str | None = None,
     matrix_file: str | None = None,
     bands: int | None = None,
     coefficients: list[float] | None = None,
     theta: list[float] | None = None,
     omega: list[float] | None = None,
-) -> MatrixMechanism:
-    """The matrix scheme of a claim: a named family (with its parameters) or a file, N = epochs·batches."""
-    return MatrixMechanism(pair, strategy_from_fields(batches * epochs, matrix, matrix_file, bands, coefficients, theta, omega), batches, epochs)
+) -> Strategy:
+    """C of a claim's scheme (N = ``size``): a named family (with its parameters) or a file."""
+    return strategy_from_fields(size, matrix, matrix_file, bands, coefficients, theta, omega)
+
+
+def _matrix_scheme(pair: DominatingPair, batches: int, epochs: int, **strategy: Any) -> MatrixMechanism:
+    """The matrix scheme of a claim: N = epochs·batches."""
+    return MatrixMechanism(pair, _claim_strategy(batches * epochs, **strategy), batches, epochs)
+
+
+def _banded_poisson_scheme(pair: DominatingPair, groups: int, rate: float, steps: int, **strategy: Any) -> BandedPoisson:
+    """The amplified-BandMF scheme of a claim: C with N = ``steps``, b = ``groups``."""
+    return BandedPoisson(pair, _claim_strategy(steps, **strategy), groups, rate)
 
 
 def strategy_from_fields(
@@ -211,7 +220,7 @@ def strategy_from_fields(
     else:
         strategy = matrix.blt(size, theta, omega)  # type: ignore[arg-type]
     if strategy.size != size:
-        raise InvalidArgument("matrix_file", matrix_file, f"holds an N×N matrix with N = {strategy.size}, but epochs·batches = {size}")
+        raise InvalidArgument("matrix_file", matrix_file, f"holds an N×N matrix with N = {strategy.size}, but the run has N = {size} steps")
     return strategy
 
 
@@ -278,6 +287,20 @@ SCHEMES: dict[str, _Spec] = {
             "omega": (_optional(_numbers), None),
         },
         _matrix_scheme,
+    ),
+    "banded_poisson": _Spec(
+        {
+            "groups": (_positive_integer, _REQUIRED),
+            "rate": (check_rate, _REQUIRED),
+            "steps": (_positive_integer, _REQUIRED),
+            "matrix": (_optional(_family), None),
+            "matrix_file": (_optional(_text), None),
+            "bands": (_optional(_positive_integer), None),
+            "coefficients": (_optional(_numbers), None),
+            "theta": (_optional(_numbers), None),
+            "omega": (_optional(_numbers), None),
+        },
+        _banded_poisson_scheme,
     ),
 }
 

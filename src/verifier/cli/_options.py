@@ -13,8 +13,9 @@ from verifier._validation import check_integer
 from verifier.cli._table import table_number
 from verifier.errors import InvalidArgument, NotApplicable
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse, replace_one_pair
-from verifier.schemes import AGGREGATIONS, Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Shuffle, Single
+from verifier.schemes import AGGREGATIONS, Allocation, BandedPoisson, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Shuffle, Single
 from verifier.schemes import WithoutReplacement
+from verifier.matrix.strategy import Strategy
 
 __all__ = [
     "add_mechanism_options",
@@ -45,7 +46,7 @@ def add_mechanism_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--k", type=int, default=None, help="rr: number of outcomes (default 2); allocation: steps per element")
 
 
-SCHEMES = ("single", "composed", "poisson", "allocation", "shuffle", "checkin", "matrix", "without_replacement", "shuffled")
+SCHEMES = ("single", "composed", "poisson", "allocation", "shuffle", "checkin", "matrix", "without_replacement", "shuffled", "banded_poisson")
 
 
 def add_scheme_options(parser: argparse.ArgumentParser, method: bool = True) -> None:
@@ -55,8 +56,8 @@ def add_scheme_options(parser: argparse.ArgumentParser, method: bool = True) -> 
     group = parser.add_argument_group("scheme (how steps are sampled and composed)")
     group.add_argument("--scheme", choices=SCHEMES, default="single", help="sampling/composition scheme (default: single)")
     group.add_argument("--times", type=int, help="composed: number of compositions m >= 1")
-    group.add_argument("--rate", type=float, help="poisson: sampling probability λ in (0, 1]; checkin: check-in rate γ in (0, 1]")
-    group.add_argument("--steps", type=int, help="poisson/allocation/without_replacement: number of steps t >= 1")
+    group.add_argument("--rate", type=float, help="poisson/banded_poisson: sampling probability λ in (0, 1]; checkin: check-in rate γ in (0, 1]")
+    group.add_argument("--steps", type=int, help="poisson/allocation/without_replacement/banded_poisson: number of steps t >= 1")
     group.add_argument("--dataset-size", dest="dataset_size", type=int, help="without_replacement/shuffled: number of elements n >= 1")
     group.add_argument(
         "--batch-size", dest="batch_size", type=int,
@@ -73,6 +74,10 @@ def add_scheme_options(parser: argparse.ArgumentParser, method: bool = True) -> 
         "--aggregation", choices=AGGREGATIONS, default="shuffle", help="checkin: reports released shuffled (default) or only their sum"
     )
     group.add_argument("--batches", type=int, help="matrix: batches per epoch b >= 1 (N = epochs·batches steps)")
+    group.add_argument(
+        "--groups", type=int,
+        help="banded_poisson: groups b >= the strategy's bandwidth (step i samples group i mod b, each record with probability --rate)",
+    )
     group.add_argument("--matrix", help="matrix: strategy family (identity, bsr, toeplitz, blt)")
     group.add_argument("--matrix-file", dest="matrix_file", help="matrix: strategy C from a .npy or .csv file (N×N, lower-triangular)")
     group.add_argument("--bands", type=int, help="matrix bsr: number of bands p >= 1")
@@ -107,8 +112,8 @@ OPTION_USES: dict[str, tuple[dict[str, tuple[str, ...]], object]] = {
     "delta0": ({"mechanism": ("approx_dp",)}, None),
     "k": ({"mechanism": ("rr",), "scheme": ("allocation",)}, None),
     "times": ({"scheme": ("composed",)}, None),
-    "rate": ({"scheme": ("poisson", "checkin")}, None),
-    "steps": ({"scheme": ("poisson", "allocation", "without_replacement")}, None),
+    "rate": ({"scheme": ("poisson", "checkin", "banded_poisson")}, None),
+    "steps": ({"scheme": ("poisson", "allocation", "without_replacement", "banded_poisson")}, None),
     "dataset_size": ({"scheme": ("without_replacement", "shuffled")}, None),
     "batch_size": ({"scheme": ("without_replacement", "shuffled")}, None),
     "drop_last": ({"scheme": ("shuffled",)}, False),
@@ -116,9 +121,11 @@ OPTION_USES: dict[str, tuple[dict[str, tuple[str, ...]], object]] = {
     "users": ({"scheme": ("shuffle", "checkin")}, None),
     "rounds": ({"scheme": ("checkin",)}, 1),
     "aggregation": ({"scheme": ("checkin",)}, "shuffle"),
+    "batches": ({"scheme": ("matrix",)}, None),
+    "groups": ({"scheme": ("banded_poisson",)}, None),
     **{
-        name: ({"scheme": ("matrix",)}, None)
-        for name in ("batches", "matrix", "matrix_file", "bands", "coefficients", "theta", "omega")
+        name: ({"scheme": ("matrix", "banded_poisson")}, None)
+        for name in ("matrix", "matrix_file", "bands", "coefficients", "theta", "omega")
     },
 }
 
@@ -160,6 +167,9 @@ def build_scheme(args: argparse.Namespace) -> Scheme:
         return CheckIn(pair, users, _required(args, "rate", "checkin", "--scheme"), args.rounds, args.aggregation)
     if args.scheme == "matrix":
         return _matrix_scheme(args, pair)
+    if args.scheme == "banded_poisson":
+        steps = check_integer("steps", _required(args, "steps", "banded_poisson", "--scheme"), minimum=1)
+        return BandedPoisson(pair, _strategy(args, steps), _required(args, "groups", "banded_poisson", "--scheme"), _required(args, "rate", "banded_poisson", "--scheme"))
     if args.scheme == "without_replacement":
         return _fixed_batches(args, pair)
     if args.scheme == "shuffled":
@@ -189,13 +199,18 @@ def number_list(name: str, text: str | None) -> list[float] | None:
 
 
 def _matrix_scheme(args: argparse.Namespace, pair: DominatingPair) -> MatrixMechanism:
-    from verifier.certify.claim import strategy_from_fields
-
     batches = check_integer("batches", _required(args, "batches", "matrix", "--scheme"), minimum=1)
     epochs = check_integer("epochs", args.epochs, minimum=1)
+    return MatrixMechanism(pair, _strategy(args, batches * epochs), batches, epochs)
+
+
+def _strategy(args: argparse.Namespace, size: int) -> Strategy:
+    """The strategy C (N = ``size``) the --matrix/--matrix-file options describe (default: identity)."""
+    from verifier.certify.claim import strategy_from_fields
+
     family = None if args.matrix_file is not None and args.matrix is None else (args.matrix or "identity")
-    strategy = strategy_from_fields(
-        batches * epochs,
+    return strategy_from_fields(
+        size,
         family,
         args.matrix_file,
         args.bands,
@@ -203,7 +218,6 @@ def _matrix_scheme(args: argparse.Namespace, pair: DominatingPair) -> MatrixMech
         number_list("theta", args.theta),
         number_list("omega", args.omega),
     )
-    return MatrixMechanism(pair, strategy, batches, epochs)
 
 
 def _fixed_batches(args: argparse.Namespace, pair: DominatingPair) -> WithoutReplacement:
@@ -284,7 +298,7 @@ def model_json_from_flags(args: argparse.Namespace) -> tuple[dict, dict]:
     for name in SCHEMES[args.scheme].fields:
         if getattr(args, name) is not None:
             scheme[name] = getattr(args, name)
-    if args.scheme == "matrix":
+    if args.scheme in ("matrix", "banded_poisson"):
         for name in ("coefficients", "theta", "omega"):
             if name in scheme:
                 scheme[name] = number_list(name, scheme[name])

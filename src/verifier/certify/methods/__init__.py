@@ -21,4 +21,5 @@ ADAPTERS = [
     "verifier.certify.methods.matrix_evidence",
     "verifier.certify.methods.matrix_cc",
     "verifier.certify.methods.matrix_partition",
+    "verifier.certify.methods.banded_poisson",
 ]
