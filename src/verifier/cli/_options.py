@@ -20,6 +20,7 @@ from verifier.matrix.strategy import Strategy
 __all__ = [
     "add_mechanism_options",
     "add_scheme_options",
+    "add_method_option",
     "add_output_options",
     "add_direction_option",
     "build_pair",
