@@ -128,7 +128,8 @@ def test_allocation_with_every_element_in_every_step_is_the_composition():
 def test_rdp_skips_the_fractional_search_only_where_it_cannot_reach_the_claim(scheme):
     """fractional_floor lies at or below what the golden-section search over fractional orders finds
     (a floor above it would skip a search that decides the claim; the largest gain measured is 5%,
-    σ = 0.6 here), and the claim mode searches exactly when the claim is at or above the floor."""
+    σ = 0.6 here), and the claim mode searches exactly when the claim lies between the floor and the
+    integer orders' bound (below: the search cannot reach it; at or above: the integer orders decide)."""
     integer = epsilon_upper_for(scheme, 1e-5, REMOVE, fractional=False).value
     searched = epsilon_upper_for(scheme, 1e-5, REMOVE).value
     floor = fractional_floor(scheme, 1e-5, REMOVE)
@@ -136,7 +137,8 @@ def test_rdp_skips_the_fractional_search_only_where_it_cannot_reach_the_claim(sc
     rdp = RenyiAccountant()
     far = rdp.claim_bounds(scheme, 0.99 * floor, 1e-5, REMOVE)[1]
     near = rdp.claim_bounds(scheme, searched, 1e-5, REMOVE)[1]
-    assert [b.value for b in far] == [integer] and [b.value for b in near] == [searched]
+    decided = rdp.claim_bounds(scheme, integer, 1e-5, REMOVE)[1]
+    assert [b.value for b in far] == [integer] and [b.value for b in near] == [searched] and [b.value for b in decided] == [integer]
 
 
 def _poisson_step_add_delta(sigma: float, q: float, epsilon: float) -> mpmath.mpf:
