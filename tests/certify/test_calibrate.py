@@ -147,27 +147,25 @@ def test_the_python_api_takes_the_readmes_claim_json_text():
         verifier.calibrate("[1, 2]", "sigma")
 
 
-@pytest.mark.parametrize("epsilon, delta, times", [(1.0, 1e-5, 1), (0.5, 1e-6, 10), (3.0, 1e-3, 100)])
-def test_secant_steps_need_fewer_probes_than_halving(epsilon, delta, times, monkeypatch):
-    """Issue 30: the first safer step is sized by the start's ε bracket, and the search steps by the
-    secant of the probes' ε brackets, aimed across the predicted crossing, halving only where a
-    secant step fell short. Against the closed-form optimum: the bracket still holds it within the
-    tolerance, and the search needs fewer certifier runs than doubling and halving (run here with
-    the ε brackets hidden). Catches: a
-    secant aimed at the side it came from (it creeps, one tenth of the interval per probe), a sign
-    error in the slope (it leaves the interval and halves every time), a bracket read from the
-    wrong end."""
+@pytest.mark.parametrize("start, times", [(3.0, 1), (4.0, 1), (12.0, 10)])
+def test_a_start_near_the_answer_sizes_the_first_step(start, times, monkeypatch):
+    """Issue 30: from a start within a factor 2 of the answer, the first step is sized by the start's
+    ε bracket (1.1·|log(ε end / ε)| on the log axis) instead of a doubling or halving. Against the
+    closed-form optimum: the bracket still holds it within the tolerance, and the search needs at
+    least two certifier runs fewer than with the ε brackets hidden (plain doubling and halving).
+    Catches: a step taken in the wrong direction or from the wrong end of the bracket (it would
+    need more runs), a step taken as the answer without a certificate."""
     import verifier.certify.calibrate as calibration
 
     scheme = {"name": "single"} if times == 1 else {"name": "composed", "times": times}
-    sigma_star = best_sigma(epsilon, delta, times)
-    secant = calibrate(claim(scheme, epsilon, delta))
+    sigma_star = best_sigma(1.0, 1e-5, times)
+    guided = calibrate(claim(scheme, sigma=start))
     monkeypatch.setattr(calibration, "_log_ratios", lambda outcome, eps: None)
-    halving = calibrate(claim(scheme, epsilon, delta))
-    for result in (secant, halving):
+    plain = calibrate(claim(scheme, sigma=start))
+    for result in (guided, plain):
         assert result.outcome.verdict is Verdict.CERTIFIED and result.gap <= TOLERANCE
         assert result.unsafe < sigma_star <= result.safe
-    assert len(secant.probes) <= len(halving.probes) - 2
+    assert len(guided.probes) <= len(plain.probes) - 2
 
 
 def test_probes_between_the_ends_run_only_the_deciding_methods(monkeypatch):

@@ -114,13 +114,13 @@ class _Search:
 
     ``decide(value, methods)`` returns a probe's verdict, the methods whose bounds decided it, and,
     when the certifier bounded ε at the claimed δ, the log of that bracket's ends relative to the
-    claimed ε (None otherwise): ε falls smoothly as s grows, so the bisection steps by the secant of
-    those logs (:meth:`_secant`) where both ends of an interval have them, and halves the interval
-    otherwise. Between a certified and a violated end, a probe runs only the methods that decided
-    those ends (a method that could not certify the safer end cannot certify a riskier value, nor
-    refute a safer one than it refuted), and all of them again if that leaves it INCONCLUSIVE. Only
-    the probe values and their cost depend on this; every end of the answer is a probe's own
-    verdict."""
+    claimed ε (None otherwise), which sizes the steps away from the start (:meth:`_step`). Between
+    a certified and a violated end, a probe runs only the methods that decided those ends (a method
+    that could not certify the safer end cannot certify a riskier value, nor refute a safer one
+    than it refuted), and all of them again if that leaves it INCONCLUSIVE. Only the probe values
+    and their cost depend on this; every end of the answer is a probe's own verdict. (Secant steps
+    on the ε brackets were tried and dropped: the certifier refines each probe only until it
+    decides, so the brackets are too loose to place the crossing better than halving does.)"""
 
     def __init__(
         self,
@@ -132,7 +132,6 @@ class _Search:
         self.probes: list[Probe] = []
         self._log_ratios: dict[float, tuple[float, float]] = {}  # s -> (log ε_lo/ε, log ε_hi/ε)
         self._deciders: dict[float, frozenset[str]] = {}  # s -> methods whose bounds decided the probe
-        self._secant_fell_short = False  # the last secant step shrank its interval by less than half
         self.safe: float | None = None  # smallest s CERTIFIED
         self.unsafe: float | None = None  # largest s VIOLATED
         self.not_certified: float | None = None  # largest s below `safe` not certified
@@ -221,14 +220,13 @@ class _Search:
             return None
         return moved
 
-    def _interval(self, tolerance: float) -> tuple[float, float, bool] | None:
-        """The wider unconverged interval of the two (certified search, violated search), and
-        whether it is the certified search's."""
+    def _interval(self, tolerance: float) -> tuple[float, float] | None:
+        """The wider unconverged interval of the two (certified search, violated search)."""
         candidates = []
         if self.safe is not None and self.not_certified is not None:
-            candidates.append((self.not_certified, self.safe, True))
+            candidates.append((self.not_certified, self.safe))
         if self.unsafe is not None and self.not_violated is not None:
-            candidates.append((self.unsafe, self.not_violated, False))
+            candidates.append((self.unsafe, self.not_violated))
         if self.knob.integer:
             width_needed = 1.0
         else:  # on the log axis; log1p(tol) keeps both |σ−σ'|/σ and |λ−λ'|/λ below tol
@@ -236,50 +234,19 @@ class _Search:
             if self.unsafe is not None and self.safe is not None and self.safe - self.unsafe <= width_needed:
                 return None
             width_needed /= 2.0
-        open_ = [c for c in candidates if c[1] - c[0] > width_needed]
-        return max(open_, key=lambda c: c[1] - c[0], default=None)
-
-    def _secant(self, a: float, b: float, certifying: bool, aim: float) -> float | None:
-        """Where log(ε bound / claimed ε) — the upper bound's for the certified search, the lower
-        bound's for the violated one — is predicted to cross 0: from the end of (a, b) closest to
-        the crossing, along the slope of the bracket midpoints of the two probes nearest that end
-        (the bracket is tightest, and the slope best known, near the answer). Moved by ``aim``
-        away from that end, so that the probe lands across the crossing and closes the interval
-        to about 2·aim, and kept a tenth of the interval inside it; None without the data or a
-        crossing."""
-        pick = 1 if certifying else 0
-        ends = [(s, self._log_ratios[s][pick]) for s in (a, b) if s in self._log_ratios]
-        if len(ends) < 2 or not all(math.isfinite(f) for _, f in ends) or not ends[0][1] > 0.0 >= ends[1][1]:
-            return None
-        anchor, f_anchor = min(ends, key=lambda e: abs(e[1]))
-        known = [(s, (lo + hi) / 2.0) for s, (lo, hi) in self._log_ratios.items() if math.isfinite(lo) and math.isfinite(hi)]
-        near = sorted(known, key=lambda e: abs(e[0] - anchor))[:2]
-        slope = (near[1][1] - near[0][1]) / (near[1][0] - near[0][0]) if len(near) == 2 else 0.0
-        if not slope < 0.0:  # too few tight brackets, or noise in loose ones: the ends' own secant
-            slope = (ends[1][1] - ends[0][1]) / (b - a)
-        root = anchor - f_anchor / slope + (-aim if anchor == b else aim)
-        return min(max(root, a + 0.1 * (b - a)), b - 0.1 * (b - a))
+        open_ = [(a, b) for a, b in candidates if b - a > width_needed]
+        return max(open_, key=lambda ab: ab[1] - ab[0], default=None)
 
     def bisect(self, tolerance: float, max_probes: int) -> None:
-        aim = math.log1p(tolerance) / 4.0  # a quarter of the width the answer may have
         while len(self.probes) < max_probes:
             interval = self._interval(tolerance)
             if interval is None:
                 return
-            a, b, certifying = interval
-            middle = None if self._secant_fell_short else self._secant(a, b, certifying, aim)
-            stepped = middle is not None
-            if middle is None:
-                middle = (a + b) / 2.0
+            a, b = interval
+            middle = (a + b) / 2.0
             if self.knob.integer:
                 middle = math.floor(middle)
             self.probe(self.to_value(middle))
-            shrunk = self._interval(tolerance)
-            # a secant step that kept more than half its interval (the ε model is off there) is
-            # followed by a halving, so the search never does worse than twice bisection's probes
-            self._secant_fell_short = (
-                stepped and shrunk is not None and shrunk[2] == certifying and shrunk[1] - shrunk[0] > (b - a) / 2.0
-            )
 
 
 def _claim_from_text(text: str) -> dict:
