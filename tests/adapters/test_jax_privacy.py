@@ -43,3 +43,15 @@ def test_amplified_bandmf_event_is_poisson_over_rounds():
     (Choquette-Choo et al. 2023, arXiv 2306.08153); verifier reads that event as such."""
     claim = from_dp_event(accounting.amplified_bandmf_event(3.0, 100, num_bands=8, sampling_prob=0.05), epsilon=1.0, delta=1e-5)
     assert claim.model == Poisson(Gaussian(3.0), 0.05, 13)
+
+
+def test_audit_finds_the_fixed_batch_rdp_understatement():
+    """jax_privacy documents fixed_dpsgd_event for dp_accounting's RDP accountant under REPLACE_ONE;
+    that accountant understates it (#378: σ = 4, n = 1000, B = 100, 100 steps: 2.2941 < 2.3373)."""
+    from verifier.audit import audit
+
+    report = audit("jax_privacy", quick=True)
+    found = {(r.group, r.accountant) for r in report.findings}
+    assert found == {("fixed_dpsgd_event", "dp_accounting RdpAccountant")}
+    assert all(r.verdict == "VIOLATED" for r in report.findings)
+    assert {r.group for r in report.rows} == {"dpsgd_event", "fixed_dpsgd_event", "truncated_dpsgd_event", "amplified_bandmf_event"}

@@ -58,6 +58,14 @@ def test_dp_accounting_rdp_replace_one_is_found(tmp_path, capsys):
     assert "per class:" in printed and "refused by verifier" in printed
 
 
+def test_jax_privacy_audit_is_skipped_without_it(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "jax_privacy", None)  # import raises ImportError, as when not installed
+    report = audit("jax_privacy", quick=True)
+    assert "not installed" in report.skipped and "jax-privacy" in report.skipped and not report.rows
+
+
 def test_dp_accounting_pld_composes_randomized_response_once(tmp_path):
     """dp_accounting 0.6's PLDAccountant drops the count of a SelfComposedDpEvent around
     RandomizedResponseDpEvent: 10 steps of binary RR at p = 1/2 (ε0 = ln 3) get ε(1e-5) = ln 3. The

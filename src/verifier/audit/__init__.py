@@ -35,6 +35,7 @@ PEERS = {
     "prv_accountant": "verifier.audit.prv_accountant",
     "random_allocation": "verifier.audit.random_allocation",
     "pld_accounting": "verifier.audit.pld_accounting",
+    "jax_privacy": "verifier.audit.jax_privacy",
 }
 
 

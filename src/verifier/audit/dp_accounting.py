@@ -28,13 +28,15 @@ from verifier.certify.verdict import certify
 from verifier.properties.accountant import certify_command, claim_epsilon
 from verifier.properties.catalogue import SOUNDNESS_RTOL
 
-__all__ = ["rows", "events", "truncated_inclusion_rate", "TRUNCATED_CELLS"]
+__all__ = ["rows", "events", "judge_event", "truncated_inclusion_rate", "TRUNCATED_CELLS", "TRUNCATED_QUICK"]
 
 DELTA = 1e-5
 
 #: (dataset size n, rate q, largest batch B, σ, steps) of the truncated-Poisson cells: truncation
 #: binds (nq near or above B) in the first two, rarely in the third.
 TRUNCATED_CELLS = ((1000, 0.05, 40, 1.0, 100), (10_000, 0.01, 90, 2.0, 500), (10_000, 0.01, 150, 1.0, 100))
+#: The --quick cell (about a second in dp_accounting's PLD).
+TRUNCATED_QUICK = ((1000, 0.05, 40, 2.0, 10),)
 
 
 def events(quick: bool) -> list[tuple[str, Any]]:
@@ -61,7 +63,7 @@ def events(quick: bool) -> list[tuple[str, Any]]:
     cells += [("add_or_remove", E.SelfComposedDpEvent(E.PoissonSampledDpEvent(0.1, E.LaplaceDpEvent(1.0)), 100))]
     cells += [("replace_one", E.SelfComposedDpEvent(E.RandomizedResponseDpEvent(p, k), t)) for p, k, t in ([(0.5, 2, 10)] if quick else [(0.5, 2, 10), (0.2, 10, 5), (0.9, 4, 100)])]
     cells += [("add_or_remove", E.SelfComposedDpEvent(E.DiscreteLaplaceDpEvent(a, c), t)) for a, c, t in ([(0.5, 1, 10)] if quick else [(0.5, 1, 10), (0.1, 3, 20)])]
-    mixtures = [(1.0, [0.0, 1.0, 2.0], [0.25, 0.5, 0.25], 10)] + ([] if quick else [(2.0, [0.5, 1.0], [0.9, 0.1], 100)])
+    mixtures = [] if quick else [(1.0, [0.0, 1.0, 2.0], [0.25, 0.5, 0.25], 10), (2.0, [0.5, 1.0], [0.9, 0.1], 100)]  # ~10 s each in dp_accounting
     cells += [("add_or_remove", E.SelfComposedDpEvent(E.MixtureOfGaussiansDpEvent(s, c, p), t)) for s, c, p, t in mixtures]
     cells += [("replace_special", E.SelfComposedDpEvent(E.SingleEpochTreeAggregationDpEvent(s, steps), 3)) for s, steps in ([(2.0, 100)] if quick else [(2.0, 100), (5.0, [16, 64])])]
     cells += [(relation, E.NonPrivateDpEvent()) for relation in ("add_or_remove", "replace_one")]
@@ -101,25 +103,53 @@ def _group(event: Any) -> str:
 
 def rows(examples: int = 0, quick: bool = False) -> tuple[list[AuditRow], list[str], list[tuple[str, str]]]:
     require("dp_accounting", "dp-accounting")
+    from dp_accounting import dp_event as E
+
     out: list[AuditRow] = []
     notes = ["REPLACE_SPECIAL is audited as add/remove (a record replaced by one that contributes nothing) for tree aggregation only"]
     refused: dict[str, set[str]] = {}
-    for relation, event in events(quick):
-        claim = claim_object_from_dp_event(event, epsilon=1.0, delta=DELTA, neighboring="add_or_remove" if relation == "replace_special" else relation)
-        for name, make in _accountants(relation).items():
-            accountant = make()
-            if not accountant.supports(event):
-                refused.setdefault(f"{name} ({relation})", set()).add(_group(event))
-                continue
-            eps = accountant.compose(event).get_epsilon(DELTA)
-            note = "dp_accounting's REPLACE_SPECIAL" if relation == "replace_special" else ""
-            out.append(judge(f"dp_accounting {name}", claim, eps, note=note, group=_group(event)))
-    out += _truncated_rows(quick)
+    cells = events(quick)
+    for n, q, batch, sigma, steps in TRUNCATED_QUICK if quick else TRUNCATED_CELLS:
+        truncated = E.SelfComposedDpEvent(E.TruncatedSubsampledGaussianDpEvent(n, q, batch, sigma), steps)
+        cells += [("add_or_remove", truncated), ("replace_one", truncated)]
+    for relation, event in cells:
+        out += judge_event(relation, event, _group(event), refused)
     notes += [f"{who} refuses {', '.join(sorted(kinds))} events" for who, kinds in sorted(refused.items())]
     unjudged = [(name, f"refused by verifier: {why}") for name, why in sorted(REFUSED.items()) if name != "TruncatedSubsampledGaussianDpEvent"]
     if examples:
         out += _hypothesis_rows(examples)
     return out, notes, unjudged
+
+
+def judge_event(relation: str, event: Any, group: str, refused: dict[str, set[str]]) -> list[AuditRow]:
+    """dp_accounting's RDP and PLD accountants on ``event`` under ``relation`` (verifier's name or
+    ``replace_special``), each number judged against verifier's bracket; a truncated-Poisson event
+    against the attained lower bound (:func:`truncated_inclusion_rate`). Accountants that refuse
+    the event are added to ``refused``."""
+    out = []
+    truncated = _truncated(event)
+    claim = None if truncated else claim_object_from_dp_event(event, epsilon=1.0, delta=DELTA, neighboring="add_or_remove" if relation == "replace_special" else relation)
+    for name, make in _accountants(relation).items():
+        accountant = make()
+        if not accountant.supports(event):
+            refused.setdefault(f"{name} ({relation})", set()).add(group)
+            continue
+        eps = float(accountant.compose(event).get_epsilon(DELTA))
+        if truncated:
+            out.append(_truncated_row(f"dp_accounting {name}", relation, truncated, eps, group))
+        else:
+            note = "dp_accounting's REPLACE_SPECIAL" if relation == "replace_special" else ""
+            out.append(judge(f"dp_accounting {name}", claim, eps, note=note, group=group))
+    return out
+
+
+def _truncated(event: Any) -> tuple[Any, int] | None:
+    """(TruncatedSubsampledGaussianDpEvent, steps) for it or its self-composition, else None."""
+    count = 1
+    while type(event).__name__ == "SelfComposedDpEvent":
+        count *= event.count
+        event = event.event
+    return (event, count) if type(event).__name__ == "TruncatedSubsampledGaussianDpEvent" else None
 
 
 def truncated_inclusion_rate(dataset_size: int, rate: float, batch: int) -> float:
@@ -141,31 +171,20 @@ def truncated_inclusion_rate(dataset_size: int, rate: float, batch: int) -> floa
         return arb_bound(q * total, Side.LOWER)
 
 
-def _truncated_rows(quick: bool) -> list[AuditRow]:
-    """dp_accounting's PLD on TruncatedSubsampledGaussianDpEvent against the attained lower bound of
-    :func:`truncated_inclusion_rate` (both relations dp_accounting's PLD accepts)."""
-    from dp_accounting import dp_event as E
-
-    out = []
-    for n, q, batch, sigma, steps in TRUNCATED_CELLS[:1] if quick else TRUNCATED_CELLS:
-        event = E.SelfComposedDpEvent(E.TruncatedSubsampledGaussianDpEvent(n, q, batch, sigma), steps)
-        rate = truncated_inclusion_rate(n, q, batch)
-        lower = {"mechanism": {"name": "gaussian", "sigma": sigma}, "scheme": {"name": "poisson", "rate": rate, "steps": steps},
-                 "neighboring": "add_or_remove", "epsilon": 1.0, "delta": DELTA}
-        for relation in ("add_or_remove", "replace_one"):
-            accountant = _accountants(relation)["PLDAccountant"]()
-            if not accountant.supports(event):
-                continue
-            eps = float(accountant.compose(event).get_epsilon(DELTA))
-            claim = parse_claim({**lower, "epsilon": eps})
-            bound = claim_epsilon(claim).lower
-            case = f"truncated poisson(n={n}, rate={q:g}, batch={batch}, steps={steps}) gaussian(sigma={sigma:g}), δ={DELTA:g}"
-            note = f"lower bound only: every other record 0, the record kept with probability r = {rate:.6g}"
-            unsound = eps < bound - SOUNDNESS_RTOL * max(abs(bound), 1e-12)
-            found = {"reproducer": certify_command(claim), "verdict": certify(claim).verdict.value} if unsound else {}
-            out.append(AuditRow("dp_accounting PLDAccountant", relation, case, eps, Bracket(bound, float("inf")), "UNSOUND" if unsound else "sound",
-                                note=note, group="TruncatedSubsampledGaussianDpEvent", **found))
-    return out
+def _truncated_row(accountant: str, relation: str, truncated: tuple[Any, int], eps: float, group: str) -> AuditRow:
+    """The peer's ε for ``steps`` truncated-Poisson steps against the attained lower bound of
+    :func:`truncated_inclusion_rate` (UNSOUND below it, with the Poisson claim that reproduces it)."""
+    step, steps = truncated
+    n, q, batch, sigma = step.dataset_size, step.sampling_probability, step.truncated_batch_size, step.noise_multiplier
+    rate = truncated_inclusion_rate(n, q, batch)
+    claim = parse_claim({"mechanism": {"name": "gaussian", "sigma": sigma}, "scheme": {"name": "poisson", "rate": rate, "steps": steps},
+                         "neighboring": "add_or_remove", "epsilon": eps, "delta": DELTA})
+    bound = claim_epsilon(claim).lower
+    case = f"truncated poisson(n={n}, rate={q:g}, batch={batch}, steps={steps}) gaussian(sigma={sigma:g}), δ={DELTA:g}"
+    note = f"lower bound only: every other record 0, the record kept with probability r = {rate:.6g}"
+    unsound = eps < bound - SOUNDNESS_RTOL * max(abs(bound), 1e-12)
+    found = {"reproducer": certify_command(claim), "verdict": certify(claim).verdict.value} if unsound else {}
+    return AuditRow(accountant, relation, case, eps, Bracket(bound, float("inf")), "UNSOUND" if unsound else "sound", note=note, group=group, **found)
 
 
 def _hypothesis_rows(examples: int) -> list[AuditRow]:
