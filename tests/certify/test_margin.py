@@ -170,3 +170,43 @@ def test_issue_33_claim_near_the_largest_loss_is_decided_by_the_pld_method():
     assert outcome.verdict is Verdict.VIOLATED, outcome.decision.reasons
     lower = outcome.delta.brackets[ADD].lower
     assert 1e-5 < lower <= float(_poisson_step_add_delta(1.0, 0.1, 0.0986))
+
+
+def _allocation_two_steps_remove_delta(sigma: float, epsilon: float) -> mpmath.mpf:
+    """δ(ε) of 1-out-of-2 random allocation of a Gaussian step, remove: P = ½(N((1, 0), σ²I) +
+    N((0, 1), σ²I)), Q = N(0, σ²I) (Feldman & Shenfeld, §2.1), by one mpmath integral: the loss
+    L = ln(½(e^{(2y₁ − 1)/(2σ²)} + e^{(2y₂ − 1)/(2σ²)})) exceeds ε exactly where e^{y₁/σ²} + e^{y₂/σ²}
+    > c = 2e^{ε + 1/(2σ²)}, i.e. for each y₁ where y₂ > σ²·ln(c − e^{y₁/σ²}) (every y₂ when that is
+    not positive); the inner integral is a sum of normal tails."""
+    with mpmath.workdps(15):
+        s, eps = mpmath.mpf(sigma), mpmath.mpf(epsilon)
+        c = 2 * mpmath.exp(eps + 1 / (2 * s**2))
+        tail = lambda x: mpmath.ncdf(-x / s)  # noqa: E731
+        pdf = lambda x: mpmath.npdf(x, 0, s)  # noqa: E731
+
+        def inner(y1):
+            rest = c - mpmath.exp(y1 / s**2)
+            if rest <= 0:
+                return (pdf(y1 - 1) + pdf(y1)) / 2 - mpmath.exp(eps) * pdf(y1)
+            t = s**2 * mpmath.log(rest)
+            return (pdf(y1 - 1) * tail(t) + pdf(y1) * tail(t - 1)) / 2 - mpmath.exp(eps) * pdf(y1) * tail(t)
+
+        return mpmath.quad(inner, [-mpmath.inf, -5 * s, 0, 1, 5 * s, 10 * s, mpmath.inf])
+
+
+#: σ = 1, t = 2, remove, δ = 1e-5: ε = 3.697384344 (mpmath findroot on the integral above).
+ALLOCATION_TRUTH = 3.69738434407959
+
+
+@pytest.mark.parametrize("factor, verdict", [(1.001, Verdict.CERTIFIED), (0.999, Verdict.VIOLATED)])
+def test_allocation_claims_a_tenth_of_a_percent_from_the_truth_are_decided(factor, verdict):
+    """The allocation-PLD method's claim mode (one round: the convex-order laws at a base lattice)
+    against the 2-D integral: a side read the wrong way round, or laws that do not bracket the truth,
+    give the opposite verdict or none."""
+    epsilon = ALLOCATION_TRUTH * factor
+    assert (_allocation_two_steps_remove_delta(1.0, epsilon) <= 1e-5) is (verdict is Verdict.CERTIFIED)
+    claim = parse_claim(
+        {"mechanism": {"name": "gaussian", "sigma": 1.0}, "scheme": {"name": "allocation", "steps": 2},
+         "neighboring": "remove", "epsilon": epsilon, "delta": 1e-5}
+    )  # fmt: skip
+    assert certify(claim, only=["allocation-pld"]).verdict is verdict
