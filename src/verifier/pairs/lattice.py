@@ -37,10 +37,13 @@ LATTICE_TAIL = 1e-12
 
 
 def _clear_of(points: list[float], lo: float, h: float) -> bool:
-    """Whether every point lies clearly inside a cell of the lattice lo + k·h (not within 1e-9 of an edge)."""
+    """Whether every point of the lattice's range lies clearly inside a cell of lo + k·h: at least
+    h/1000 and 1e-13 (relative) from an edge, far beyond the float error of a quantile."""
     for x in points:
         offset = (x - lo) / h
-        if abs(offset - round(offset)) * h < 1e-9 * max(1.0, abs(x)):
+        if offset < 0:
+            continue
+        if abs(offset - round(offset)) * h < max(h * 1e-3, 1e-13 * max(1.0, abs(x))):
             return False
     return True
 
@@ -63,7 +66,7 @@ class LossLattice:
         lo = min(lo, top - (top - bottom) * 1e-6)
         h = 2.0 ** math.floor(math.log2((top - lo) / cells))  # a power of two: lo + k·h is exact
         lo = math.floor(lo / h) * h
-        for _ in range(8):  # keep the ends of the law (Laplace's atoms) off the edges
+        for _ in range(3):  # keep the ends of the law (Laplace's atoms) off the edges (else: wider balls, still rigorous)
             if _clear_of([top, bottom], lo, h):
                 break
             h /= 2
@@ -92,10 +95,11 @@ class LossLattice:
         return self._powers[side]
 
     def _float_delta(self, epsilon: float, side: Side) -> float:
-        """The same sum in binary64 from the balls' midpoints: only steers a search, never a bound."""
+        """The same sum in binary64 from the balls' ends on ``side``: only steers a search, never a bound."""
         if side not in self._mids:
             power = self._power(side)
-            self._mids[side] = np.array([float(power[j].mid()) for j in range(power.degree() + 1)])
+            end = (lambda ball: ball.lower()) if side is Side.LOWER else (lambda ball: ball.upper())
+            self._mids[side] = np.array([float(end(power[j])) for j in range(power.degree() + 1)])
         mids = self._mids[side]
         losses = self.times * self.lo + self.h * np.arange(mids.size)
         keep = losses > epsilon
@@ -133,9 +137,9 @@ class LossLattice:
             lo, hi = (mid, hi) if above else (lo, mid)
         step = max(self.h, abs(lo) * 1e-12)
         if side is Side.LOWER:
-            while not holds(lo):  # the float twin overshot by rounding: step back
-                lo -= step
+            while not holds(lo):  # the float twin overshot by rounding: step back, further each time
+                lo, step = lo - step, 2 * step
             return lo
         while holds(hi):
-            hi += step
+            hi, step = hi + step, 2 * step
         return hi

@@ -1,8 +1,9 @@
 """Bounds for short compositions and Poisson runs of continuous pairs: the step's loss law rounded down
 (LOWER) and up (UPPER) onto a lattice placed near the query, composed exactly (verifier.pairs.lattice)
 — "lower bounds never trivially 0 where δ(ε) > 0" (issue 33, item 2), and an upper side as fine near
-the query. It runs after the PLD engine (same cost, registered after it), so only questions the PLD
-left open pay for it."""
+the query. It runs before the PLD engine (cost 1: one to two seconds for up to four steps), whose
+refinement near the edge of the loss law can take the whole time budget; where it settles the
+question, the PLD is not started."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ class LatticeMethod(Method):
     name = "lattice"
     citation = "losses rounded down / up onto a lattice near the query (the dominated and dominating PLDs; Steinke 2022, Prop 7 with L -> floor(L), ceil(L)), T-fold law by an exact polynomial power in ball arithmetic"
     returns = frozenset({Guarantee.LOWER, Guarantee.UPPER})
-    cost = 2
+    cost = 1
     scheme_types = (Composed, Poisson)
 
     def supports(self, scheme: Scheme) -> bool:
