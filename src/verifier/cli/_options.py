@@ -23,7 +23,6 @@ __all__ = [
     "add_method_option",
     "add_output_options",
     "add_direction_option",
-    "add_method_option",
     "build_pair",
     "build_scheme",
     "check_option_uses",
