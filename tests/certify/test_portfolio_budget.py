@@ -79,8 +79,10 @@ def test_expensive_methods_run_while_open_and_tighten_the_bracket(registry):
 
 
 def test_time_budget_stops_starting_costly_methods_but_closed_forms_always_run(registry):
-    slow, free, costly = registry(Fake("slow", 1, upper=0.3, sleep=0.05), Fake("free", 0, upper=0.4), Fake("costly", 2, upper=0.1))
-    got = collect_bounds(SCHEME, Quantity.DELTA, 1.0, BOTH, time_budget=0.01)
+    # a budget that a method of no work cannot spend even on a loaded machine (0.01 s failed under
+    # xdist at load 10: 'slow' was never started), and a 'slow' method that always outlasts it
+    slow, free, costly = registry(Fake("slow", 1, upper=0.3, sleep=2.0), Fake("free", 0, upper=0.4), Fake("costly", 2, upper=0.1))
+    got = collect_bounds(SCHEME, Quantity.DELTA, 1.0, BOTH, time_budget=0.5)
     assert got.ran == ("free", "slow")  # slow started before the budget was spent
     assert costly.calls == 0 and "time budget" in got.skipped[0]
     got = collect_bounds(SCHEME, Quantity.DELTA, 1.0, BOTH, time_budget=0.0)
