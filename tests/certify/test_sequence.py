@@ -287,7 +287,10 @@ def test_cli_empty_phase_list_exits_2_with_one_line(tmp_path, capsys):
 def test_a_phase_monte_carlo_cannot_sample_leaves_the_sequence_to_the_rigorous_methods():
     """A check-in phase: Monte Carlo cannot sample it, so it declines the whole sequence (before, it
     claimed support and certify crashed); RDP bounds it through the check-in curve (Eq. (5)), no
-    method gives a lower bound, so a claim at moderate ε is INCONCLUSIVE with a bracket from 0."""
+    method gives a lower bound, so a claim at moderate ε is INCONCLUSIVE with a bracket from 0. (Since
+    certify refines only until a verdict is settled, RDP stops at its integer orders once its floor
+    shows that no order reaches the claimed δ: the δ(ε) upper end may then be the trivial 1, and what
+    RDP proves through the check-in curve shows as a finite upper end on ε(δ).)"""
     from verifier.certify.methods.montecarlo import MonteCarlo
 
     claim = parse_claim(
@@ -301,7 +304,9 @@ def test_a_phase_monte_carlo_cannot_sample_leaves_the_sequence_to_the_rigorous_m
     outcome = certify(claim)
     assert outcome.verdict is Verdict.INCONCLUSIVE
     assert outcome.delta.ran == ("rdp",)
-    assert all(b.lower == 0.0 and 1e-5 < b.upper < 1.0 for b in outcome.delta.brackets.values())
+    assert all(b.lower == 0.0 and 1e-5 < b.upper <= 1.0 for b in outcome.delta.brackets.values())
+    assert outcome.epsilon.ran == ("rdp",)
+    assert all(3.0 < b.upper < math.inf for b in outcome.epsilon.brackets.values())
     assert all("lies in the best bracket [0, " in reason for reason in outcome.decision.reasons)
 
 

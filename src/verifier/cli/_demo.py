@@ -45,14 +45,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _resolution(outcome: Outcome) -> str | None:
-    """'resolution': the best bracket on ε(claimed δ) over the required directions and its relative width."""
+    """'resolution': the best bracket on ε(claimed δ) over the required directions and its relative
+    width. Certify refines only until the verdict is settled, so this is as narrow as the decision
+    needed, not as narrow as ``verifier epsilon`` makes it; the line says so."""
     if outcome.epsilon is None:
         return None
     combined = outcome.epsilon.combined
     if not (math.isfinite(combined.lower) and math.isfinite(combined.upper) and combined.upper > 0):
         return None
     width = (combined.upper - combined.lower) / combined.upper
-    return f"  resolution: ε(δ={outcome.claim.delta:g}) ∈ [{combined.lower:.6g}, {combined.upper:.6g}], bracket width {width:.3%}"
+    return f"  resolution: ε(δ={outcome.claim.delta:g}) ∈ [{combined.lower:.6g}, {combined.upper:.6g}], bracket width {width:.3%} (refined only as far as the verdict needed)"
 
 
 def _run(args: argparse.Namespace) -> int:
