@@ -67,7 +67,7 @@ def check_writable(path: str | os.PathLike, option: str) -> None:
     try:
         fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".check", dir=target.parent if str(target.parent) else ".")
     except OSError as exc:
-        raise InvalidArgument(option, str(target), f"cannot be written ({exc.strerror}: {exc.filename or target.parent})") from None
+        raise InvalidArgument(option, str(target), f"cannot be written ({exc.strerror}: {target.parent})") from None
     os.close(fd)
     with contextlib.suppress(OSError):
         os.unlink(temporary)
