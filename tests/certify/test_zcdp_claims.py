@@ -155,6 +155,10 @@ def test_sup_renyi_ratio_brackets_a_dense_mpmath_maximum(p, q):
     got = sup_renyi_ratio(DiscretePair(p, q), float(d_inf) * (1 + 1e-15))
     assert got.lower <= float(best) * (1 + 1e-4)  # the grid may miss the peak by a little
     assert float(best) * (1 - 1e-12) <= got.upper <= got.lower * (1 + 2e-4)
+    from verifier.rdp.zcdp import rho_upper
+    from verifier.schemes import Single
+
+    assert float(best) * (1 - 1e-12) <= rho_upper(Single(DiscretePair(p, q))) <= got.upper
 
 
 def test_composed_randomized_response_rho_adds():

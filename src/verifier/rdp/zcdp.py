@@ -7,7 +7,7 @@ bounds it from both sides:
 - UPPER: :func:`rho_upper`, dispatched through :data:`RHO` (scheme type → ρ). Single → the pair's
   ρ from :data:`PAIR_RHO`: Gaussian Δ²/(2σ²) (Steinke 2022, Lemma 12; exact: D_α = αΔ²/(2σ²) for
   every α, Lemma 33.4), and for pure ε₀-DP pairs (Laplace with ε₀ = Δ/b, randomized response,
-  ApproxDP with δ₀ = 0) the smaller of ε₀²/2 (Prop 16) and a rigorous evaluation of sup_α D_α/α
+  ApproxDP with δ₀ = 0, a DiscretePair with a common support, ε₀ = max |ln(P/Q)|) the smaller of ε₀²/2 (Prop 16) and a rigorous evaluation of sup_α D_α/α
   (:func:`sup_renyi_ratio`: Laplace with scale 1 gives 0.36788, the KL limit, where Prop 16 says 0.5); Composed → ``times`` × the inner ρ (Thm 13: ρ adds under
   composition, adaptive or not, Prop 19); Sequence → the sum of its phases' ρ (Thm 13 again,
   heterogeneous; a phase without a known ρ leaves the sequence without one); fixed-size batches and
@@ -46,7 +46,7 @@ from verifier._directed import arb_bound, up, with_precision
 from verifier._types import Bracket, Direction, Side
 from verifier._validation import check_nonnegative, check_open_unit, check_order, check_real
 from verifier.errors import InvalidArgument, NotApplicable
-from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse, replace_one_pair
+from verifier.pairs import ApproxDP, DiscretePair, DominatingPair, Gaussian, Laplace, RandomizedResponse, replace_one_pair
 from verifier.rdp.conversion import Conversion, Converted, delta_upper, epsilon_upper
 from verifier.rdp.curve import RdpCurve
 from verifier.schemes import Composed, PoissonReplaceOne, Scheme, Sequence, Single, WithoutReplacement
@@ -185,12 +185,23 @@ def _approx_dp(pair: ApproxDP) -> float:
         return _pure(pair, arb(pair.epsilon0))
 
 
+def _discrete(pair: DiscretePair) -> float:
+    """A finite pair with P and Q on the same support is ε₀-DP with ε₀ = max |ln(P/Q)| (= D_∞ in the
+    worse direction); with an outcome where one mass is 0 some D_α is +∞ and no ρ exists."""
+    if any((a == 0) != (b == 0) for a, b in zip(pair.p, pair.q)):
+        raise NotApplicable("a DiscretePair with an outcome of mass 0 under only one of P, Q has D_alpha = +inf: not zCDP")
+    with with_precision():
+        epsilon0 = max((abs((arb(a) / arb(b)).log()) for a, b in zip(pair.p, pair.q) if a > 0), default=arb(0))
+        return _pure(pair, epsilon0)
+
+
 #: Pair type → UPPER bound on the pair's ρ (module docstring).
 PAIR_RHO: dict[type, Callable[..., float]] = {
     Gaussian: _gaussian,
     Laplace: _laplace,
     RandomizedResponse: _randomized_response,
     ApproxDP: _approx_dp,
+    DiscretePair: _discrete,
 }
 
 
