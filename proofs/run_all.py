@@ -45,6 +45,7 @@ SCRIPTS = (
     "antipodal_dominance",
     "tradeoff_conversion",
     "shuffle_count",
+    "shuffle_coupling",
     "zcdp_sup",
 )
 

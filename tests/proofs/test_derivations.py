@@ -388,6 +388,12 @@ WRONG_CLAIMS = [
     ("shuffle_count", "delta_tail", _module("shuffle_count").claims()["delta_tail"].subs(sp.exp(epsilon) - 1, 1)),
     ("shuffle_count", "clone_ratio", 1 / _module("shuffle_count").claims()["clone_ratio"]),
     ("shuffle_count", "clone_kappa", (sp.exp(epsilon0) - 1) / ((sp.exp(epsilon0) + 1) * (sp.exp(epsilon) + 1))),
+    # shuffle_coupling (the victim moved by delta0 instead of delta0/(1 + E); the other users' term
+    # without the victim's own move; one side of the hockey stick only; FMT's 1 + u/2 read as the margin)
+    ("shuffle_coupling", "tv_victim", delta0 / 2),
+    ("shuffle_coupling", "tv_other", sp.exp(-epsilon0) * delta0),
+    ("shuffle_coupling", "coupling", _module("shuffle_coupling").claims()["coupling"] / (1 + sp.exp(epsilon))),
+    ("shuffle_coupling", "fmt_margin", 1 + sp.exp(-epsilon0) / 2),
     # zcdp_sup (sign of the linear term; the first cell's bound without the 1/alpha)
     ("zcdp_sup", "critical", _module("zcdp_sup").s * alpha**2 - 2 * _module("zcdp_sup").c * alpha - _module("zcdp_sup").c),
     ("zcdp_sup", "first_cell", _module("zcdp_sup").s),
@@ -622,6 +628,33 @@ def test_approx_dp_hockey_stick_vs_direct_sums(e0, d0, exports):
             assert _close(_call(got["delta"], epsilon=x, epsilon0=e0, delta0=d0), _h_discrete(p, q, x), SUM_RTOL), x
             assert _close(_call(got["delta_QP"], epsilon=x, epsilon0=e0, delta0=d0), _h_discrete(q, p, x), SUM_RTOL), x
         assert _close(_call(got["tv"], epsilon0=e0, delta0=d0), _h_discrete(p, q, 0), SUM_RTOL)
+
+
+@pytest.mark.parametrize("e0", ["0.01", "0.5", "2", "8"])
+def test_shuffle_coupling_exports_vs_rr_and_fmt_term(e0, exports):
+    """The coupling export, independently: at n = 1 the clone pair is binary RR, and clone + coupling
+    is the (eps0, delta0)-RR pair's own delta (approx_dp's export, summed directly here) on
+    0 <= eps < eps0; for n up to 10^6 it never exceeds FMT Thm 3.8's (e^eps + 1)(1 + e^-eps0/2) n delta0,
+    the term verifier.shuffle.approx adds, and fmt_margin is the per-user gap, >= 0."""
+    got = exports["shuffle_coupling"]
+    with mp.workdps(DPS):
+        big, u = mp.exp(mp.mpf(e0)), mp.exp(-mp.mpf(e0))
+        for d0 in ("1e-9", "0.01", "0.3"):
+            d = mp.mpf(d0)
+            p = [d, (1 - d) * big / (1 + big), (1 - d) / (1 + big), mp.mpf(0)]
+            q = [mp.mpf(0), (1 - d) / (1 + big), (1 - d) * big / (1 + big), d]
+            for frac in ("0", "0.3", "0.9"):
+                x = mp.mpf(frac) * mp.mpf(e0)
+                clone_one = (big - mp.exp(x)) / (big + 1)
+                total = clone_one + _call(got["coupling"], epsilon=x, epsilon0=e0, delta0=d0, n=1)
+                assert _close(total, _h_discrete(p, q, x), SUM_RTOL)
+            for users in (1, 2, 1000, 10**6):
+                for x in ("0", "1", "3"):
+                    fmt = (mp.exp(mp.mpf(x)) + 1) * (1 + u / 2) * users * d
+                    assert _call(got["coupling"], epsilon=x, epsilon0=e0, delta0=d0, n=users) <= fmt
+        margin = _call(got["fmt_margin"], epsilon0=e0)
+        assert margin >= 0
+        assert _close(margin, 1 + u / 2 - _call(got["tv_other"], epsilon0=e0, delta0="1"), SUM_RTOL)
 
 
 @pytest.mark.parametrize("lam", ["0.01", "0.3"])

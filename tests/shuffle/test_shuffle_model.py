@@ -218,6 +218,59 @@ def test_approx_dp_randomizer_brute_force_below_thm38_bound(n, e0, d0):
         assert shuffle_delta_upper(ApproxDP(e0, d0), n, eps)[0] >= float(worst)
 
 
+def test_coupling_slack_is_at_least_the_coupling_proved_for_the_clone_bound():
+    """proofs/shuffle_coupling.py proves, for the clone bound itself, δ(ε) <= clone + (1 + e^ε)·δ0·
+    [1/(1 + e^ε0) + (n − 1)·e^−ε0·(1 + 1/(1 + e^ε0))]; the term verifier adds (FMT Thm 3.8's
+    (e^ε + 1)(1 + e^−ε0/2)·n·δ0, rounded up) is never below it. Evaluated here in mpmath from the
+    formula, not from the proof module."""
+    from verifier.shuffle.approx import coupling_slack
+
+    for e0 in (1e-3, 0.3, 1.0, 4.0, 20.0):
+        big, u = mpmath.e**e0, mpmath.e ** (-e0)
+        for d0 in (1e-12, 1e-6, 0.01):
+            for n in (1, 2, 1000, 10**6):
+                for eps in (0.0, 0.5, 3.0):
+                    proved = (1 + mpmath.e**eps) * d0 * (1 / (1 + big) + (n - 1) * u * (1 + 1 / (1 + big)))
+                    assert coupling_slack(e0, d0, n, eps) >= proved
+
+
+@pytest.mark.parametrize("e0,d0", [(0.5, 0.01), (2.0, 0.05)])
+def test_clone_plus_coupling_above_exact_delta_and_a_smaller_term_is_refuted(e0, d0):
+    """The clone UPPER bound plus the coupling term alone (without shuffle_delta_upper's fallback to the
+    changed report's own δ, which can hide the coupling) stays above the exact δ of shuffled
+    (ε0, δ0)-RR, every dataset of n <= 5 enumerated. At n = 1 the proved coupling is tight (clone +
+    (1 + e^ε)·δ0/(1 + e^ε0) is the pair's own δ), so a victim term 10% smaller is refuted: the check
+    can see a wrong constant."""
+    from verifier.shuffle.approx import coupling_slack
+
+    big = mpmath.e**e0
+    w = (1 - mpmath.mpf(d0)) / (1 + big)
+    laws = {1: [mpmath.mpf(d0), w * big, w, 0], 0: [0, w, w * big, mpmath.mpf(d0)]}
+    for n in (1, 3, 5):
+        for eps in (0.0, 0.3):
+            worst = max(
+                _hockey(_law_hist((a, *others), laws), _law_hist((1 - a, *others), laws), eps)
+                for others in itertools.combinations_with_replacement((0, 1), n - 1)
+                for a in (0, 1)
+            )
+            assert clone_delta_upper(e0, n, eps) + coupling_slack(e0, d0, n, eps) >= worst
+            if n == 1:
+                smaller = clone_delta_upper(e0, 1, eps) + 0.9 * (1 + math.exp(eps)) * d0 / (1 + math.exp(e0))
+                assert smaller < worst
+
+
+def test_both_closed_form_readings_lie_above_the_clone_bound():
+    """Thm 3.1's printed factor (e^ε0 − 1)/(e^ε0 + 1), the smaller of the two readings, is above the
+    rigorous clone UPPER bound at these points inside its condition (2–12 times it), so there either
+    reading is implied by the clone bound (ε(δ) bounds are monotone). Evidence about the reading, not
+    a proof of Thm 3.1: its proof was not checked against the primary source."""
+    for n in (10**3, 10**4, 10**5):
+        for d in (1e-3, 1e-6):
+            limit = math.log(n / (16 * math.log(4 / d)))
+            for e0 in (0.25 * limit, limit):
+                assert fmt_closed_form_printed(e0, n, d) >= clone_epsilon_upper(e0, n, d)
+
+
 def test_gaussian_shuffle_upper_amplifies():
     """Done-when 3 (shuffle model): Gaussian σ = 8, pair sensitivity 2, n = 1000, δ = 1e-6: the Thm 3.8
     + clones UPPER bound (0.426) is below the unshuffled Gaussian's exact ε (1.061), from a ε0 with

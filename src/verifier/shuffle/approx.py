@@ -1,19 +1,31 @@
-"""The shuffle model of (ε0, δ0)-DP local randomizers (Gaussian, ``approx_dp``, any pair), from
-Feldman, McMillan & Talwar 2021, Thm 3.8, applied to the clone bound of :mod:`verifier.shuffle.clones`.
+"""The shuffle model of (ε0, δ0)-DP local randomizers (Gaussian, ``approx_dp``, any pair): the clone
+bound of :mod:`verifier.shuffle.clones` plus the coupling term of Feldman, McMillan & Talwar,
+"Hiding among the clones" (FOCS 2021, arXiv:2012.12803), Thm 3.8,
 
-Thm 3.8's argument: each (ε0, δ0)-DP randomizer R has an ε0-DP randomizer R' with
-TV(R(x), R'(x)) <= (1 + e^{−ε0}/2)·δ0 for every input (their Lemma 3.7), so the n shuffled reports of R
-and of R' are within n·(1 + e^{−ε0}/2)·δ0 in total variation, and for every event S
+    δ(ε) <= δ_clone(ε0, n, ε) + (e^ε + 1)(1 + e^{−ε0}/2)·n·δ0.
 
-    Pr[A(X0) ∈ S] <= Pr[A'(X0) ∈ S] + nτ <= e^ε Pr[A'(X1) ∈ S] + δ' + nτ <= e^ε Pr[A(X1) ∈ S] + δ' + (e^ε + 1)nτ,
+Where the term comes from, and why it holds for the CLONE bound: FMT state Thm 3.8 for their closed
+form (Thm 3.1), proved by coupling each (ε0, δ0)-DP report to an ε0-DP one (their Lemma 3.7) and
+paying for the total variation on both sides of the hockey stick. The constant (1 + e^{−ε0}/2) is
+taken from the transcription in Liew et al. (Eq. (11)); the text of Lemma 3.7 itself was not
+available to check. verifier does not rely on it: proofs/shuffle_coupling.py derives the coupling
+for the clone reduction directly (the changed user's two laws moved by δ0/(1 + e^{ε0}) in TV to an
+ε0-indistinguishable pair, every other user's law by e^{−ε0}(δ0 + δ0/(1 + e^{ε0})) to one that
+contains e^{−ε0}/2 of each, which is all the clone reduction uses; then P(S) − e^ε Q(S) moves by at
+most TV(P, P') + e^ε TV(Q, Q')):
 
-i.e. δ(ε) <= δ'(ε) + (e^ε + 1)(1 + e^{−ε0}/2)·n·δ0 where δ' is any bound for ε0-DP randomizers: here
-the clone bound (FMT state it with the closed form; the coupling step does not depend on which
-ε0-DP bound follows it). The pair of a ``Shuffle`` scheme dominates the randomizer on every pair of
-records, so R is (ε0, δ_pair(ε0))-DP for every ε0 (the larger of the two directions); verifier
-screens a grid of ε0 in float64, then computes the chosen ε0's bound rigorously (ball arithmetic for
-the clone sum and the coupling term). A pure ε0-DP pair uses its largest loss with δ0 = 0, an
-``approx_dp`` pair its own (ε0, δ0) besides the grid.
+    δ(ε) <= δ_clone(ε0, n, ε) + (1 + e^ε)·δ0·[1/(1 + e^{ε0}) + (n − 1)·e^{−ε0}(1 + 1/(1 + e^{ε0}))]
+
+for every ε >= 0 and any ε0 > 0, with no condition on ε0 (Thm 3.1's is needed only by the closed
+form). Per user this is at most (1 + e^{−ε0}/2)δ0 (equal in the limit ε0 → 0, far below for large
+ε0), so the term added here is a valid, looser coupling (tests/shuffle: it dominates the proved one;
+the sum stays above the brute-force δ of shuffled (ε0, δ0)-RR; at n = 1 the proved term is tight).
+
+The pair of a ``Shuffle`` scheme dominates the randomizer on every pair of records, so R is
+(ε0, δ_pair(ε0))-DP for every ε0 (the larger of the two directions); verifier screens a grid of ε0
+in float64, then computes the chosen ε0's bound rigorously (ball arithmetic for the clone sum and
+the coupling term). A pure ε0-DP pair uses its largest loss with δ0 = 0, an ``approx_dp`` pair its own
+(ε0, δ0) besides the grid.
 
 The shuffled reports are also a post-processing of the changed user's report (the others' reports
 do not depend on it), so the pair's own δ(ε) bounds the shuffle too; :func:`shuffle_delta_upper` and
@@ -36,14 +48,18 @@ from verifier.shuffle.clones import clone_delta_float, clone_delta_upper, clone_
 
 __all__ = ["COUPLING_CITATION", "coupling_slack", "local_profile", "shuffle_delta_upper", "shuffle_epsilon_upper"]
 
-COUPLING_CITATION = "Feldman, McMillan & Talwar 2021, Thm 3.8 (Lemma 3.7 coupling to an eps0-DP randomizer) on the clone bound: UPPER"
+COUPLING_CITATION = (
+    "Feldman, McMillan & Talwar 2021 (arXiv:2012.12803), Thm 3.8's coupling term (e^eps+1)(1+e^-eps0/2) n delta0 "
+    "on the clone bound, where it dominates the coupling proved in proofs/shuffle_coupling.py: UPPER"
+)
 
 #: Candidate ε0 for randomizers that are not pure DP (screened in float64, one checked rigorously).
 EPS0_GRID = tuple(0.02 * 1.3**j for j in range(34))  # 0.02 … ≈ 113
 
 
 def coupling_slack(epsilon0: float, delta0: float, users: int, epsilon: float) -> float:
-    """UPPER bound on (e^ε + 1)(1 + e^{−ε0}/2)·n·δ0, the price of Thm 3.8's coupling."""
+    """UPPER bound on (e^ε + 1)(1 + e^{−ε0}/2)·n·δ0, the price of Thm 3.8's coupling (at least the
+    coupling proved for the clone bound in proofs/shuffle_coupling.py; module docstring)."""
     if delta0 == 0:
         return 0.0
     with with_precision(128):
