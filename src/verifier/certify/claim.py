@@ -470,7 +470,7 @@ def _pair(path: str, mechanism: Any, scheme_path: str, scheme_name: str, neighbo
                 "the records +C and -C (dp_accounting's REPLACE_ONE pair), attained and dominating every step, so both bounds"
                 if mech_name == "gaussian"
                 else f"bounded above by Balle et al. 2018's convex combination over the substitution pair "
-                f"(sensitivity {2.0 * mech_values['sensitivity']:g}) and below by +C against a record of norm 0"
+                f"(sensitivity {2.0 * mech_values['sensitivity']:g}) and below by the attained records +C and -C (dominance unproven)"
             )
             modelling = (
                 "replace-one neighbours under Poisson sampling: the element keeps its coin and its record changes; "

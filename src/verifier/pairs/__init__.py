@@ -8,6 +8,7 @@ from verifier.pairs.finite import DiscreteLaplace, DiscretePair, FinitePair, Ran
 from verifier.pairs.finite_composition import FiniteComposition, SubsampledFinite
 from verifier.pairs.gaussian import Gaussian
 from verifier.pairs.laplace import Laplace
+from verifier.pairs.laplace_antipodal import LaplaceAntipodal
 from verifier.pairs.laplace_composition import LaplaceComposition
 from verifier.pairs.subsampled import PoissonSubsampled
 from verifier.pairs.substitution import SubstitutionSubsampled, replace_one_pair

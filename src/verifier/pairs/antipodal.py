@@ -41,6 +41,8 @@ from verifier._validation import check_positive, check_rate
 from verifier.errors import NotApplicable
 from verifier.pairs.base import DominatingPair
 from verifier.pairs.gaussian import Gaussian
+from verifier.pairs.laplace import Laplace
+from verifier.pairs.laplace_antipodal import LaplaceAntipodal
 from verifier.pairs.subsampled import PoissonSubsampled
 
 __all__ = ["AntipodalMixture", "poisson_replace_one_step"]
@@ -172,9 +174,13 @@ class AntipodalMixture(DominatingPair):
 def poisson_replace_one_step(pair: DominatingPair, rate: float) -> tuple[DominatingPair, bool]:
     """The attained pair of one Poisson-sampled step under replace-one (``pair`` the add/remove pair
     of one record, ``rate`` λ), and whether it also dominates every such step: for a Gaussian step
-    the antipodal pair, records +C and −C (dominating: module docstring), for any other step the
-    add/remove mixture (λP + (1 − λ)Q, Q), +C against a record of norm 0 (attained only). The PLD
+    the antipodal pair, records +C and −C (dominating: module docstring); for a Laplace step its
+    Laplace twin (verifier.pairs.LaplaceAntipodal: attained, larger than the add/remove mixture,
+    dominance not proven); for any other step the add/remove mixture (λP + (1 − λ)Q, Q), +C against
+    a record of norm 0 (attained only). The PLD
     builder and Monte Carlo both take the pair and its role from here."""
     if isinstance(pair, Gaussian):
         return AntipodalMixture(pair.sigma, pair.sensitivity, rate), True
+    if isinstance(pair, Laplace):
+        return LaplaceAntipodal(pair.scale, pair.sensitivity, rate), False  # attained, dominance unproven
     return PoissonSubsampled(pair, rate), False

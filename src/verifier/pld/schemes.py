@@ -118,8 +118,8 @@ def _poisson_replace_one(
     Laplace step (no such ordering is proven): DOMINATING :class:`SubstitutionSubsampled` of the
     replace-one pair (shift 2C) with ``absent`` = (P, Q), Balle et al. 2018 Thm 2's convex
     combination λ[β·H(A‖A') + (1 − β)·H(A‖R)] for ε >= 0 and its dual for ε < 0, symmetric (an
-    adversary may switch orientation between steps): UPPER; DOMINATED the add/remove mixture
-    (λP + (1 − λ)Q, Q) in the orientation of ``direction`` (+C against a record of norm 0): LOWER.
+    adversary may switch orientation between steps): UPPER; DOMINATED the attained antipodal pair
+    (:class:`~verifier.pairs.LaplaceAntipodal`, records +C and −C, symmetric): LOWER.
     """
     coarsen = _coarsening(scheme.steps, step, tail_mass, target_delta)
     attained, dominates = poisson_replace_one_step(scheme.pair, scheme.rate)
