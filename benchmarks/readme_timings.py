@@ -9,7 +9,8 @@ A README figure more than 2× away from the measured CPU time, either way, is fl
 the output (a stale promise in either direction); one below the measured time is flagged ``OVER``
 (the command takes more than the README says). ``--update`` rewrites each annotation to the
 measured CPU time rounded up (a ceiling of 1.25× the measurement, so a rerun is not flagged OVER
-for noise). The Markdown goes to ``benchmarks/readme_timings.md``; ``tests/cli/test_readme_commands.py``
+for noise). With ``--only``, the rows of the other commands in the existing table are kept (with
+their own numbers; the header then describes the latest run). The Markdown goes to ``benchmarks/readme_timings.md``; ``tests/cli/test_readme_commands.py``
 checks that every annotated command has a row there and that the README agrees with it within 2×.
 
 Commands run in a scratch directory (their output files land there) with ``docs/`` linked into it,
@@ -119,7 +120,10 @@ def main() -> int:
                 print(f"CPU {cpu:7.1f} s  wall {wall:7.1f} s  load {load:4.1f}  exit {got.get('rc')}  {command}\n    {status}", flush=True)
         finally:
             os.chdir(cwd)
-    args.out.write_text(_markdown(rows), encoding="utf-8")
+    earlier = args.out.read_text(encoding="utf-8").splitlines() if args.out.exists() else []
+    rerun = {row[0] for row in rows}
+    kept = [line for line in earlier if line.startswith("| `verifier") and line.split("`")[1] not in rerun]  # --only keeps the others' rows
+    args.out.write_text(_markdown(rows) + "".join(f"{line}\n" for line in kept), encoding="utf-8")
     if args.update:
         for command, _, cpu, *_ in rows:
             text = _rewrite(text, command, math.ceil(HEADROOM * cpu))
