@@ -117,3 +117,11 @@ def test_zcdp_rows_appear_exactly_where_the_zcdp_command_has_a_rule(capsys):
     assert _zcdp_rows(scheme, capsys) == {}
     assert main(["zcdp", *scheme]) == 2
     assert "--neighboring replace_one" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", sorted(SUBPARSERS))
+def test_every_help_text_formats(name):
+    """Catches: a help string argparse cannot format (a bare %, a bad metavar) — `verifier NAME --help`
+    would crash with a traceback instead of printing the help."""
+    text = SUBPARSERS[name].format_help()
+    assert text.startswith("usage: verifier") and len(text) > 100
