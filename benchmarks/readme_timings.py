@@ -122,7 +122,9 @@ def main() -> int:
             os.chdir(cwd)
     earlier = args.out.read_text(encoding="utf-8").splitlines() if args.out.exists() else []
     rerun = {row[0] for row in rows}
-    kept = [line for line in earlier if line.startswith("| `verifier") and line.split("`")[1] not in rerun]  # --only keeps the others' rows
+    kept = [  # --only keeps the others' rows; a full run drops rows of commands the README no longer annotates
+        line for line in earlier if args.only is not None and line.startswith("| `verifier") and line.split("`")[1] not in rerun
+    ]
     args.out.write_text(_markdown(rows) + "".join(f"{line}\n" for line in kept), encoding="utf-8")
     if args.update:
         for command, _, cpu, *_ in rows:
