@@ -239,6 +239,16 @@ MECHANISMS: dict[str, _Spec] = {
     ),
 }
 
+#: The fields that describe a strategy C (matrix and banded_poisson schemes; see strategy_from_fields).
+_STRATEGY_FIELDS: dict[str, tuple[_Check, Any]] = {
+    "matrix": (_optional(_family), None),
+    "matrix_file": (_optional(_text), None),
+    "bands": (_optional(_positive_integer), None),
+    "coefficients": (_optional(_numbers), None),
+    "theta": (_optional(_numbers), None),
+    "omega": (_optional(_numbers), None),
+}
+
 #: Scheme kinds: the JSON ``scheme.name`` values, their fields and how each wraps the pair.
 SCHEMES: dict[str, _Spec] = {
     "single": _Spec({}, lambda pair: Single(pair)),
@@ -279,12 +289,7 @@ SCHEMES: dict[str, _Spec] = {
         {
             "batches": (_positive_integer, _REQUIRED),
             "epochs": (_positive_integer, 1),
-            "matrix": (_optional(_family), None),
-            "matrix_file": (_optional(_text), None),
-            "bands": (_optional(_positive_integer), None),
-            "coefficients": (_optional(_numbers), None),
-            "theta": (_optional(_numbers), None),
-            "omega": (_optional(_numbers), None),
+            **_STRATEGY_FIELDS,
         },
         _matrix_scheme,
     ),
@@ -293,12 +298,7 @@ SCHEMES: dict[str, _Spec] = {
             "groups": (_positive_integer, _REQUIRED),
             "rate": (check_rate, _REQUIRED),
             "steps": (_positive_integer, _REQUIRED),
-            "matrix": (_optional(_family), None),
-            "matrix_file": (_optional(_text), None),
-            "bands": (_optional(_positive_integer), None),
-            "coefficients": (_optional(_numbers), None),
-            "theta": (_optional(_numbers), None),
-            "omega": (_optional(_numbers), None),
+            **_STRATEGY_FIELDS,
         },
         _banded_poisson_scheme,
     ),
