@@ -145,3 +145,43 @@ def test_certificate_validates_against_the_schema():
     result = certify(claim, only=["banded-poisson"])
     assert result.verdict.value == "CERTIFIED"
     jsonschema.validate(json.loads(json.dumps(to_certificate(result))), schema())
+
+
+def _unit_bsr(size: int, bands: int):
+    """BSR's coefficients scaled to maximum column norm 1, as jax_privacy's ``amplified_bandmf_event``
+    assumes of the strategy ("noise multiplier ... assuming max L2 column norm of one")."""
+    coefficients = [math.comb(2 * t, t) / 4**t for t in range(bands)]
+    norm = math.sqrt(sum(c * c for c in coefficients))
+    return toeplitz(size, [c / norm for c in coefficients])
+
+
+@pytest.mark.peer
+def test_dp_accounting_number_for_the_amplified_bandmf_event_lies_in_the_bracket():
+    """jax_privacy 2.0 accounts amplified BandMF (σ, T steps, b bands, rate q) as the event
+    SelfComposed(PoissonSampled(q, Gaussian(σ)), ⌈T/b⌉) (its builder, checked by the test below when
+    jax_privacy is installed); dp_accounting's PLD number for that event (1e-4 grid) lies inside
+    verifier's bracket for the unit-column-norm BSR strategy (0.79847 in [0.79797, 0.79855])."""
+    dp_accounting = pytest.importorskip("dp_accounting")
+    sigma, steps, bands, rate = 2.0, 40, 4, 0.1
+    event = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(rate, dp_accounting.GaussianDpEvent(sigma)), math.ceil(steps / bands)
+    )
+    accountant = dp_accounting.pld.PLDAccountant(dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=1e-4)
+    peer = accountant.compose(event).get_epsilon(1e-5)
+    scheme = BandedPoisson(Gaussian(sigma), _unit_bsr(steps, bands), bands, rate)
+    lo, hi = bracket(scheme, Quantity.EPSILON, 1e-5, Direction.REMOVE)
+    assert lo <= peer <= hi, (lo, peer, hi)
+
+
+@pytest.mark.peer
+@pytest.mark.slow
+def test_jax_privacy_builds_the_event_the_bracket_is_compared_with():
+    """jax_privacy's ``amplified_bandmf_event`` is the Poisson event over ⌈T/b⌉ rounds (importing jax
+    takes ~20 s: slow)."""
+    accounting = pytest.importorskip("jax_privacy.experimental.accounting")
+    import dp_accounting
+
+    event = accounting.amplified_bandmf_event(2.0, 40, num_bands=4, sampling_prob=0.1)
+    assert event == dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(0.1, dp_accounting.GaussianDpEvent(2.0)), 10
+    )
