@@ -51,3 +51,27 @@ def test_bounds_title_names_the_scheme_in_words(capsys):
                  "--method", "matrix-partition", "--json"]) == 0
     title = json.loads(capsys.readouterr().out)["scheme"]
     assert title == "gaussian(sigma=2, sensitivity=1) matrix(batches=2, epochs=1, matrix=bsr, bands=2), add_or_remove"
+
+
+def test_compare_figure_title_stays_inside_the_figure(tmp_path, monkeypatch, capsys):
+    """The figure's title is no wider than its axes, so it stays inside the figure however the legend
+    beside it shrinks them. Catches: one long subtitle line (~1100 px at 9 pt), centred on axes ~900 px
+    wide, ran off the figure's left edge in the README's compare figure (clipped in the PNG)."""
+    import verifier.cli._compare as compare
+
+    saved = []
+    real_save = compare.save_figure
+
+    def keep(fig, path, option):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        saved.extend((ax.title.get_window_extent(renderer), ax.get_window_extent(renderer), fig.bbox) for ax in fig.axes)
+        return real_save(fig, path, option)
+
+    monkeypatch.setattr(compare, "save_figure", keep)
+    args = ["compare", "--sigma-min", "1", "--sigma-max", "2", "--points", "2", "--steps", "10", "--delta", "1e-6", "--time-budget", "0"]
+    assert main([*args, "--out", str(tmp_path / "c.png")]) == 0
+    capsys.readouterr()
+    assert saved
+    for title, axes, figure in saved:
+        assert title.width <= axes.width and figure.x0 <= title.x0 and title.x1 <= figure.x1, (title, axes, figure)

@@ -217,7 +217,8 @@ def _plot(sigmas, series: list[Series], path: str, title: str) -> None:
     ax.set_xlabel("σ")
     ax.set_ylabel("ε")
     why = "did not apply or was cut by the time budget (the legend says where)" if any(s.cut_sigmas for s in series) else "did not apply"
-    ax.set_title(f"{title}\nupper bounds solid, lower bounds dashed; a missing point: the method {why}", fontsize=9)
+    # two short lines: one long line is wider than the axes and was clipped at the figure's left edge
+    ax.set_title(f"{title}\nupper bounds solid, lower bounds dashed\na missing point: the method {why}", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     legend_outside(fig, ax)
     save_figure(fig, path, "out")
