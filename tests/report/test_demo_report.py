@@ -44,6 +44,7 @@ def test_demo_report_shows_verdict_both_brackets_and_plot(demo, parse_html):
     page = parse_html(report.read_text(encoding="utf-8"))
     text = page.all_text
     assert "CERTIFIED" in text and "(ε = 0.92, δ = 1e-05)" in text
+    assert "σ=1.1, 2344 steps" in text and "\\u03c3" not in text  # the claim's source as written, not JSON escapes
     for direction in ("add", "remove"):
         assert re.search(rf"{direction}: ε ∈ \[0\.\d+, 0\.\d+\]", text)
     assert text.count("δ(claimed ε)") == 2 and text.count("ε(claimed δ)") == 2

@@ -236,7 +236,7 @@ def render_report(outcome: Outcome, *, calibration: Calibration | None = None, p
 <h2>Claim</h2>
 <p>{text(_subject(claim))}, {text(claim.neighboring)} neighbours: claimed <b>{text(stated)}</b></p>
 <p class="muted">model: <code>{text(certificate['model']['scheme'])}</code>; {text(certificate['model']['neighboring'])}</p>
-<pre>{text(json.dumps(certificate['claim'], indent=2))}</pre>
+<pre>{text(json.dumps(certificate['claim'], indent=2, ensure_ascii=False))}</pre>
 <h2>Why</h2><ul>{reasons}</ul>
 <h2>Brackets per direction (best rigorous bounds)</h2>{_brackets(certificate)}
 <h2>{"Trade-off curve (TPR at FPR)" if claim.tpr is not None else "δ(ε) curves"}</h2>{_plot(outcome, points)}
