@@ -12,7 +12,7 @@ import abc
 from typing import ClassVar, Sequence
 
 from verifier._budget import Cost, refusal
-from verifier._types import Bound, Direction, Estimate, Side
+from verifier._types import Bound, Direction, Estimate, Quantity, Side
 from verifier.errors import NotApplicable
 from verifier.schemes import Composed, Scheme
 from verifier.schemes import Sequence as SchemeSequence
@@ -103,6 +103,11 @@ class Method(abc.ABC):
     @abc.abstractmethod
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         """Rigorous bounds on ε(δ) in ``direction`` (upper and/or lower)."""
+
+    def quantity_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> Sequence[Bound]:
+        """:meth:`delta_bounds` for ``quantity`` DELTA (``at`` is ε), :meth:`epsilon_bounds` for EPSILON
+        (``at`` is δ): for callers that answer either question the same way."""
+        return self.delta_bounds(scheme, at, direction) if quantity is Quantity.DELTA else self.epsilon_bounds(scheme, at, direction)
 
     def claim_bounds(
         self, scheme: Scheme, epsilon: float, delta: float, direction: Direction

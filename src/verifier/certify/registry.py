@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import importlib
+from typing import Iterator
 
+from verifier._types import Bound, Direction, Quantity, Side
 from verifier.certify.method import Method
 from verifier.certify.methods import ADAPTERS
+from verifier.errors import NotApplicable
 from verifier.schemes import Scheme
 
-__all__ = ["all_methods", "methods_for"]
+__all__ = ["all_methods", "methods_for", "side_bounds"]
 
 
 def all_methods() -> list[Method]:
@@ -22,3 +25,18 @@ def all_methods() -> list[Method]:
 def methods_for(scheme: Scheme) -> list[Method]:
     """The registered methods that support ``scheme``, cheapest first."""
     return [m for m in all_methods() if m.supports(scheme)]
+
+
+def side_bounds(scheme: Scheme, quantity: Quantity, at: float, direction: Direction, side: Side) -> Iterator[tuple[Method, list[Bound]]]:
+    """For each registered method that supports ``scheme`` and gives bounds of ``side``, cheapest
+    first: the method and its rigorous bounds of that side on ``quantity`` at ``at`` (possibly none).
+    A method that declines the case (NotApplicable) is passed over. For methods that bound a scheme
+    through an equivalent or dominating one (shuffled batches, banded Poisson)."""
+    for method in methods_for(scheme):
+        if side not in method.sides():
+            continue
+        try:
+            found = method.quantity_bounds(scheme, quantity, at, direction)
+        except NotApplicable:
+            continue
+        yield method, [b for b in found if b.side is side and b.rigorous]

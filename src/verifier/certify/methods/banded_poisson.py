@@ -113,22 +113,14 @@ class BandedPoissonMethod(Method):
         return isinstance(scheme, BandedPoisson)
 
     def _bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
-        from verifier.certify.registry import methods_for
+        from verifier.certify.registry import side_bounds
 
         if not isinstance(scheme, BandedPoisson):
             raise NotApplicable(f"{self.name} needs a BandedPoisson scheme, got {type(scheme).__name__}")
         out: list[Bound] = []
         for side, pick in ((Side.UPPER, min), (Side.LOWER, max)):
             reduced = reduction(scheme, side)
-            found: list[Bound] = []
-            for method in methods_for(reduced):
-                if side not in method.sides():
-                    continue
-                try:
-                    got = method.delta_bounds(reduced, at, direction) if quantity is Quantity.DELTA else method.epsilon_bounds(reduced, at, direction)
-                except NotApplicable:
-                    continue
-                found.extend(b for b in got if b.side is side and b.rigorous)
+            found = [bound for _, bounds in side_bounds(reduced, quantity, at, direction, side) for bound in bounds]
             if found:
                 best = pick(found, key=lambda b: b.value)
                 steps = sum(p.steps for p in getattr(reduced, "phases", (reduced,)))

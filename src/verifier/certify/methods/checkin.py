@@ -71,7 +71,7 @@ class CheckInLower(Method):
     def _shuffle(self, scheme: Shuffle, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
         allocation = Allocation(scheme.pair, scheme.users)
         engine = AllocationPLD()
-        found = engine.delta_bounds(allocation, at, Direction.REMOVE) if quantity is Quantity.DELTA else engine.epsilon_bounds(allocation, at, Direction.REMOVE)
+        found = engine.quantity_bounds(allocation, quantity, at, Direction.REMOVE)
         lower = next(b for b in found if b.side is Side.LOWER)
         return self._bound(lower.value, quantity, at, direction, _SHUFFLE_CITATION, note=_NO_UPPER)
 

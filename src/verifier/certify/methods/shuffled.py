@@ -134,14 +134,10 @@ class ShuffledMethod(Method):
         return scheme  # type: ignore[return-value]
 
     def _upper(self, scheme: ShuffledBatches, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
-        from verifier.certify.registry import methods_for
+        from verifier.certify.registry import side_bounds
 
         unamplified = Composed(Single(scheme.pair), scheme.epochs)
-        for method in methods_for(unamplified):
-            if Side.UPPER not in method.sides():
-                continue
-            found = method.delta_bounds(unamplified, at, direction) if quantity is Quantity.DELTA else method.epsilon_bounds(unamplified, at, direction)
-            uppers = [b for b in found if b.side is Side.UPPER and b.rigorous]
+        for method, uppers in side_bounds(unamplified, quantity, at, direction, Side.UPPER):
             if uppers:
                 best = min(uppers, key=lambda b: b.value)
                 note = f"{method.name} on the step pair composed {scheme.epochs} times"
@@ -152,7 +148,7 @@ class ShuffledMethod(Method):
         engine = AllocationPLD()
         allocation = allocation_of(scheme)
         if scheme.dataset_size % scheme.batch_size == 0:  # exactly the allocation pair, both orientations
-            found = engine.delta_bounds(allocation, at, direction) if quantity is Quantity.DELTA else engine.epsilon_bounds(allocation, at, direction)
+            found = engine.quantity_bounds(allocation, quantity, at, direction)
             value, note = next(b.value for b in found if b.side is Side.LOWER), ATTAINED_DATASETS
         elif direction is Direction.ADD:
             bracket = _add_orientation(scheme)
