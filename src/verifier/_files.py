@@ -29,10 +29,7 @@ def atomic_output(path: str | os.PathLike, option: str, mode: str = "w") -> Iter
     A target that cannot be written is an invalid ``option`` (exit status 2 on the command line).
     """
     target = Path(path)
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent if str(target.parent) else ".")
-    except OSError as exc:
-        raise InvalidArgument(option, str(target), f"cannot be written ({exc.strerror})") from None
+    fd, temporary = _temporary_beside(target, option, ".part")
     try:
         os.fchmod(fd, 0o666 & ~_umask())
         encoding = None if "b" in mode else "utf-8"
@@ -64,13 +61,19 @@ def check_writable(path: str | os.PathLike, option: str) -> None:
     target = Path(path)
     if target.is_dir():
         raise InvalidArgument(option, str(target), "cannot be written (it is a directory)")
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".check", dir=target.parent if str(target.parent) else ".")
-    except OSError as exc:
-        raise InvalidArgument(option, str(target), f"cannot be written ({exc.strerror}: {target.parent})") from None
+    fd, temporary = _temporary_beside(target, option, ".check")
     os.close(fd)
     with contextlib.suppress(OSError):
         os.unlink(temporary)
+
+
+def _temporary_beside(target: Path, option: str, suffix: str) -> tuple[int, str]:
+    """(descriptor, name) of a new temporary file in ``target``'s directory, or InvalidArgument
+    naming ``option`` and the directory that refused it."""
+    try:
+        return tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent if str(target.parent) else ".")
+    except OSError as exc:
+        raise InvalidArgument(option, str(target), f"cannot be written ({exc.strerror}: {target.parent})") from None
 
 
 def _umask() -> int:
