@@ -7,16 +7,17 @@ never through an if/elif here.
 
 from __future__ import annotations
 
+import math
 import typing
 from dataclasses import dataclass
 from typing import Union
 
-from verifier._validation import check_integer, check_rate
+from verifier._validation import check_integer, check_nonnegative, check_positive, check_rate, check_real
 from verifier.errors import InvalidArgument
 from verifier.matrix.strategy import Strategy
 from verifier.pairs import DominatingPair, Gaussian
 
-__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "ShuffledBatches", "BandedPoisson", "AGGREGATIONS", "base_pair"]
+__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "ShuffledBatches", "BandedPoisson", "ZCDP", "RepeatAndSelect", "AGGREGATIONS", "base_pair"]
 
 
 def _check_pair(pair: object) -> DominatingPair:
@@ -313,7 +314,69 @@ class BandedPoisson:
         object.__setattr__(self, "rate", check_rate("rate", self.rate))
 
 
-Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches, BandedPoisson]
+@dataclass(frozen=True)
+class ZCDP:
+    """One step of a mechanism known only to be (ξ, ρ)-zCDP: D_α(M(x)‖M(x')) <= ξ + ρα at every order
+    α > 1, for every pair of neighbours in both orders (Bun & Steinke 2016, Def 1.1; ξ = 0: ρ-zCDP,
+    Steinke 2022, Def 11; dp_accounting's ``ZCDpEvent``). A claim about it is a claim about the worst
+    mechanism of that class. UPPER bounds come from the class's Rényi curve ξ + ρα (the supremum of
+    D_α over the class, :mod:`verifier.rdp`); LOWER bounds from a member, :attr:`stand_in`."""
+
+    rho: float
+    xi: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rho", check_positive("rho", self.rho))
+        object.__setattr__(self, "xi", check_nonnegative("xi", self.xi))
+
+    @property
+    def stand_in(self) -> Gaussian:
+        """The Gaussian step with Δ/σ = μ <= √(2ρ) (μ rounded down, so μ²/2 <= ρ exactly): its D_α is
+        αμ²/2 <= ξ + ρα at every order (Steinke 2022, Lemma 33.4), so it is a member of the class and
+        its δ(ε) is a rigorous LOWER bound on the worst member's (equal to it up to rounding for ξ = 0:
+        μ = √(2ρ) makes the Gaussian exactly ρ-zCDP, Lemma 12)."""
+        from flint import arb
+
+        mu = math.sqrt(2.0 * self.rho)
+        while mu > 0.0 and not arb(mu) * arb(mu) <= 2 * arb(self.rho):  # exact: floats are exact balls
+            mu = math.nextafter(mu, 0.0)
+        return Gaussian(1.0, mu)
+
+
+@dataclass(frozen=True)
+class RepeatAndSelect:
+    """Repeat-and-select (Papernot & Steinke 2022, "Hyperparameter tuning with Rényi differential
+    privacy", ICLR; dp_accounting's ``RepeatAndSelectDpEvent``): draw K from the truncated negative
+    binomial distribution D_{η,γ} on {1, 2, …} (Def 1) with shape η = ``shape`` and mean E[K] =
+    ``mean`` (γ follows from the mean), run ``scheme`` K times on the data with fresh randomness and
+    release only the best run (by any total order on its outputs). η = 0 is the logarithmic
+    distribution, η = 1 the geometric; K >= 1 almost surely. UPPER bounds: Thm 2's Rényi bound on the
+    run's Rényi curve (:mod:`verifier.rdp.classes`); LOWER bounds: the run itself
+    (:mod:`verifier.certify.methods.member`). Poisson-distributed K (dp_accounting's shape = ∞,
+    Thm 6) is not modelled."""
+
+    scheme: "Scheme"
+    mean: float
+    shape: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scheme, typing.get_args(Scheme)):
+            names = ", ".join(t.__name__ for t in typing.get_args(Scheme))
+            raise InvalidArgument("scheme", self.scheme, f"must be a scheme ({names})")
+        mean = check_real("mean", self.mean)
+        if not mean >= 1.0:
+            raise InvalidArgument("mean", mean, "must be >= 1 (the number of runs is at least 1)")
+        shape = self.shape
+        if isinstance(shape, (int, float)) and not isinstance(shape, bool) and shape == math.inf:
+            raise InvalidArgument(
+                "shape", shape, "Poisson-distributed runs (shape = inf, Papernot & Steinke Thm 6) are not supported; "
+                "supported: truncated negative binomial shapes 0 <= shape < inf (0: logarithmic, 1: geometric; Thm 2)"
+            )
+        object.__setattr__(self, "mean", mean)
+        object.__setattr__(self, "shape", check_nonnegative("shape", shape))
+
+
+Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches, BandedPoisson, ZCDP, RepeatAndSelect]
 
 
 def base_pair(scheme: Scheme) -> DominatingPair:

@@ -61,8 +61,8 @@ def test_gaussian_and_composed_and_fixed_size():
 
 
 def test_unsupported_nodes_are_named():
-    tree = dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(1.0), dp_event.ZCDpEvent(0.5)])
-    with pytest.raises(InvalidArgument, match=r"event\.events\[1\]='ZCDpEvent'"):
+    tree = dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(1.0), dp_event.UnsupportedDpEvent()])
+    with pytest.raises(InvalidArgument, match=r"event\.events\[1\]='UnsupportedDpEvent'"):
         from_dp_event(tree, epsilon=1, delta=1e-5)
     with pytest.raises(InvalidArgument, match="neighboring"):  # the claim language refuses fixed-size batches under add/remove
         from_dp_event(dp_event.SampledWithoutReplacementDpEvent(100, 10, dp_event.GaussianDpEvent(1.0)), epsilon=1, delta=1e-5)

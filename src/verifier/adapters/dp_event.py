@@ -25,7 +25,14 @@ dp_accounting need not be importable. Nodes with a rigorous model (:data:`MODELL
 - ``PoissonSampledDpEvent(sampling_probability, event)``: Poisson-sampled steps of a noise event;
 - ``SampledWithoutReplacementDpEvent(source_dataset_size, sample_size, event)``: fixed-size batches
   (replace-one neighbours only);
-- ``RandomAllocationDpEvent(event, num_selected, num_steps)`` (main branch): k-out-of-t allocation.
+- ``RandomAllocationDpEvent(event, num_selected, num_steps)`` (main branch): k-out-of-t allocation;
+- ``ZCDpEvent(rho, xi)``: a step known only to be (ξ, ρ)-zCDP, the class :class:`verifier.schemes.ZCDP`
+  (UPPER: the Rényi curve ξ + ρα; LOWER: its member, the Gaussian with Δ/σ = √(2ρ)); ρ = ξ = 0
+  releases nothing; it composes (self-composed, composed), and a sampled zCDP step is refused;
+- ``RepeatAndSelectDpEvent(event, mean, shape)``: the class :class:`verifier.schemes.RepeatAndSelect`
+  over the event's run (UPPER: Papernot & Steinke 2022, Thm 2; LOWER: the run itself), for the
+  truncated negative binomial numbers of runs (0 <= shape < ∞: logarithmic at 0, geometric at 1);
+  Poisson runs (shape = ∞, Thm 6) are refused naming ``shape``.
 
 The others are refused with one line naming the class and the reason (:data:`REFUSED`).
 
@@ -84,12 +91,8 @@ def _non_private() -> dict:
 #: Classes refused (exit 2), with the reason: no rigorous bound in verifier yet.
 REFUSED = {
     "UnsupportedDpEvent": "dp_accounting's placeholder for a mechanism it cannot describe: there is nothing to bound",
-    "ZCDpEvent": "a (ξ, ρ)-zCDP statement bounds the Rényi divergences of an unnamed mechanism, not a pair verifier can "
-    "bound from both sides (state the mechanism, or check its ρ with verifier zcdp / a \"rho\" claim)",
     "SampledWithReplacementDpEvent": "a record can appear several times in a batch drawn with replacement; verifier has no "
     "proven dominating pair for it yet",
-    "RepeatAndSelectDpEvent": "Papernot & Steinke 2022 bound repeat-and-select only through the inner event's Rényi "
-    "divergences (Thm 2); verifier has no model of it yet",
     "TruncatedSubsampledGaussianDpEvent": "no proven pair yet: under add/remove a truncated batch that holds the record "
     "drops another, a replace-one shift of 2C, and dp_accounting's PLD mixes that branch at an averaged inclusion rate "
     "(Ganesh 2025, arXiv 2508.15089); verifier audits its numbers against a rigorous lower bound instead",
@@ -115,6 +118,8 @@ MODELLED = {
     "PoissonSampledDpEvent": "poisson",
     "SampledWithoutReplacementDpEvent": "without_replacement (replace-one)",
     "RandomAllocationDpEvent": "allocation",
+    "ZCDpEvent": "zcdp (the worst (ξ, ρ)-zCDP step: Rényi curve above, Gaussian member below)",
+    "RepeatAndSelectDpEvent": "repeat_and_select (Papernot & Steinke Thm 2 above, the run below; 0 <= shape < ∞)",
     "NoOpDpEvent": "dropped (no release)",
 }
 
@@ -165,6 +170,8 @@ def _mechanism(event: Any, path: str) -> dict | None:
         return _non_private() if delta == 1.0 else {"name": "approx_dp", "epsilon0": _number(event, "epsilon", path), "delta0": delta}
     if name == "NonPrivateDpEvent":
         return _non_private()
+    if name == "ZCDpEvent":
+        return _zcdp(event, path)
     if name in REFUSED:
         raise InvalidArgument(path, name, f"is not supported: {REFUSED[name]}")
     if name in _STRUCTURE:
@@ -172,9 +179,27 @@ def _mechanism(event: Any, path: str) -> dict | None:
     raise InvalidArgument(path, name, "is not a dp_accounting event class verifier knows (see verifier.adapters.dp_event)")
 
 
+def _zcdp(event: Any, path: str) -> dict | None:
+    """A (ξ, ρ)-zCDP step (``xi`` absent reads as 0); nothing when ρ = ξ = 0 (D_α = 0: no release)."""
+    rho = _number(event, "rho", path)
+    xi = _number(event, "xi", path) if _has(event, "xi") else 0.0
+    for field, value in (("rho", rho), ("xi", xi)):
+        if not 0.0 <= value < float("inf"):
+            raise InvalidArgument(f"{path}.{field}", value, "must be a finite number >= 0")
+    if rho == 0.0 and xi == 0.0:
+        return None
+    if rho == 0.0:
+        raise InvalidArgument(f"{path}.rho", rho, f"must be > 0 when xi > 0 (xi = {xi:g}): a step bounded by D_alpha <= xi alone has no Gaussian member to bound it from below")
+    return {"name": "zcdp", "rho": rho, "xi": xi}
+
+
+def _has(event: Any, field: str) -> bool:
+    return field in event if isinstance(event, Mapping) else hasattr(event, field)
+
+
 #: Classes that structure a tree rather than add noise (read by :func:`_phases`).
 _STRUCTURE = ("SelfComposedDpEvent", "ComposedDpEvent", "SingleEpochTreeAggregationDpEvent", "PoissonSampledDpEvent",
-              "SampledWithoutReplacementDpEvent", "RandomAllocationDpEvent", *NOTHING)
+              "SampledWithoutReplacementDpEvent", "RandomAllocationDpEvent", "RepeatAndSelectDpEvent", *NOTHING)
 
 
 def _tree_depth(event: Any, path: str) -> int:
@@ -196,6 +221,9 @@ def _steps(mechanism: dict | None, count: int) -> list[dict]:
 def _sampled(event: Any, path: str, phase: dict) -> list[dict]:
     """A sampling node over a noise event (nothing when the event releases nothing)."""
     mechanism = _mechanism(_get(event, "event", path), f"{path}.event")
+    if mechanism is not None and mechanism["name"] == "zcdp":
+        raise InvalidArgument(path, _name(event), "samples a ZCDpEvent: a step known only through its Rényi bound composes, "
+                              "but no amplification by sampling is proven for the class (state the mechanism)")
     return [] if mechanism is None else [{**phase, "mechanism": mechanism}]
 
 
@@ -226,9 +254,24 @@ def _phases(event: Any, count: int, path: str) -> list[dict]:
     if name == "RandomAllocationDpEvent":
         phase = {"name": "allocation", "steps": _get(event, "num_steps", path), "k": _get(event, "num_selected", path), "epochs": count}
         return _sampled(event, path, phase)
+    if name == "RepeatAndSelectDpEvent":
+        return _repeat_and_select(event, count, path)
     if name in REFUSED:
         raise InvalidArgument(path, name, f"is not supported: {REFUSED[name]}")
     return _steps(_mechanism(event, path), count)
+
+
+def _repeat_and_select(event: Any, count: int, path: str) -> list[dict]:
+    """``count`` repeat-and-selects of the event's run (nothing when the run releases nothing)."""
+    inner = _phases(_get(event, "event", path), 1, f"{path}.event")
+    if not inner:
+        return []
+    mean, shape = _number(event, "mean", path), _get(event, "shape", path)
+    if isinstance(shape, (int, float)) and not isinstance(shape, bool) and shape == float("inf"):
+        raise InvalidArgument(f"{path}.shape", shape, "Poisson-distributed runs (shape = inf, Papernot & Steinke 2022 Thm 6) are not supported; "
+                              "supported: truncated negative binomial shapes 0 <= shape < inf (Thm 2)")
+    run = dict(inner[0]) if len(inner) == 1 else {"name": "sequence", "phases": inner}
+    return [{"name": "repeat_and_select", "run": run, "mean": mean, "shape": shape, "times": count}]
 
 
 def _count(value: Any, path: str) -> int:
@@ -241,7 +284,7 @@ def _phases_times(phase: dict, count: int, path: str) -> list[dict]:
     """``count`` runs of one phase: multiply its step count."""
     if phase["name"] == "single":
         return [{**{k: v for k, v in phase.items() if k != "name"}, "name": "composed", "times": count}]
-    key = {"composed": "times", "allocation": "epochs"}.get(phase["name"], "steps")
+    key = {"composed": "times", "allocation": "epochs", "repeat_and_select": "times"}.get(phase["name"], "steps")
     return [{**phase, key: phase[key] * count}]
 
 
@@ -252,7 +295,7 @@ def claim_object_from_dp_event(event: Any, *, epsilon: float, delta: float, neig
         raise InvalidArgument("event", _name(event), "releases nothing (only NoOpDpEvents)")
     if len(phases) == 1:
         phase = dict(phases[0])
-        mechanism = phase.pop("mechanism")
+        mechanism = phase.pop("mechanism", None)  # a repeat-and-select carries its run's
         scheme = phase
     else:
         mechanism, scheme = None, {"name": "sequence", "phases": phases}

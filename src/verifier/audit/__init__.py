@@ -168,13 +168,18 @@ def describe(claim: Claim) -> str:
     for a trade-off claim)."""
 
     def text(obj: dict) -> str:
-        params = ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}" for k, v in obj.items() if k not in ("name", "mechanism", "phases"))
+        params = ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}" for k, v in obj.items() if k not in ("name", "mechanism", "phases", "run"))
         return f"{obj['name']}({params})"
 
-    if claim.scheme["name"] == "sequence":
-        body = " then ".join(f"{text(p['mechanism'])} {text(p)}" for p in claim.scheme["phases"])
-    else:
-        body = f"{text(claim.mechanism)} {text(claim.scheme)}"
+    def run(scheme: dict, mechanism: dict | None) -> str:
+        mechanism = scheme.get("mechanism") or mechanism
+        if scheme["name"] == "sequence":
+            return " then ".join(run(p, None) for p in scheme["phases"])
+        if "run" in scheme:
+            return f"{text(scheme)} of [{run(scheme['run'], mechanism)}]"
+        return f"{text(mechanism)} {text(scheme)}"
+
+    body = run(claim.scheme, claim.mechanism)
     return f"{body}, TPR at FPR={claim.fpr:g}" if claim.tpr is not None else f"{body}, δ={claim.delta:g}"
 
 

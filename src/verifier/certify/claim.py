@@ -33,6 +33,19 @@ integer sensitivity C), ``finite`` (p, q: any finite pair, masses taken as exact
 pairs (``rr``, ``rr_uniform``, ``approx_dp``, ``finite``: the step on two records) ``replace_one``
 under ``single``/``composed`` is the pair itself.
 
+Two kinds describe a class of mechanisms known only through a Rényi bound, and a claim about them is
+about the worst member (UPPER from the Rényi bound, LOWER from a member; :mod:`verifier.certify.methods.member`):
+the mechanism ``zcdp`` (rho, xi = 0: a step that is (ξ, ρ)-zCDP, D_α <= ξ + ρα; under ``single`` or
+``composed`` or as such a phase, never sampled; the statement holds for the claim's relation as given),
+and the scheme ``repeat_and_select`` (run: a scheme object, optionally with its own mechanism; mean >= 1
+and shape in [0, ∞) of the truncated negative binomial number of runs; times: how often the whole is
+repeated; Papernot & Steinke 2022)::
+
+    {"mechanism": {"name": "gaussian", "sigma": 1.0},
+     "scheme": {"name": "repeat_and_select", "mean": 10, "shape": 1,
+                "run": {"name": "poisson", "rate": 0.01, "steps": 1000}},
+     "epsilon": 5.0, "delta": 1e-5}
+
 ``"delta": 0`` is a pure-DP claim (ε-DP), decided on ε(0), the largest privacy loss (see
 :func:`verifier.certify.verdict.certify`).
 
@@ -94,7 +107,7 @@ from verifier.pairs.mixture import mixture_of_gaussians
 import verifier.matrix as matrix
 from verifier.matrix.strategy import Strategy
 from verifier.schemes import AGGREGATIONS, Allocation, BandedPoisson, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
-from verifier.schemes import PoissonReplaceOne, ShuffledBatches, WithoutReplacement
+from verifier.schemes import PoissonReplaceOne, RepeatAndSelect, ShuffledBatches, WithoutReplacement, ZCDP
 
 __all__ = ["Claim", "parse_claim", "model_of", "load_claim", "read_json", "json_value", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
 
@@ -113,6 +126,8 @@ class _Spec:
     additive: bool = False  # additive-noise mechanism (replace-one = add/remove with 2Δ)
     record_pair: bool = False  # the pair is the step on two records (replace-one: the pair itself)
     phased: bool = False  # a list of phases, each a scheme with its own mechanism (``sequence``)
+    step: bool = False  # a class of steps known through a Rényi bound, a scheme of its own (``zcdp``)
+    nested: bool = False  # runs another scheme object, its ``run`` (``repeat_and_select``)
 
 
 def _positive_integer(name: str, value: Any) -> int:
@@ -139,6 +154,17 @@ def _phase_list(name: str, value: Any) -> list:
     if not value:
         raise InvalidArgument(name, value, "must hold at least one phase (a sequence of nothing releases nothing)")
     return value
+
+
+def _run_object(name: str, value: Any) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise InvalidArgument(name, value, "must be a scheme object (the run repeated), optionally with its own mechanism")
+    return value
+
+
+def _shape(name: str, value: Any) -> float:
+    """A shape of the number of runs: >= 0, or +inf (Poisson, refused by RepeatAndSelect with the reason)."""
+    return check_real(name, value, allow_inf=True)
 
 
 def _optional(check: _Check) -> _Check:
@@ -237,6 +263,7 @@ MECHANISMS: dict[str, _Spec] = {
         {"sigma": (check_positive, _REQUIRED), "sensitivities": (_numbers, _REQUIRED), "probabilities": (_numbers, _REQUIRED)},
         mixture_of_gaussians,
     ),
+    "zcdp": _Spec({"rho": (check_positive, _REQUIRED), "xi": (check_nonnegative, 0.0)}, ZCDP, step=True),
 }
 
 #: The fields that describe a strategy C (matrix and banded_poisson schemes; see strategy_from_fields).
@@ -275,6 +302,16 @@ SCHEMES: dict[str, _Spec] = {
         ShuffledBatches,
     ),
     "sequence": _Spec({"phases": (_phase_list, _REQUIRED)}, Sequence, phased=True),
+    "repeat_and_select": _Spec(
+        {
+            "run": (_run_object, _REQUIRED),
+            "mean": (check_real, _REQUIRED),
+            "shape": (_shape, _REQUIRED),
+            "times": (_positive_integer, 1),
+        },
+        RepeatAndSelect,
+        nested=True,
+    ),
     "shuffle": _Spec({"users": (_positive_integer, _REQUIRED)}, Shuffle),
     "checkin": _Spec(
         {
@@ -303,6 +340,9 @@ SCHEMES: dict[str, _Spec] = {
         _banded_poisson_scheme,
     ),
 }
+
+#: The kinds a repeat-and-select's ``run`` may be (a distinct dict: the run may state its own mechanism, as a phase does).
+_RUN_KINDS: dict[str, _Spec] = dict(SCHEMES)
 
 #: Schemes under which replace-one neighbours are add/remove with doubled sensitivity (see module doc).
 _REPLACE_ONE_SCHEMES = ("single", "composed")
@@ -509,9 +549,13 @@ def _scheme(
         mechanism, mechanism_path = obj["mechanism"], f"{path}.mechanism"
     if spec.phased:
         return _sequence(path, values["phases"], mechanism, neighboring)
+    if spec.nested:
+        return _repeat_and_select(path, values, mechanism, mechanism_path, neighboring)
     if mechanism is None:
         where = f"{path}.mechanism" if is_phase else "mechanism"
         raise InvalidArgument(where, None, "the field is missing (it is required; a phase without one inherits the claim's mechanism)")
+    if _names_step(mechanism):
+        return _class_step(path, name, values, mechanism, mechanism_path)
     pair, mech, modelling = _pair(mechanism_path, mechanism, path, name, neighboring)
     build = _REPLACE_ONE_MODELS.get(name, spec.build) if neighboring == "replace_one" else spec.build
     model = _build(path, build, pair, **values)
@@ -521,6 +565,48 @@ def _scheme(
     if isinstance(model, MatrixMechanism) and model.strategy.signed:
         modelling += "; C has negative entries: accounted through |C| (Schuchardt & Kalinin, Lemma 2.8)"
     return {"name": name, **{k: v for k, v in values.items() if v is not None}}, mech, model, modelling
+
+
+def _names_step(mechanism: Any) -> bool:
+    """Whether a (not yet validated) mechanism object names a class of steps (``zcdp``)."""
+    spec = MECHANISMS.get(mechanism.get("name")) if isinstance(mechanism, Mapping) and isinstance(mechanism.get("name"), str) else None
+    return spec is not None and spec.step
+
+
+def _class_step(path: str, name: str, values: dict, mechanism: Any, mechanism_path: str) -> tuple[dict, dict, Scheme, str]:
+    """A ``zcdp`` step under ``single`` or ``composed``: the worst (ξ, ρ)-zCDP mechanism, bounded
+    above by its Rényi curve and below by its Gaussian member (:class:`verifier.schemes.ZCDP`). The
+    statement is about the claim's neighbouring relation as given (no sensitivity is doubled)."""
+    mech_name, mech_spec, mech_values = _read(mechanism_path, mechanism, MECHANISMS)
+    if name not in _REPLACE_ONE_SCHEMES:
+        raise InvalidArgument(
+            f"{path}.name", name, f"a {mech_name!r} step is known only through its Rényi bound: it runs under single or composed "
+            "(or such a phase of a sequence); sampling or allocating it is not modelled"
+        )
+    step = _build(mechanism_path, mech_spec.build, **mech_values)
+    model = step if name == "single" or values["times"] == 1 else Composed(step, values["times"])
+    modelling = (
+        f"the worst (xi, rho)-zCDP mechanism (rho = {step.rho:g}, xi = {step.xi:g}) under the claim's relation: UPPER from its "
+        f"Renyi curve xi + rho*alpha, LOWER from its member, the Gaussian with Delta/sigma = sqrt(2 rho)"
+    )
+    return {"name": name, **values}, {"name": mech_name, **mech_values}, model, modelling
+
+
+def _repeat_and_select(path: str, values: dict, mechanism: Any, mechanism_path: str, neighboring: str) -> tuple[dict, dict | None, Scheme, str]:
+    """A ``repeat_and_select`` scheme: its ``run`` is a scheme object (with its own mechanism or the
+    claim's), repeated a random number of times and the best run released, ``times`` times over."""
+    run_path = f"{path}.run"
+    run, mech, inner, note = _scheme(run_path, values["run"], mechanism, mechanism_path, neighboring, _RUN_KINDS)
+    if "mechanism" in values["run"] and mech is not None:
+        run = {**run, "mechanism": mech}
+    model = _build(path, RepeatAndSelect, inner, values["mean"], values["shape"])
+    if values["times"] > 1:
+        model = Composed(model, values["times"])
+    modelling = (
+        f"repeat-and-select of the run ({note}): UPPER from Papernot & Steinke 2022 Thm 2 on the run's Renyi curve, "
+        "LOWER from the run itself (the number of runs is >= 1)"
+    )
+    return {"name": "repeat_and_select", "run": run, "mean": values["mean"], "shape": values["shape"], "times": values["times"]}, mech, model, modelling
 
 
 def _as_composition(model: Scheme) -> tuple[Scheme, str | None]:
@@ -606,11 +692,12 @@ def model_of(mechanism: Any, scheme: Any, neighboring: str) -> Scheme:
 
 
 def _is_sequence(scheme: Any) -> bool:
-    """Whether a (not yet validated) scheme object names a phased scheme."""
+    """Whether a (not yet validated) scheme object names a phased or nested scheme (its mechanisms
+    may be stated inside it)."""
     if not isinstance(scheme, Mapping):
         return False
     spec = SCHEMES.get(scheme.get("name")) if isinstance(scheme.get("name"), str) else None
-    return spec is not None and spec.phased
+    return spec is not None and (spec.phased or spec.nested)
 
 
 def load_claim(path: str | Path) -> Claim:

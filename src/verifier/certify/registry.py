@@ -30,10 +30,12 @@ def methods_for(scheme: Scheme) -> list[Method]:
 def side_bounds(scheme: Scheme, quantity: Quantity, at: float, direction: Direction, side: Side) -> Iterator[tuple[Method, list[Bound]]]:
     """For each registered method that supports ``scheme`` and gives bounds of ``side``, cheapest
     first: the method and its rigorous bounds of that side on ``quantity`` at ``at`` (possibly none).
-    A method that declines the case (NotApplicable) is passed over. For methods that bound a scheme
-    through an equivalent or dominating one (shuffled batches, banded Poisson)."""
+    A method that declines the case (NotApplicable), or cannot answer ε(0) (pure DP) when that is
+    the question, is passed over. For methods that bound a scheme through an equivalent, dominating
+    or member one (shuffled batches, banded Poisson, a class's member)."""
+    pure_dp = quantity is Quantity.EPSILON and at == 0.0
     for method in methods_for(scheme):
-        if side not in method.sides():
+        if side not in method.sides() or (pure_dp and not method.answers_pure_dp):
             continue
         try:
             found = method.quantity_bounds(scheme, quantity, at, direction)

@@ -150,9 +150,9 @@ FLAG_MECHANISMS = ("gaussian", "laplace", "rr", "approx_dp")
 
 
 def certify_command(claim: Claim) -> str:
-    """The ``verifier certify`` command line that decides ``claim`` (for a sequence, which has no
-    flags, the claim file and its JSON)."""
-    if claim.scheme["name"] == "sequence" or claim.mechanism["name"] not in FLAG_MECHANISMS:
+    """The ``verifier certify`` command line that decides ``claim`` (for a sequence or a
+    repeat-and-select, which have no flags, the claim file and its JSON)."""
+    if claim.scheme["name"] == "sequence" or "run" in claim.scheme or claim.mechanism["name"] not in FLAG_MECHANISMS:
         return f"verifier certify claim.json   # claim.json: {json.dumps(claim.to_dict())}"
     flags = [f"--mechanism {claim.mechanism['name']}"]
     flags += [f"--{k.replace('_', '-')} {v!r}" for k, v in claim.mechanism.items() if k != "name"]

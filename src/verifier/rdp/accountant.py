@@ -10,7 +10,8 @@ composition adds Rényi divergences order by order), MatrixMechanism → Schucha
 Algorithms 1–2 (:mod:`verifier.rdp.matrix`), CheckIn → Liew et al. Eq. (5) with per-k
 Wang–Balle–Kasiviswanathan bounds (:mod:`verifier.rdp.checkin`) composed over the rounds,
 WithoutReplacement → min(WBK Thm 9, Steinke §6.7 group privacy) (:mod:`verifier.rdp.without_replacement`)
-composed over the steps, PoissonReplaceOne → Steinke §6.7's group-privacy bound over the steps.
+composed over the steps, PoissonReplaceOne → Steinke §6.7's group-privacy bound over the steps,
+ZCDP → ξ + ρα and RepeatAndSelect → Papernot & Steinke 2022, Thm 2 (:mod:`verifier.rdp.classes`).
 
 :func:`epsilon_upper_for` / :func:`delta_upper_for` convert with the default integer orders 2…256,
 then refine around the best order by a golden-section search over fractional orders (exact by
@@ -37,7 +38,7 @@ from verifier.rdp.poisson import poisson_curve
 from verifier.rdp.checkin import checkin_curve
 from verifier.rdp.shuffle import shuffle_curve
 from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
-from verifier.schemes import PoissonReplaceOne, WithoutReplacement
+from verifier.schemes import PoissonReplaceOne, RepeatAndSelect, WithoutReplacement, ZCDP
 from verifier.rdp.without_replacement import poisson_replace_one_curve, without_replacement_curve
 
 __all__ = ["CURVES", "LOWER_CURVES", "curve_for", "pair_curve", "epsilon_upper_for", "delta_upper_for", "fractional_floor"]
@@ -92,6 +93,18 @@ def _poisson_replace_one(scheme: PoissonReplaceOne, orders, direction: Direction
     return poisson_replace_one_curve(scheme.pair, scheme.rate, orders, direction).times(scheme.steps)
 
 
+def _zcdp(scheme: ZCDP, orders, direction: Direction) -> RdpCurve:
+    from verifier.rdp.classes import zcdp_curve
+
+    return zcdp_curve(scheme, orders, direction)
+
+
+def _repeat_and_select(scheme: RepeatAndSelect, orders, direction: Direction) -> RdpCurve:
+    from verifier.rdp.classes import repeat_and_select_curve
+
+    return repeat_and_select_curve(scheme, orders, direction)
+
+
 #: Scheme type → curve builder (orders, direction) → RdpCurve.
 CURVES: dict[type, Callable[..., RdpCurve]] = {
     CheckIn: _checkin,
@@ -103,6 +116,8 @@ CURVES: dict[type, Callable[..., RdpCurve]] = {
     MatrixMechanism: _matrix,
     WithoutReplacement: _without_replacement,
     PoissonReplaceOne: _poisson_replace_one,
+    ZCDP: _zcdp,
+    RepeatAndSelect: _repeat_and_select,
 }
 
 

@@ -49,7 +49,7 @@ from verifier.errors import InvalidArgument, NotApplicable
 from verifier.pairs import ApproxDP, DiscretePair, DominatingPair, Gaussian, Laplace, RandomizedResponse, replace_one_pair
 from verifier.rdp.conversion import Conversion, Converted, delta_upper, epsilon_upper
 from verifier.rdp.curve import RdpCurve
-from verifier.schemes import Composed, PoissonReplaceOne, Scheme, Sequence, Single, WithoutReplacement
+from verifier.schemes import Composed, PoissonReplaceOne, Scheme, Sequence, Single, WithoutReplacement, ZCDP
 
 __all__ = [
     "PAIR_RHO",
@@ -237,6 +237,13 @@ def _replace_one_subsampled_rho(scheme: WithoutReplacement | PoissonReplaceOne) 
         return arb_bound(scheme.steps * arb(rule(pair)), Side.UPPER)
 
 
+def _zcdp_rho(scheme: ZCDP) -> float:
+    """A ρ-zCDP step (ξ = 0) is ρ-zCDP by definition; with ξ > 0 no ρ alone bounds it."""
+    if scheme.xi > 0.0:
+        raise NotApplicable(f"a (xi, rho)-zCDP step with xi = {scheme.xi!r} > 0 is not rho-zCDP for any rho")
+    return scheme.rho
+
+
 #: Scheme type → UPPER bound on its ρ; extend with :func:`register_rho`.
 RHO: dict[type, Callable[..., float]] = {
     Single: _single_rho,
@@ -244,6 +251,7 @@ RHO: dict[type, Callable[..., float]] = {
     Sequence: _sequence_rho,
     WithoutReplacement: _replace_one_subsampled_rho,
     PoissonReplaceOne: _replace_one_subsampled_rho,
+    ZCDP: _zcdp_rho,
 }
 
 
@@ -286,8 +294,14 @@ def _sequence_renyi_lower(scheme: Sequence, alpha: float, direction: Direction) 
         return arb_bound(sum((arb(v) for v in lowers), arb(0)), Side.LOWER)
 
 
+def _zcdp_renyi_lower(scheme: ZCDP, alpha: float, direction: Direction) -> float:
+    """The worst (ξ, ρ)-zCDP step has D_α at least that of its Gaussian member (ZCDP.stand_in)."""
+    return _single_renyi_lower(Single(scheme.stand_in), alpha, direction)
+
+
 #: Scheme type → rigorous LOWER bound on D_α in a direction (module docstring).
 RENYI_LOWER: dict[type, Callable[..., float]] = {
+    ZCDP: _zcdp_renyi_lower,
     Single: _single_renyi_lower,
     Composed: _composed_renyi_lower,
     Sequence: _sequence_renyi_lower,

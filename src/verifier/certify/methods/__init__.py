@@ -22,4 +22,5 @@ ADAPTERS = [
     "verifier.certify.methods.matrix_cc",
     "verifier.certify.methods.matrix_partition",
     "verifier.certify.methods.banded_poisson",
+    "verifier.certify.methods.member",
 ]

@@ -140,6 +140,8 @@ class MonteCarlo(EstimateMethod):
     def supports(self, scheme: Scheme) -> bool:
         if isinstance(scheme, SchemeSequence):
             return all(self.supports(phase) for phase in scheme.phases)
+        if isinstance(scheme, Composed):  # what it composes must be a mechanism it samples (not a class: ZCDP)
+            return self.supports(scheme.scheme)
         if isinstance(scheme, _REPLACE_ONE):  # the attained pair is proven for additive noise
             return isinstance(scheme.pair, (Gaussian, Laplace))
         return isinstance(scheme, self.scheme_types)

@@ -6,7 +6,9 @@ sum of its phases' curves, Steinke 2022, Lemma 31) converted to (ε, δ)
 with the improved conversion (Steinke 2022, Prop 14 / Lemma 33.8), the best order chosen over the
 integers 2…256 and refined on fractional orders; every candidate is a rigorous upper bound. For the
 add direction of Gaussian random allocation it also returns Feldman & Shenfeld's Cor 4.10 (add)
-bound (sign corrected), which is usually much tighter than the add RDP curve.
+bound (sign corrected), which is usually much tighter than the add RDP curve. For the classes known
+only through a Rényi bound (a (ξ, ρ)-zCDP step, repeat-and-select; :mod:`verifier.rdp.classes`) it is
+the UPPER side of their brackets.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from verifier.rdp.accountant import fractional_floor
 from verifier.rdp.allocation import CITATION_ADD_DELTA
 from verifier.schemes import Sequence as SchemeSequence
 from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, PoissonReplaceOne, Scheme, Single, WithoutReplacement
+from verifier.schemes import RepeatAndSelect, ZCDP
 
 __all__ = ["RenyiAccountant", "METHODS"]
 
@@ -38,6 +41,8 @@ def _supported(scheme: Scheme) -> bool:
         scheme = scheme.scheme
     if isinstance(scheme, SchemeSequence):
         return all(_supported(phase) for phase in scheme.phases)
+    if isinstance(scheme, RepeatAndSelect):
+        return _supported(scheme.scheme)
     return type(scheme) in CURVES
 
 
@@ -52,7 +57,7 @@ class RenyiAccountant(Method):
     citation = "Renyi DP accountant: Steinke 2022 Thm 34/35 + Prop 14; WBK 2019 Thm 9; Feldman & Shenfeld Thm 4.8/4.9; Schuchardt & Kalinin Alg 1-2"
     returns = frozenset({Guarantee.UPPER})
     cost = 1
-    scheme_types = (Single, Composed, Poisson, Allocation, SchemeSequence, MatrixMechanism, CheckIn, WithoutReplacement, PoissonReplaceOne)
+    scheme_types = (Single, Composed, Poisson, Allocation, SchemeSequence, MatrixMechanism, CheckIn, WithoutReplacement, PoissonReplaceOne, ZCDP, RepeatAndSelect)
 
     def supports(self, scheme: Scheme) -> bool:
         return _supported(scheme)

@@ -22,7 +22,7 @@ from verifier.errors import NotApplicable
 from verifier.rdp.conversion import Conversion, Converted
 from verifier.rdp.zcdp import RHO_CITATION, delta_from_rho, epsilon_from_rho, rho_lower_at, rho_upper
 from verifier.schemes import Sequence as SchemeSequence
-from verifier.schemes import Composed, PoissonReplaceOne, Scheme, Single, WithoutReplacement
+from verifier.schemes import Composed, PoissonReplaceOne, Scheme, Single, WithoutReplacement, ZCDP
 
 __all__ = ["ZCDP", "METHODS", "RHO_ORDERS"]
 
@@ -42,7 +42,7 @@ class ZCDP(Method):
     citation = RHO_CITATION
     returns = frozenset({Guarantee.UPPER})
     cost = 1  # closed forms, but never tighter than the exact method (cost 0) where both apply
-    scheme_types = (Single, Composed, SchemeSequence, WithoutReplacement, PoissonReplaceOne)
+    scheme_types = (Single, Composed, SchemeSequence, WithoutReplacement, PoissonReplaceOne, ZCDP)
 
     def supports(self, scheme: Scheme) -> bool:
         """Schemes with a known ρ, or (for zCDP claims) a Rényi lower bound."""

@@ -1,0 +1,130 @@
+"""Rényi curves of the classes known only through a Rényi bound: a (ξ, ρ)-zCDP step and
+repeat-and-select (Papernot & Steinke 2022). Every value is an UPPER bound on D_α of the worst
+mechanism of the class, in either direction (the curves are symmetric).
+
+- :func:`zcdp_curve`: D_α <= ξ + ρα (Bun & Steinke 2016, Def 1.1), the supremum over the class (the
+  Gaussian with Δ/σ = √(2ρ) attains ρα, Steinke 2022, Lemma 33.4), flagged exact for ξ = 0.
+- :func:`repeat_and_select_curve`: Papernot & Steinke 2022 ("Hyperparameter tuning with Rényi
+  differential privacy", ICLR; arXiv 2110.03620), Thm 2: if one run Q is (λ, ε)-RDP and
+  (λ̂, ε̂)-RDP (λ > 1, λ̂ >= 1), K ~ D_{η,γ} (Def 1: the truncated negative binomial on {1, 2, …},
+  η > −1, γ ∈ (0, 1)), and A releases the best of K runs, then A is (λ, ε')-RDP with
+
+      ε' = ε + (1 + η)(1 − 1/λ̂)ε̂ + (1 + η)ln(1/γ)/λ̂ + ln(E[K])/(λ − 1).
+
+  The λ̂ term is minimised over :data:`SELECTION_ORDERS` and λ̂ = 1 (where it is (1 + η)ln(1/γ)
+  whatever ε̂: the factor 1 − 1/λ̂ vanishes); every λ̂ gives a valid bound, so the minimum is one.
+  ε and ε̂ are taken as the larger of the run's two directions (RDP in the theorem bounds both
+  orders of every pair of neighbours). γ is the root of E[K] = mean (E[K] = η(1 − γ)/(γ(1 − γ^η)),
+  η = 0: (1/γ − 1)/ln(1/γ); Def 1 and its Eq. for the mean), bracketed from below in ball
+  arithmetic (E[K] decreases in γ, so a γ whose certified mean is >= ``mean`` is <= the root, and
+  ln(1/γ) is then an upper bound). RDP is non-decreasing in the order (van Erven & Harremoës 2014,
+  Thm 3), so each order's value is also capped by the values at larger orders of the same call,
+  as dp_accounting does.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import numpy.typing as npt
+from flint import arb
+
+from verifier._directed import arb_bound, with_precision
+from verifier._types import Direction, Side
+from verifier.rdp.curve import DEFAULT_ORDERS, RdpCurve, check_orders
+from verifier.schemes import RepeatAndSelect, ZCDP
+
+__all__ = ["zcdp_curve", "repeat_and_select_curve", "tnb_mean", "tnb_gamma_lower", "selection_constant", "SELECTION_ORDERS", "CITATION"]
+
+CITATION = "Papernot & Steinke 2022 (arXiv 2110.03620), Thm 2 (truncated negative binomial repetitions)"
+ZCDP_CITATION = "(xi, rho)-zCDP: D_alpha <= xi + rho*alpha (Bun & Steinke 2016, Def 1.1; Steinke 2022, Def 11)"
+
+#: Orders λ̂ over which Thm 2's second term is minimised (besides λ̂ = 1): 1.01, 1.05, then steps of
+#: 0.1 up to 10.9 (dp_accounting's fractional orders), where the term is smallest for small ε̂, and
+#: the integer orders up to 256.
+SELECTION_ORDERS: tuple[float, ...] = tuple(sorted({1.01, 1.05, *(1.0 + x / 10.0 for x in range(1, 100)), *DEFAULT_ORDERS}))
+
+
+def zcdp_curve(scheme: ZCDP, orders: npt.ArrayLike, direction: Direction) -> RdpCurve:
+    """ξ + ρα at each order, rounded up (exact for ξ = 0: the Gaussian stand-in attains it)."""
+    grid = check_orders(orders)
+    with with_precision():
+        values = np.array([arb_bound(arb(scheme.xi) + arb(scheme.rho) * arb(float(a)), Side.UPPER) for a in grid])
+    return RdpCurve(grid, values, np.full(len(grid), scheme.xi == 0.0), direction, ZCDP_CITATION)
+
+
+def tnb_mean(gamma: arb, shape: float) -> arb:
+    """E[K] of D_{η,γ} as a ball (γ ∈ (0, 1)): η(1 − γ)/(γ(1 − γ^η)), or (1/γ − 1)/ln(1/γ) at η = 0."""
+    if shape == 0.0:
+        return (1 / gamma - 1) / (-gamma.log())
+    eta = arb(shape)
+    return eta * (1 - gamma) / (gamma * (1 - gamma**eta))
+
+
+#: Bisection steps for γ (each halves the float bracket; 200 reach the float resolution at any γ).
+_GAMMA_STEPS = 200
+
+
+@functools.lru_cache(maxsize=64)
+def tnb_gamma_lower(mean: float, shape: float) -> float:
+    """A γ <= the root γ* of E[K] = ``mean`` (1.0 when ``mean`` is 1: K = 1 almost surely), by
+    bisection on floats with each step's mean certified in ball arithmetic (E[K] decreases in γ)."""
+    if mean == 1.0:
+        return 1.0
+
+    def above(gamma: float) -> bool:  # certified E[K] at gamma >= mean, i.e. gamma <= γ*
+        with with_precision(256):
+            return bool(tnb_mean(arb(gamma), shape) >= arb(mean))
+
+    low = 1.0 / (mean + 1.0)
+    while not above(low):
+        low /= 2.0
+    high = 1.0
+    for _ in range(_GAMMA_STEPS):
+        middle = 0.5 * (low + high)
+        if middle in (low, high):
+            break
+        if above(middle):
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def _both_directions(scheme, orders: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """The larger of the run's two UPPER curves at ``orders`` (RDP of both orders of a pair)."""
+    from verifier.rdp.accountant import curve_for
+
+    curves = [curve_for(scheme, orders, d).values for d in (Direction.REMOVE, Direction.ADD)]
+    return np.maximum(curves[0], curves[1])
+
+
+@functools.lru_cache(maxsize=32)
+def selection_constant(scheme: RepeatAndSelect) -> float:
+    """(1 + η)·min over λ̂ ∈ {1} ∪ :data:`SELECTION_ORDERS` of (1 − 1/λ̂)ε̂(λ̂) + ln(1/γ)/λ̂, rounded up
+    (Thm 2's middle terms; γ from :func:`tnb_gamma_lower`)."""
+    gamma = tnb_gamma_lower(scheme.mean, scheme.shape)
+    hat = _both_directions(scheme.scheme, SELECTION_ORDERS)
+    with with_precision():
+        log_inverse = -arb(gamma).log()
+        terms = [log_inverse]  # λ̂ = 1
+        terms += [(1 - 1 / arb(a)) * arb(float(e)) + log_inverse / arb(a) for a, e in zip(SELECTION_ORDERS, hat) if math.isfinite(e)]
+        best = min(terms, key=lambda t: arb_bound(t, Side.UPPER))
+        return arb_bound((1 + arb(scheme.shape)) * best, Side.UPPER)
+
+
+def repeat_and_select_curve(scheme: RepeatAndSelect, orders: npt.ArrayLike, direction: Direction) -> RdpCurve:
+    """Thm 2's bound at each order (module docstring), the same in both directions."""
+    grid = check_orders(orders)
+    run = _both_directions(scheme.scheme, grid)
+    constant = selection_constant(scheme)
+    with with_precision():
+        log_mean = arb(scheme.mean).log()
+        values = np.array(
+            [math.inf if not math.isfinite(e) else arb_bound(arb(float(e)) + log_mean / (arb(float(a)) - 1) + arb(constant), Side.UPPER)
+             for a, e in zip(grid, run)]
+        )
+    values = np.minimum.accumulate(values[::-1])[::-1]  # D_α is non-decreasing in α: cap by larger orders
+    return RdpCurve(grid, values, np.zeros(len(grid), dtype=bool), direction, CITATION)
