@@ -87,3 +87,19 @@ def test_certify_reads_a_dp_event_file(tmp_path, capsys):
     assert main([*args, "--epsilon", "1"]) == 2
     assert "event.event" in capsys.readouterr().err
     assert main(["certify", "--dp-event", str(path), "--epsilon", "1", "--delta", "1e-5", "--sigma", "2"]) == 2
+
+
+def test_opacus_history_of_dp_events():
+    """The Opacus history of an event (what Opacus's accountants are run on beside dp_accounting's
+    in the audit): full-batch Gaussian steps at rate 1, Poisson-sampled ones at their rate, counts
+    multiplied, compositions concatenated; anything else is not expressible (None)."""
+    from verifier.adapters.opacus import history_of_dp_event
+
+    step = dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.1))
+    assert history_of_dp_event(dp_event.SelfComposedDpEvent(step, 1000)) == [(1.1, 0.01, 1000)]
+    assert history_of_dp_event(dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(4.0), 100)) == [(4.0, 1.0, 100)]
+    two = dp_event.ComposedDpEvent([dp_event.SelfComposedDpEvent(step, 30), dp_event.GaussianDpEvent(4.0)])
+    assert history_of_dp_event(dp_event.SelfComposedDpEvent(two, 2)) == [(1.1, 0.01, 30), (4.0, 1.0, 1)] * 2
+    for other in (dp_event.LaplaceDpEvent(1.0), dp_event.ZCDpEvent(0.5), dp_event.PoissonSampledDpEvent(0.1, dp_event.LaplaceDpEvent(1.0)),
+                  dp_event.GaussianDpEvent(0.0), dp_event.ComposedDpEvent([step, dp_event.ZCDpEvent(0.5)])):
+        assert history_of_dp_event(other) is None

@@ -28,8 +28,11 @@ def rows_of(report, accountant, relation):
     return {r.case: r for r in report.rows if r.accountant == accountant and r.relation == relation}
 
 
-def test_dp_accounting_rdp_replace_one_is_found(tmp_path, capsys):
+def test_dp_accounting_rdp_replace_one_is_found(tmp_path, capsys, monkeypatch):
     pytest.importorskip("dp_accounting")
+    import verifier.audit.dp_accounting as audit_module
+
+    monkeypatch.setattr(audit_module, "_opacus_installed", lambda: False)  # Opacus's rows: test_opacus_beside_dp_accounting (slow: torch)
     out = tmp_path / "report.json"
     assert main(["audit", "dp_accounting", "--quick", "--out", str(out)]) == 1  # findings
     printed = capsys.readouterr().out
@@ -56,6 +59,32 @@ def test_dp_accounting_rdp_replace_one_is_found(tmp_path, capsys):
     unsound = {r["group"] for r in others if r["status"] != "sound"}
     assert others and unsound == {"RandomizedResponseDpEvent"}
     assert "per class:" in printed and "refused by verifier" in printed
+    assert "opacus is not installed" in printed and not any(r["accountant"].startswith("opacus") for r in report["rows"])
+    # ZCDpEvent and RepeatAndSelectDpEvent are judged (RDP accountant only: its PLD refuses them), sound.
+    groups = {r["group"] for r in report["rows"] if r["accountant"] == "dp_accounting RdpAccountant"}
+    assert {"ZCDpEvent", "RepeatAndSelectDpEvent"} <= groups
+
+
+@pytest.mark.slow  # imports torch (~15 s)
+def test_opacus_beside_dp_accounting():
+    """On a DP-SGD event Opacus's accountants run on the same history: RDP and PRV sound, the GDP
+    approximation below verifier's lower bound, with a reproducer certify decides VIOLATED; a
+    history of two noise levels is not given to the GDP accountant (it reads only the last phase)."""
+    pytest.importorskip("dp_accounting")
+    pytest.importorskip("opacus")
+    from dp_accounting import dp_event
+
+    from verifier.audit.dp_accounting import judge_event
+
+    step = dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.1))
+    rows = {r.accountant: r for r in judge_event("add_or_remove", dp_event.SelfComposedDpEvent(step, 1000), "PoissonSampledDpEvent(GaussianDpEvent)", {})}
+    assert rows["opacus RDPAccountant"].status == rows["opacus PRVAccountant"].status == "sound"
+    gdp = rows["opacus GaussianAccountant"]
+    assert gdp.status == "UNSOUND" and gdp.verdict == "VIOLATED" and gdp.reproducer.startswith("verifier certify")
+    assert gdp.peer_epsilon == pytest.approx(1.37743, abs=1e-5) and gdp.bracket.lower > 1.514
+    two = dp_event.ComposedDpEvent([dp_event.SelfComposedDpEvent(step, 30), dp_event.GaussianDpEvent(4.0)])
+    names = {r.accountant for r in judge_event("add_or_remove", two, "ComposedDpEvent", {})}
+    assert {"opacus RDPAccountant", "opacus PRVAccountant"} <= names and "opacus GaussianAccountant" not in names
 
 
 def test_jax_privacy_audit_is_skipped_without_it(monkeypatch):

@@ -24,7 +24,7 @@ from typing import Any
 from verifier.certify.claim import Claim, parse_claim
 from verifier.errors import InvalidArgument
 
-__all__ = ["from_opacus"]
+__all__ = ["from_opacus", "history_of_dp_event"]
 
 
 def from_opacus(accountant: Any, *, delta: float, epsilon: float | None = None, data_loader: Any = None) -> Claim:
@@ -82,3 +82,25 @@ def _shuffled(phases: list[dict], loader: Any) -> dict:
         "epochs": steps // batches, "drop_last": bool(loader.drop_last),
     }
     return {"mechanism": phases[0]["mechanism"], "scheme": scheme}
+
+
+def history_of_dp_event(event: Any) -> list[tuple[float, float, int]] | None:
+    """The Opacus history (phases of (noise multiplier, sample rate, steps)) that accounts for the
+    same run as the dp_accounting ``event`` under add/remove neighbours, or None where Opacus cannot
+    express it: a Gaussian step is rate 1, Poisson sampling of a Gaussian step its rate, self- and
+    plain composition repeat and concatenate phases (read by attribute, like
+    :mod:`verifier.adapters.dp_event`)."""
+    name = type(event).__name__
+    if name == "GaussianDpEvent" and event.noise_multiplier > 0:
+        return [(float(event.noise_multiplier), 1.0, 1)]
+    if name == "PoissonSampledDpEvent" and type(event.event).__name__ == "GaussianDpEvent" and event.event.noise_multiplier > 0:
+        return [(float(event.event.noise_multiplier), float(event.sampling_probability), 1)]
+    if name == "SelfComposedDpEvent":
+        inner = history_of_dp_event(event.event)
+        if inner is None:
+            return None
+        return [(s, q, t * event.count) for s, q, t in inner] if len(inner) == 1 else inner * event.count
+    if name == "ComposedDpEvent":
+        parts = [history_of_dp_event(e) for e in event.events]
+        return None if not parts or any(p is None for p in parts) else [phase for part in parts for phase in part]  # type: ignore[union-attr]
+    return None

@@ -1,10 +1,13 @@
-"""Audit of dp_accounting: its RDP and PLD accountants on every event class, under the
+"""Audit of dp_accounting: its RDP and PLD accountants on every event class (and, beside them, Opacus's
+RDP, PRV and GDP accountants on the add/remove cells an Opacus history can express:
+:func:`verifier.adapters.opacus.history_of_dp_event`), under the
 neighbouring relations verifier models (``ADD_OR_REMOVE_ONE``; ``REPLACE_ONE``; ``REPLACE_SPECIAL``,
 a record replaced by one that contributes nothing, which for these additive mechanisms is the
 add/remove shift), on a grid per class: Gaussian and Laplace steps and compositions, Poisson
 sampling (both relations), fixed-size batches (replace-one) at batch fractions from 0.1% to 100%,
 randomized response, discrete Laplace, mixtures of Gaussians, tree aggregation, the non-private
-release.
+release, zCDP steps (alone, (ξ, ρ), composed with DP-SGD) and repeat-and-select (DP-SGD, a Gaussian,
+a zCDP step; logarithmic, geometric and shape-2.5 numbers of runs).
 
 The events are dp_accounting's own; each is turned into the claim verifier decides by
 :func:`verifier.adapters.from_dp_event`, so the audit and a user's certify run read the same
@@ -22,6 +25,7 @@ from flint import arb
 from verifier._directed import arb_bound, with_precision
 from verifier._types import Bracket, Side
 from verifier.adapters.dp_event import REFUSED, claim_object_from_dp_event
+from verifier.adapters.opacus import history_of_dp_event
 from verifier.audit import AuditRow, catalogue_rows, judge, require
 from verifier.certify.claim import parse_claim
 from verifier.certify.verdict import certify
@@ -67,6 +71,13 @@ def events(quick: bool) -> list[tuple[str, Any]]:
     cells += [("add_or_remove", E.SelfComposedDpEvent(E.MixtureOfGaussiansDpEvent(s, c, p), t)) for s, c, p, t in mixtures]
     cells += [("replace_special", E.SelfComposedDpEvent(E.SingleEpochTreeAggregationDpEvent(s, steps), 3)) for s, steps in ([(2.0, 100)] if quick else [(2.0, 100), (5.0, [16, 64])])]
     cells += [(relation, E.NonPrivateDpEvent()) for relation in ("add_or_remove", "replace_one")]
+    cells += [("add_or_remove", E.ZCDpEvent(0.5)), ("add_or_remove", E.SelfComposedDpEvent(E.ZCDpEvent(0.05, 0.01), 10))]
+    if not quick:
+        cells.append(("replace_one", E.SelfComposedDpEvent(E.ZCDpEvent(0.05), 10)))
+        cells.append(("add_or_remove", E.ComposedDpEvent([E.ZCDpEvent(0.1), E.SelfComposedDpEvent(E.PoissonSampledDpEvent(0.01, E.GaussianDpEvent(1.0)), 1000)])))
+    dpsgd = E.SelfComposedDpEvent(E.PoissonSampledDpEvent(0.01, E.GaussianDpEvent(1.0)), 1000)
+    selects = [(dpsgd, 10.0, 1.0)] if quick else [(dpsgd, 10.0, 1.0), (dpsgd, 10.0, 0.0), (E.GaussianDpEvent(4.0), 5.0, 2.5), (E.ZCDpEvent(0.02), 20.0, 1.0)]
+    cells += [("add_or_remove", E.RepeatAndSelectDpEvent(run, mean, shape)) for run, mean, shape in selects]
     if hasattr(E, "EpsilonDeltaDpEvent"):  # dp_accounting's main branch
         cells.append(("add_or_remove", E.SelfComposedDpEvent(E.EpsilonDeltaDpEvent(0.5, 1e-6), 10)))
     return cells
@@ -115,6 +126,9 @@ def rows(examples: int = 0, quick: bool = False) -> tuple[list[AuditRow], list[s
     for relation, event in cells:
         out += judge_event(relation, event, _group(event), refused)
     notes += [f"{who} refuses {', '.join(sorted(kinds))} events" for who, kinds in sorted(refused.items())]
+    notes.append("Opacus's RDP, PRV and GDP accountants are run on the add/remove cells an Opacus history expresses (Poisson-sampled or "
+                 "full-batch Gaussian phases; GDP on one phase only: it reads the last)" if _opacus_installed() else
+                 "opacus is not installed: its accountants were not run on the cells a history expresses")
     unjudged = [(name, f"refused by verifier: {why}") for name, why in sorted(REFUSED.items()) if name != "TruncatedSubsampledGaussianDpEvent"]
     if examples:
         out += _hypothesis_rows(examples)
@@ -140,7 +154,21 @@ def judge_event(relation: str, event: Any, group: str, refused: dict[str, set[st
         else:
             note = "dp_accounting's REPLACE_SPECIAL" if relation == "replace_special" else ""
             out.append(judge(f"dp_accounting {name}", claim, eps, note=note, group=group))
+    history = history_of_dp_event(event) if relation == "add_or_remove" and claim is not None else None
+    if history is not None and _opacus_installed():
+        from verifier.audit.opacus import history_epsilons
+
+        note = f"Opacus history {history}"
+        out += [judge(f"opacus {name}", claim, eps, note=note, group=group) for name, eps in history_epsilons(history, DELTA).items()]
     return out
+
+
+def _opacus_installed() -> bool:
+    try:
+        import opacus  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _truncated(event: Any) -> tuple[Any, int] | None:

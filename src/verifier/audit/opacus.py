@@ -24,7 +24,7 @@ import warnings
 from verifier.adapters.opacus import from_opacus
 from verifier.audit import AuditRow, catalogue_rows, judge, judge_tpr, require
 
-__all__ = ["rows", "GRID", "QUICK_GRID", "SHUFFLED_GRID", "QUICK_SHUFFLED_GRID", "TPR_FPRS"]
+__all__ = ["rows", "history_epsilons", "GRID", "QUICK_GRID", "SHUFFLED_GRID", "QUICK_SHUFFLED_GRID", "TPR_FPRS"]
 
 #: False-positive rates at which the GaussianAccountant's implied TPR is checked (issue 26).
 TPR_FPRS = (1e-3, 1e-2)
@@ -40,19 +40,12 @@ QUICK_SHUFFLED_GRID = SHUFFLED_GRID[:1]
 
 def rows(examples: int = 0, quick: bool = False) -> tuple[list[AuditRow], list[str]]:
     require("opacus", "'verifier[opacus]' (Opacus; it pulls in torch: see the README's set-up)")
-    from opacus.accountants import GaussianAccountant, PRVAccountant, RDPAccountant
-
     out: list[AuditRow] = []
     for sigma, rate, steps in QUICK_GRID if quick else GRID:
-        claim = None
-        for kind in (RDPAccountant, PRVAccountant, GaussianAccountant):
-            accountant = kind()
-            accountant.history = [(sigma, rate, steps)]  # what `steps` calls of step() leave behind
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the GDP accountant warns on every construction
-                eps = float(accountant.get_epsilon(delta=DELTA))
-            claim = claim or from_opacus(accountant, delta=DELTA, epsilon=eps).to_dict()
-            out.append(judge(f"opacus {kind.__name__}", claim, eps))
+        history = [(sigma, rate, steps)]  # what `steps` calls of step() leave behind
+        found = history_epsilons(history, DELTA)
+        claim = _claim(history)
+        out += [judge(f"opacus {name}", claim, eps) for name, eps in found.items()]
         out += _gdp_tpr_rows(claim, sigma, rate, steps)
     out += _shuffled_rows(QUICK_SHUFFLED_GRID if quick else SHUFFLED_GRID)
     if examples:
@@ -72,20 +65,45 @@ def _shuffled_rows(grid: list[tuple[float, int, int, int, bool]]) -> list[AuditR
     """One row per accountant and shuffled run: what the accountant reports for the history that
     ``make_private(..., poisson_sampling=False)`` leaves behind, against the shuffled scheme."""
     import torch
-    from opacus.accountants import GaussianAccountant, PRVAccountant, RDPAccountant
 
     out: list[AuditRow] = []
     for sigma, n, batch, epochs, drop_last in grid:
         loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.zeros(n, 1)), batch_size=batch, shuffle=True, drop_last=drop_last)
-        claim = None
-        for kind in (RDPAccountant, PRVAccountant, GaussianAccountant):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the GDP accountant warns on every construction
-                accountant = kind()
-                accountant.history = [(sigma, 1 / len(loader), epochs * len(loader))]  # what Opacus records for this loader
-                eps = float(accountant.get_epsilon(delta=DELTA))
-            claim = claim or from_opacus(accountant, delta=DELTA, epsilon=eps, data_loader=loader).to_dict()
-            out.append(judge(f"opacus {kind.__name__} (poisson_sampling=False)", claim, eps))
+        history = [(sigma, 1 / len(loader), epochs * len(loader))]  # what Opacus records for this loader
+        claim = _claim(history, loader)
+        out += [judge(f"opacus {name} (poisson_sampling=False)", claim, eps) for name, eps in history_epsilons(history, DELTA).items()]
+    return out
+
+
+class _Recorded:
+    """An accountant's history alone (what :func:`from_opacus` reads)."""
+
+    def __init__(self, history: list[tuple[float, float, int]]) -> None:
+        self.history = history
+
+
+def _claim(history: list[tuple[float, float, int]], loader=None) -> dict:
+    """The claim object of ``history`` (over the shuffling ``loader`` when given) that every
+    accountant's ε is judged on."""
+    claim = from_opacus(_Recorded(history), delta=DELTA, epsilon=1.0, data_loader=loader).to_dict()
+    return {**claim, "source": "opacus accountant history"}
+
+
+def history_epsilons(history: list[tuple[float, float, int]], delta: float) -> dict[str, float]:
+    """The ε each Opacus accountant reports at ``delta`` for ``history`` (phases of (noise
+    multiplier, sample rate, steps)), by class name. The GaussianAccountant reads only the last phase
+    (and its step() refuses a second noise level), so it is run on one-phase histories only."""
+    from opacus.accountants import GaussianAccountant, PRVAccountant, RDPAccountant
+
+    out = {}
+    for kind in (RDPAccountant, PRVAccountant, GaussianAccountant):
+        if kind is GaussianAccountant and len(history) > 1:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the GDP accountant warns on every construction
+            accountant = kind()
+            accountant.history = list(history)
+            out[kind.__name__] = float(accountant.get_epsilon(delta=delta))
     return out
 
 
