@@ -271,3 +271,47 @@ def test_poisson_number_of_runs_is_refused_naming_shape():
     """shape = ∞ (Poisson K, which can be 0; Thm 6) is refused by the event reader, not guessed."""
     with pytest.raises(Exception, match="shape"):
         from_dp_event(ev("RepeatAndSelectDpEvent", event=GAUSS, mean=10.0, shape=math.inf), epsilon=1.0, delta=1e-5)
+
+
+def _released_law(law: dict, runs: dict, score_values: int, select) -> dict:
+    """Exact law (fractions) of what repeat-and-select releases: K runs (K ~ ``runs``) of the
+    mechanism whose output is (y, u), y ~ ``law``, u uniform on ``score_values`` values drawn
+    independently, and the run ``select`` picks from the list of outputs."""
+    import itertools
+    from fractions import Fraction
+
+    outcomes = [((y, u), p * Fraction(1, score_values)) for y, p in law.items() for u in range(score_values)]
+    out: dict = {}
+    for k, pk in runs.items():
+        for combo in itertools.product(outcomes, repeat=k):
+            weight = pk
+            for _, p in combo:
+                weight *= p
+            chosen = select([o for o, _ in combo])
+            out[chosen] = out.get(chosen, 0) + weight
+    return out
+
+
+def _hockey(p: dict, q: dict, ratio) -> object:
+    return sum(max(0, p.get(o, 0) - ratio * q.get(o, 0)) for o in set(p) | set(q))
+
+
+def test_member_argument_by_enumeration():
+    """The member argument for repeat-and-select (verifier.certify.methods.member), checked exactly:
+    with scores drawn independently of the data and the best score kept (ties: the first run), the
+    released y has the run's law under both datasets, so δ(ε) of the release equals the run's at every
+    ε. Mutant: a selector that looks at y (keeps a run with y = 0 when there is one, so 1 is released
+    only when every run gave 1) leaks more than the run: δ(ln 3) > 0 where the run's is 0."""
+    from fractions import Fraction
+
+    p, q = {1: Fraction(3, 4), 0: Fraction(1, 4)}, {1: Fraction(1, 4), 0: Fraction(3, 4)}
+    runs = {1: Fraction(1, 2), 2: Fraction(1, 3), 3: Fraction(1, 6)}
+    by_score = lambda outs: max(enumerate(outs), key=lambda pair: (pair[1][1], -pair[0]))[1]  # noqa: E731
+    released = [_released_law(law, runs, 3, by_score) for law in (p, q)]
+    marginal = [{y: sum(w for (yy, _), w in law.items() if yy == y) for y in (0, 1)} for law in released]
+    assert marginal == [p, q]
+    for ratio in (Fraction(1, 2), Fraction(1), Fraction(2), Fraction(5, 2)):
+        assert _hockey(*released, ratio) == _hockey(p, q, ratio)
+    by_output = lambda outs: next((o for o in outs if o[0] == 0), outs[0])  # noqa: E731
+    peeking = [_released_law(law, runs, 3, by_output) for law in (p, q)]
+    assert _hockey(p, q, Fraction(3)) == 0 < _hockey(*peeking, Fraction(3))
