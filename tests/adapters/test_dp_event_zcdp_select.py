@@ -315,3 +315,17 @@ def test_member_argument_by_enumeration():
     by_output = lambda outs: next((o for o in outs if o[0] == 0), outs[0])  # noqa: E731
     peeking = [_released_law(law, runs, 3, by_output) for law in (p, q)]
     assert _hockey(p, q, Fraction(3)) == 0 < _hockey(*peeking, Fraction(3))
+
+
+def test_a_run_with_only_lower_renyi_curves_has_no_upper_side():
+    """Thm 2 needs an UPPER Rényi curve of the run: the shuffle model's curves are LOWER bounds
+    (verifier.rdp.LOWER_CURVES), so repeat-and-select of it is refused by the RDP side (mutant: a
+    lower curve fed to Thm 2 would be a bogus upper bound), while its member still gives a lower end."""
+    from verifier.errors import NotApplicable
+    from verifier.schemes import Shuffle
+
+    scheme = RepeatAndSelect(Shuffle(Gaussian(1.0, 2.0), 10), 3.0, 1.0)
+    with pytest.raises(NotApplicable, match="no Renyi upper bound"):
+        curve_for(scheme, [2.0], Direction.REMOVE)
+    bracket = delta_bracket(scheme, 1.0)
+    assert bracket.lower > 0 and bracket.upper == math.inf  # no method bounds it above

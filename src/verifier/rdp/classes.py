@@ -33,6 +33,7 @@ from flint import arb
 
 from verifier._directed import arb_bound, with_precision
 from verifier._types import Direction, Side
+from verifier.errors import NotApplicable
 from verifier.rdp.curve import DEFAULT_ORDERS, RdpCurve, check_orders
 from verifier.schemes import RepeatAndSelect, ZCDP
 
@@ -94,17 +95,32 @@ def tnb_gamma_lower(mean: float, shape: float) -> float:
 
 
 def _both_directions(scheme, orders: npt.ArrayLike) -> npt.NDArray[np.float64]:
-    """The larger of the run's two UPPER curves at ``orders`` (RDP of both orders of a pair)."""
+    """The larger of the run's two UPPER curves at ``orders`` (RDP of both orders of a pair); a run
+    with only LOWER curves (the shuffle model) has no Rényi bound to build on."""
     from verifier.rdp.accountant import curve_for
 
-    curves = [curve_for(scheme, orders, d).values for d in (Direction.REMOVE, Direction.ADD)]
-    return np.maximum(curves[0], curves[1])
+    curves = [curve_for(scheme, orders, d) for d in (Direction.REMOVE, Direction.ADD)]
+    if any(curve.side is not Side.UPPER for curve in curves):
+        raise NotApplicable(f"the run {type(scheme).__name__} has no Renyi upper bound: repeat-and-select cannot be bounded above")
+    return np.maximum(curves[0].values, curves[1].values)
+
+
+def selection_constant(scheme: RepeatAndSelect) -> float:
+    """(1 + η)·min over λ̂ ∈ {1} ∪ :data:`SELECTION_ORDERS` of (1 − 1/λ̂)ε̂(λ̂) + ln(1/γ)/λ̂, rounded up
+    (Thm 2's middle terms; γ from :func:`tnb_gamma_lower`). Cached for hashable schemes (a certify
+    run asks for it at every order the conversion tries)."""
+    try:
+        return _cached_selection_constant(scheme)
+    except TypeError:  # an unhashable run (a matrix strategy)
+        return _selection_constant(scheme)
 
 
 @functools.lru_cache(maxsize=32)
-def selection_constant(scheme: RepeatAndSelect) -> float:
-    """(1 + η)·min over λ̂ ∈ {1} ∪ :data:`SELECTION_ORDERS` of (1 − 1/λ̂)ε̂(λ̂) + ln(1/γ)/λ̂, rounded up
-    (Thm 2's middle terms; γ from :func:`tnb_gamma_lower`)."""
+def _cached_selection_constant(scheme: RepeatAndSelect) -> float:
+    return _selection_constant(scheme)
+
+
+def _selection_constant(scheme: RepeatAndSelect) -> float:
     gamma = tnb_gamma_lower(scheme.mean, scheme.shape)
     hat = _both_directions(scheme.scheme, SELECTION_ORDERS)
     with with_precision():
