@@ -11,8 +11,11 @@ mechanism of the class, in either direction (the curves are symmetric).
 
       ε' = ε + (1 + η)(1 − 1/λ̂)ε̂ + (1 + η)ln(1/γ)/λ̂ + ln(E[K])/(λ − 1).
 
-  The λ̂ term is minimised over :data:`SELECTION_ORDERS` and λ̂ = 1 (where it is (1 + η)ln(1/γ)
-  whatever ε̂: the factor 1 − 1/λ̂ vanishes); every λ̂ gives a valid bound, so the minimum is one.
+  The λ̂ term is minimised over :data:`SELECTION_ORDERS` and λ̂ = 1, where it is (1 + η)ln(1/γ). That
+  value needs no reading of the theorem at λ̂ = 1: wherever ε(λ) is finite, D_λ̂ <= D_{1.01} < ∞ for
+  λ̂ in (1, 1.01] (D is non-decreasing in the order), so (1 − 1/λ̂)ε̂ → 0 and the bounds at λ̂ → 1⁺,
+  each valid, tend to it; D_λ of the release is below all of them, hence below their limit. Every
+  λ̂ gives a valid bound, so the minimum is one.
   ε and ε̂ are taken as the larger of the run's two directions (RDP in the theorem bounds both
   orders of every pair of neighbours). γ is the root of E[K] = mean (E[K] = η(1 − γ)/(γ(1 − γ^η)),
   η = 0: (1/γ − 1)/ln(1/γ); Def 1 and its Eq. for the mean), bracketed from below in ball
