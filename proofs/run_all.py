@@ -47,6 +47,7 @@ SCRIPTS = (
     "shuffle_count",
     "shuffle_coupling",
     "zcdp_sup",
+    "mmcc_posterior",
 )
 
 

@@ -17,7 +17,7 @@ from verifier.errors import InvalidArgument
 from verifier.matrix.strategy import Strategy
 from verifier.pairs import DominatingPair, Gaussian
 
-__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "ShuffledBatches", "BandedPoisson", "ZCDP", "RepeatAndSelect", "AGGREGATIONS", "base_pair"]
+__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "ShuffledBatches", "BandedPoisson", "ZCDP", "RepeatAndSelect", "MatrixPoisson", "AGGREGATIONS", "base_pair"]
 
 
 def _check_pair(pair: object) -> DominatingPair:
@@ -33,7 +33,7 @@ def _check_rate_steps(scheme: "Poisson | PoissonReplaceOne") -> None:
     object.__setattr__(scheme, "steps", check_integer("steps", scheme.steps, minimum=1))
 
 
-def _check_gaussian_strategy(scheme: "MatrixMechanism | BandedPoisson") -> None:
+def _check_gaussian_strategy(scheme: "MatrixMechanism | BandedPoisson | MatrixPoisson") -> None:
     """A matrix-factorisation scheme adds Gaussian noise to C·X: check the pair and the strategy."""
     if not isinstance(scheme.pair, Gaussian):
         raise InvalidArgument("pair", scheme.pair, "a matrix mechanism adds Gaussian noise: use Gaussian(sigma, sensitivity)")
@@ -376,7 +376,35 @@ class RepeatAndSelect:
         object.__setattr__(self, "shape", check_nonnegative("shape", shape))
 
 
-Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches, BandedPoisson, ZCDP, RepeatAndSelect]
+@dataclass(frozen=True)
+class MatrixPoisson:
+    """A matrix-factorisation mechanism (release C·X + Z, Z ~ N(0, σ²)) with Poisson sampling and a
+    general strategy C (MMCC, Choquette-Choo, Ganesh, Steinke & Thakurta, ICLR 2024): the records are
+    split into ``groups`` = b groups (default 1: every record may take part in every step), step i
+    (0-based) of the N = ``strategy.size`` steps uses group i mod b, each of its records
+    independently with probability ``rate``. Unlike :class:`BandedPoisson`, C may have any bandwidth;
+    it must be lower-triangular (every Strategy is) and non-negative, the condition under which
+    MMCC's bounds hold (:mod:`verifier.matrix.mmcc`)."""
+
+    pair: DominatingPair
+    strategy: Strategy
+    rate: float
+    groups: int = 1
+
+    def __post_init__(self) -> None:
+        _check_gaussian_strategy(self)
+        b = check_integer("groups", self.groups, minimum=1)
+        if b > self.strategy.size:
+            raise InvalidArgument("groups", b, f"must be <= the number of steps N = {self.strategy.size}: a group that is never sampled releases nothing")
+        if self.strategy.signed:
+            raise InvalidArgument(
+                "matrix", self.strategy.label, "must have non-negative entries: MMCC's bounds (the posterior bound and the dominance of the per-step mixtures) need C >= 0"
+            )
+        object.__setattr__(self, "groups", b)
+        object.__setattr__(self, "rate", check_rate("rate", self.rate))
+
+
+Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches, BandedPoisson, ZCDP, RepeatAndSelect, MatrixPoisson]
 
 
 def base_pair(scheme: Scheme) -> DominatingPair:

@@ -397,6 +397,9 @@ WRONG_CLAIMS = [
     # zcdp_sup (sign of the linear term; the first cell's bound without the 1/alpha)
     ("zcdp_sup", "critical", _module("zcdp_sup").s * alpha**2 - 2 * _module("zcdp_sup").c * alpha - _module("zcdp_sup").c),
     ("zcdp_sup", "first_cell", _module("zcdp_sup").s),
+    # mmcc_posterior: the odds lam e^L read as the probability (no normalisation by 1 - lam)
+    ("mmcc_posterior", "posterior_bound",
+     _module("mmcc_posterior").LAM * sp.exp(_module("mmcc_posterior").L) / (_module("mmcc_posterior").LAM * sp.exp(_module("mmcc_posterior").L) + 1)),
 ]
 
 

@@ -106,7 +106,7 @@ from verifier.pairs import ApproxDP, DiscreteLaplace, DiscretePair, DominatingPa
 from verifier.pairs.mixture import mixture_of_gaussians
 import verifier.matrix as matrix
 from verifier.matrix.strategy import Strategy
-from verifier.schemes import AGGREGATIONS, Allocation, BandedPoisson, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
+from verifier.schemes import AGGREGATIONS, Allocation, BandedPoisson, CheckIn, Composed, MatrixMechanism, MatrixPoisson, Poisson, Scheme, Sequence, Shuffle, Single
 from verifier.schemes import PoissonReplaceOne, RepeatAndSelect, ShuffledBatches, WithoutReplacement, ZCDP
 
 __all__ = ["Claim", "parse_claim", "model_of", "load_claim", "read_json", "json_value", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
@@ -211,6 +211,11 @@ def _banded_poisson_scheme(pair: DominatingPair, groups: int, rate: float, steps
     return BandedPoisson(pair, _claim_strategy(steps, **strategy), groups, rate)
 
 
+def _matrix_poisson_scheme(pair: DominatingPair, rate: float, steps: int, groups: int, **strategy: Any) -> MatrixPoisson:
+    """The MMCC scheme of a claim: C with N = ``steps``, b = ``groups`` (1: every step)."""
+    return MatrixPoisson(pair, _claim_strategy(steps, **strategy), rate, groups)
+
+
 def strategy_from_fields(
     size: int,
     family: str | None,
@@ -266,7 +271,7 @@ MECHANISMS: dict[str, _Spec] = {
     "zcdp": _Spec({"rho": (check_positive, _REQUIRED), "xi": (check_nonnegative, 0.0)}, ZCDP, step=True),
 }
 
-#: The fields that describe a strategy C (matrix and banded_poisson schemes; see strategy_from_fields).
+#: The fields that describe a strategy C (matrix, banded_poisson and matrix_poisson schemes; see strategy_from_fields).
 _STRATEGY_FIELDS: dict[str, tuple[_Check, Any]] = {
     "matrix": (_optional(_family), None),
     "matrix_file": (_optional(_text), None),
@@ -338,6 +343,15 @@ SCHEMES: dict[str, _Spec] = {
             **_STRATEGY_FIELDS,
         },
         _banded_poisson_scheme,
+    ),
+    "matrix_poisson": _Spec(
+        {
+            "rate": (check_rate, _REQUIRED),
+            "steps": (_positive_integer, _REQUIRED),
+            "groups": (_positive_integer, 1),
+            **_STRATEGY_FIELDS,
+        },
+        _matrix_poisson_scheme,
     ),
 }
 

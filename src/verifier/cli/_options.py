@@ -13,7 +13,7 @@ from verifier._validation import check_integer
 from verifier.cli._table import table_number
 from verifier.errors import InvalidArgument, NotApplicable
 from verifier.pairs import ApproxDP, DominatingPair, Gaussian, Laplace, RandomizedResponse, replace_one_pair
-from verifier.schemes import AGGREGATIONS, Allocation, BandedPoisson, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Shuffle, Single
+from verifier.schemes import AGGREGATIONS, Allocation, BandedPoisson, CheckIn, Composed, MatrixMechanism, MatrixPoisson, Poisson, Scheme, Shuffle, Single
 from verifier.schemes import WithoutReplacement
 from verifier.matrix.strategy import Strategy
 
@@ -47,7 +47,7 @@ def add_mechanism_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--k", type=int, default=None, help="rr: number of outcomes (default 2); allocation: steps per element")
 
 
-SCHEMES = ("single", "composed", "poisson", "allocation", "shuffle", "checkin", "matrix", "without_replacement", "shuffled", "banded_poisson")
+SCHEMES = ("single", "composed", "poisson", "allocation", "shuffle", "checkin", "matrix", "without_replacement", "shuffled", "banded_poisson", "matrix_poisson")
 
 
 def add_scheme_options(parser: argparse.ArgumentParser, method: bool = True) -> None:
@@ -57,8 +57,8 @@ def add_scheme_options(parser: argparse.ArgumentParser, method: bool = True) -> 
     group = parser.add_argument_group("scheme (how steps are sampled and composed)")
     group.add_argument("--scheme", choices=SCHEMES, default="single", help="sampling/composition scheme (default: single)")
     group.add_argument("--times", type=int, help="composed: number of compositions m >= 1")
-    group.add_argument("--rate", type=float, help="poisson/banded_poisson: sampling probability λ in (0, 1]; checkin: check-in rate γ in (0, 1]")
-    group.add_argument("--steps", type=int, help="poisson/allocation/without_replacement/banded_poisson: number of steps t >= 1")
+    group.add_argument("--rate", type=float, help="poisson/banded_poisson/matrix_poisson: sampling probability λ in (0, 1]; checkin: check-in rate γ in (0, 1]")
+    group.add_argument("--steps", type=int, help="poisson/allocation/without_replacement/banded_poisson/matrix_poisson: number of steps t >= 1")
     group.add_argument("--dataset-size", dest="dataset_size", type=int, help="without_replacement/shuffled: number of elements n >= 1")
     group.add_argument(
         "--batch-size", dest="batch_size", type=int,
@@ -77,7 +77,7 @@ def add_scheme_options(parser: argparse.ArgumentParser, method: bool = True) -> 
     group.add_argument("--batches", type=int, help="matrix: batches per epoch b >= 1 (N = epochs·batches steps)")
     group.add_argument(
         "--groups", type=int,
-        help="banded_poisson: groups b >= the strategy's bandwidth (step i samples group i mod b, each record with probability --rate)",
+        help="banded_poisson: groups b >= the strategy's bandwidth; matrix_poisson: groups b >= 1 (default 1) (step i samples group i mod b, each record with probability --rate)",
     )
     group.add_argument("--matrix", help="matrix: strategy family (identity, bsr, toeplitz, blt)")
     group.add_argument("--matrix-file", dest="matrix_file", help="matrix: strategy C from a .npy or .csv file (N×N, lower-triangular)")
@@ -113,8 +113,8 @@ OPTION_USES: dict[str, tuple[dict[str, tuple[str, ...]], object]] = {
     "delta0": ({"mechanism": ("approx_dp",)}, None),
     "k": ({"mechanism": ("rr",), "scheme": ("allocation",)}, None),
     "times": ({"scheme": ("composed",)}, None),
-    "rate": ({"scheme": ("poisson", "checkin", "banded_poisson")}, None),
-    "steps": ({"scheme": ("poisson", "allocation", "without_replacement", "banded_poisson")}, None),
+    "rate": ({"scheme": ("poisson", "checkin", "banded_poisson", "matrix_poisson")}, None),
+    "steps": ({"scheme": ("poisson", "allocation", "without_replacement", "banded_poisson", "matrix_poisson")}, None),
     "dataset_size": ({"scheme": ("without_replacement", "shuffled")}, None),
     "batch_size": ({"scheme": ("without_replacement", "shuffled")}, None),
     "drop_last": ({"scheme": ("shuffled",)}, False),
@@ -123,9 +123,9 @@ OPTION_USES: dict[str, tuple[dict[str, tuple[str, ...]], object]] = {
     "rounds": ({"scheme": ("checkin",)}, 1),
     "aggregation": ({"scheme": ("checkin",)}, "shuffle"),
     "batches": ({"scheme": ("matrix",)}, None),
-    "groups": ({"scheme": ("banded_poisson",)}, None),
+    "groups": ({"scheme": ("banded_poisson", "matrix_poisson")}, None),
     **{
-        name: ({"scheme": ("matrix", "banded_poisson")}, None)
+        name: ({"scheme": ("matrix", "banded_poisson", "matrix_poisson")}, None)
         for name in ("matrix", "matrix_file", "bands", "coefficients", "theta", "omega")
     },
 }
@@ -171,6 +171,9 @@ def build_scheme(args: argparse.Namespace) -> Scheme:
     if args.scheme == "banded_poisson":
         steps = check_integer("steps", _required(args, "steps", "banded_poisson", "--scheme"), minimum=1)
         return BandedPoisson(pair, _strategy(args, steps), _required(args, "groups", "banded_poisson", "--scheme"), _required(args, "rate", "banded_poisson", "--scheme"))
+    if args.scheme == "matrix_poisson":
+        steps = check_integer("steps", _required(args, "steps", "matrix_poisson", "--scheme"), minimum=1)
+        return MatrixPoisson(pair, _strategy(args, steps), _required(args, "rate", "matrix_poisson", "--scheme"), 1 if args.groups is None else args.groups)
     if args.scheme == "without_replacement":
         return _fixed_batches(args, pair)
     if args.scheme == "shuffled":
@@ -299,7 +302,7 @@ def model_json_from_flags(args: argparse.Namespace) -> tuple[dict, dict]:
     for name in SCHEMES[args.scheme].fields:
         if getattr(args, name) is not None:
             scheme[name] = getattr(args, name)
-    if args.scheme in ("matrix", "banded_poisson"):
+    if args.scheme in ("matrix", "banded_poisson", "matrix_poisson"):
         for name in ("coefficients", "theta", "omega"):
             if name in scheme:
                 scheme[name] = number_list(name, scheme[name])

@@ -51,7 +51,9 @@ __all__ = [
     "StepPair",
     "cc_epsilon",
     "cc_pld",
+    "compose_step_pairs",
     "reverse_hazard_bounds",
+    "rounded_step_pair",
     "step_pairs",
 ]
 
@@ -179,9 +181,15 @@ def _step_pair(current: npt.NDArray[np.float64], lam: npt.NDArray[np.float64]) -
     with np.errstate(divide="ignore"):  # λ̄_1 = 1: log 0 = −∞, and P(z >= 1) = 1
         log_keep = np.cumsum(np.log1p(-np.minimum(lam, 1.0))[::-1])[::-1]
     tails = -np.expm1(log_keep)
-    tails[0] = 1.0
     means, starts = np.unique(current, return_index=True)
-    rounded = [1.0] + [_grid_up(float(tails[s])) for s in starts[1:]]
+    return rounded_step_pair(means, tails[starts])
+
+
+def rounded_step_pair(means: npt.NDArray[np.float64], tails: npt.NDArray[np.float64]) -> StepPair:
+    """The StepPair of a mixing law with strictly increasing ``means`` and tail sums ``tails``
+    (P(z >= j)), the tails rounded UP to the geometric grid (a stochastically larger law: a
+    dominating per-step pair, Lemma 4.2), kept non-increasing, zero tails dropped."""
+    rounded = [1.0] + [_grid_up(float(t)) for t in tails[1:]]
     for j in range(1, len(rounded)):
         rounded[j] = min(rounded[j], rounded[j - 1])
     keep = [0] + [j for j in range(1, len(rounded)) if rounded[j] > 0]
@@ -253,10 +261,16 @@ def cc_pld(mu: npt.ArrayLike, direction: Direction, delta_e: float, step: float 
     """PLD bracket of the composed per-step pairs (module docstring) in ``direction``, or None when
     no step releases anything about the element (δ_PLD = 0). Under the "union" schedule
     δ(ε) <= bracket.delta(ε).upper + δ_E; under "hybrid" that is NOT proven (see SCHEDULES)."""
+    return compose_step_pairs(step_pairs(mu, direction, delta_e, schedule), direction, step)
+
+
+def compose_step_pairs(pairs: Counter, direction: Direction, step: float = CC_STEP):
+    """PLD bracket (both sides) in ``direction`` of the composition of the per-step pairs of the
+    Counter ``pairs`` (StepPair → number of steps), each self-composed once; None when empty."""
     from verifier.pld import pair_bracket
 
     out = None
-    for pair, count in sorted(step_pairs(mu, direction, delta_e, schedule).items(), key=lambda item: (item[0].means, item[0].tails)):
+    for pair, count in sorted(pairs.items(), key=lambda item: (item[0].means, item[0].tails)):
         one = pair_bracket(_as_pair(pair), direction, step)
         one = one.self_compose(count) if count > 1 else one
         out = one if out is None else out.compose(one)

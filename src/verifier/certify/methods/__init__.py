@@ -23,4 +23,5 @@ ADAPTERS = [
     "verifier.certify.methods.matrix_partition",
     "verifier.certify.methods.banded_poisson",
     "verifier.certify.methods.member",
+    "verifier.certify.methods.mmcc",
 ]

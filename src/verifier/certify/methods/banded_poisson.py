@@ -42,7 +42,7 @@ from verifier.pairs import Gaussian
 from verifier.schemes import BandedPoisson, Poisson, Scheme
 from verifier.schemes import Sequence as SchemeSequence
 
-__all__ = ["BandedPoissonMethod", "METHODS", "column_norms", "group_norms", "reduction"]
+__all__ = ["BandedPoissonMethod", "METHODS", "column_norms", "group_norms", "poisson_run", "reduction", "run_bound"]
 
 _CITATION = (
     "amplified BandMF: cyclic Poisson sampling of a b-banded strategy reduces exactly to Poisson-subsampled "
@@ -81,11 +81,16 @@ def _profile(scheme: BandedPoisson, side: Side) -> list[float]:
 
 
 def reduction(scheme: BandedPoisson, side: Side) -> Scheme:
-    """The Poisson-subsampled Gaussian run that bounds ``scheme`` on ``side`` (see the module doc):
-    one phase per run of equal sensitivities, zero columns left out (they release nothing)."""
-    pair: Gaussian = scheme.pair  # type: ignore[assignment]
+    """The Poisson-subsampled Gaussian run that bounds ``scheme`` on ``side`` (see the module doc)."""
+    return poisson_run(scheme.pair, scheme.rate, _profile(scheme, side), side)  # type: ignore[arg-type]
+
+
+def poisson_run(pair: Gaussian, rate: float, norms: Sequence[float], side: Side) -> Scheme:
+    """The adaptive composition of Poisson-subsampled Gaussian steps (rate ``rate``) of sensitivities
+    Δ·‖C e_i‖ for the column norms ``norms``, each moved one ulp toward ``side``: one phase per run
+    of equal sensitivities, zero columns left out (they release nothing)."""
     phases: list[Poisson] = []
-    for norm in _profile(scheme, side):
+    for norm in norms:
         if norm <= 0.0:
             continue
         sensitivity = pair.sensitivity * norm
@@ -94,12 +99,24 @@ def reduction(scheme: BandedPoisson, side: Side) -> Scheme:
         elif side is Side.LOWER:
             sensitivity = math.nextafter(sensitivity, 0.0)
         if phases and phases[-1].pair.sensitivity == sensitivity:
-            phases[-1] = Poisson(phases[-1].pair, scheme.rate, phases[-1].steps + 1)
+            phases[-1] = Poisson(phases[-1].pair, rate, phases[-1].steps + 1)
         else:
-            phases.append(Poisson(Gaussian(pair.sigma, sensitivity), scheme.rate, 1))
+            phases.append(Poisson(Gaussian(pair.sigma, sensitivity), rate, 1))
     if not phases:
         raise NotApplicable("the strategy C is zero: the run releases nothing about any record")
     return phases[0] if len(phases) == 1 else SchemeSequence(tuple(phases))
+
+
+def run_bound(reduced: Scheme, side: Side, quantity: Quantity, at: float, direction: Direction) -> tuple[Bound, int] | None:
+    """The best rigorous bound of ``side`` the registered methods give on the Poisson run
+    ``reduced`` (:func:`poisson_run`), with its number of steps; None when none answers."""
+    from verifier.certify.registry import side_bounds
+
+    found = [bound for _, bounds in side_bounds(reduced, quantity, at, direction, side) for bound in bounds]
+    if not found:
+        return None
+    pick = min if side is Side.UPPER else max
+    return pick(found, key=lambda b: b.value), sum(p.steps for p in getattr(reduced, "phases", (reduced,)))
 
 
 class BandedPoissonMethod(Method):
@@ -113,19 +130,15 @@ class BandedPoissonMethod(Method):
         return isinstance(scheme, BandedPoisson)
 
     def _bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
-        from verifier.certify.registry import side_bounds
-
         if not isinstance(scheme, BandedPoisson):
             raise NotApplicable(f"{self.name} needs a BandedPoisson scheme, got {type(scheme).__name__}")
         out: list[Bound] = []
-        for side, pick in ((Side.UPPER, min), (Side.LOWER, max)):
-            reduced = reduction(scheme, side)
-            found = [bound for _, bounds in side_bounds(reduced, quantity, at, direction, side) for bound in bounds]
-            if found:
-                best = pick(found, key=lambda b: b.value)
-                steps = sum(p.steps for p in getattr(reduced, "phases", (reduced,)))
-                note = f"{best.method} on {steps} Poisson-subsampled Gaussian steps ({'dominating profile of every group' if side is Side.UPPER else 'one group, attained'})"
-                out.append(Bound(best.value, side, direction, quantity, at, self.name, _CITATION, best.error_budget, note=note))
+        for side in (Side.UPPER, Side.LOWER):
+            best = run_bound(reduction(scheme, side), side, quantity, at, direction)
+            if best is not None:
+                bound, steps = best
+                note = f"{bound.method} on {steps} Poisson-subsampled Gaussian steps ({'dominating profile of every group' if side is Side.UPPER else 'one group, attained'})"
+                out.append(Bound(bound.value, side, direction, quantity, at, self.name, _CITATION, bound.error_budget, note=note))
         return out
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
