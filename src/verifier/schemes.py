@@ -17,7 +17,7 @@ from verifier.errors import InvalidArgument
 from verifier.matrix.strategy import Strategy
 from verifier.pairs import DominatingPair, Gaussian
 
-__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "ShuffledBatches", "BandedPoisson", "ZCDP", "RepeatAndSelect", "MatrixPoisson", "AGGREGATIONS", "base_pair"]
+__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "ShuffledBatches", "BandedPoisson", "ZCDP", "SampledZCDP", "RepeatAndSelect", "MatrixPoisson", "AGGREGATIONS", "base_pair"]
 
 
 def _check_pair(pair: object) -> DominatingPair:
@@ -344,6 +344,26 @@ class ZCDP:
 
 
 @dataclass(frozen=True)
+class SampledZCDP:
+    """``steps`` Poisson-sampled steps (each element included with probability ``rate``, add/remove
+    neighbours), each step a mechanism known only to be (ξ, ρ)-zCDP (:class:`ZCDP`; dp_accounting's
+    ``PoissonSampledDpEvent(q, ZCDpEvent)``). No amplification by sampling is claimed: UPPER bounds
+    use the unsampled curve ξ + ρα per step (sampling never increases D_α for add/remove, by joint
+    convexity; :mod:`verifier.rdp.classes`); LOWER bounds come from a member, the Poisson-sampled
+    Gaussian with Δ/σ = √(2ρ) rounded down (:mod:`verifier.certify.methods.member`)."""
+
+    step: ZCDP
+    rate: float
+    steps: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.step, ZCDP):
+            raise InvalidArgument("step", self.step, "must be a ZCDP step")
+        object.__setattr__(self, "rate", check_rate("rate", self.rate))
+        object.__setattr__(self, "steps", check_integer("steps", self.steps, minimum=1))
+
+
+@dataclass(frozen=True)
 class RepeatAndSelect:
     """Repeat-and-select (Papernot & Steinke 2022, "Hyperparameter tuning with Rényi differential
     privacy", ICLR; dp_accounting's ``RepeatAndSelectDpEvent``): draw K from the truncated negative
@@ -404,7 +424,7 @@ class MatrixPoisson:
         object.__setattr__(self, "rate", check_rate("rate", self.rate))
 
 
-Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches, BandedPoisson, ZCDP, RepeatAndSelect, MatrixPoisson]
+Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches, BandedPoisson, ZCDP, SampledZCDP, RepeatAndSelect, MatrixPoisson]
 
 
 def base_pair(scheme: Scheme) -> DominatingPair:

@@ -28,7 +28,9 @@ dp_accounting need not be importable. Nodes with a rigorous model (:data:`MODELL
 - ``RandomAllocationDpEvent(event, num_selected, num_steps)`` (main branch): k-out-of-t allocation;
 - ``ZCDpEvent(rho, xi)``: a step known only to be (ξ, ρ)-zCDP, the class :class:`verifier.schemes.ZCDP`
   (UPPER: the Rényi curve ξ + ρα; LOWER: its member, the Gaussian with Δ/σ = √(2ρ)); ρ = ξ = 0
-  releases nothing; it composes (self-composed, composed), and a sampled zCDP step is refused;
+  releases nothing; it composes (self-composed, composed); Poisson-sampled it is the class
+  :class:`verifier.schemes.SampledZCDP` (UPPER: ξ + ρα per step, no amplification; LOWER: the
+  Poisson-sampled Gaussian member); sampled without replacement or allocated it is refused;
 - ``RepeatAndSelectDpEvent(event, mean, shape)``: the class :class:`verifier.schemes.RepeatAndSelect`
   over the event's run (UPPER: Papernot & Steinke 2022, Thm 2; LOWER: the run itself), for the
   truncated negative binomial numbers of runs (0 <= shape < ∞: logarithmic at 0, geometric at 1);
@@ -221,9 +223,9 @@ def _steps(mechanism: dict | None, count: int) -> list[dict]:
 def _sampled(event: Any, path: str, phase: dict) -> list[dict]:
     """A sampling node over a noise event (nothing when the event releases nothing)."""
     mechanism = _mechanism(_get(event, "event", path), f"{path}.event")
-    if mechanism is not None and mechanism["name"] == "zcdp":
-        raise InvalidArgument(path, _name(event), "samples a ZCDpEvent: a step known only through its Rényi bound composes, "
-                              "but no amplification by sampling is proven for the class (state the mechanism)")
+    if mechanism is not None and mechanism["name"] == "zcdp" and phase["name"] != "poisson":
+        raise InvalidArgument(path, _name(event), "samples a ZCDpEvent without replacement or by allocation: a step known only through "
+                              "its Rényi bound is modelled unsampled or Poisson-sampled (state the mechanism)")
     return [] if mechanism is None else [{**phase, "mechanism": mechanism}]
 
 

@@ -36,7 +36,8 @@ under ``single``/``composed`` is the pair itself.
 Two kinds describe a class of mechanisms known only through a Rényi bound, and a claim about them is
 about the worst member (UPPER from the Rényi bound, LOWER from a member; :mod:`verifier.certify.methods.member`):
 the mechanism ``zcdp`` (rho, xi = 0: a step that is (ξ, ρ)-zCDP, D_α <= ξ + ρα; under ``single`` or
-``composed`` or as such a phase, never sampled; the statement holds for the claim's relation as given),
+``composed`` or as such a phase, or ``poisson`` under add_or_remove (no amplification claimed above);
+the statement holds for the claim's relation as given),
 and the scheme ``repeat_and_select`` (run: a scheme object, optionally with its own mechanism; mean >= 1
 and shape in [0, ∞) of the truncated negative binomial number of runs; times: how often the whole is
 repeated; Papernot & Steinke 2022)::
@@ -107,7 +108,7 @@ from verifier.pairs.mixture import mixture_of_gaussians
 import verifier.matrix as matrix
 from verifier.matrix.strategy import Strategy
 from verifier.schemes import AGGREGATIONS, Allocation, BandedPoisson, CheckIn, Composed, MatrixMechanism, MatrixPoisson, Poisson, Scheme, Sequence, Shuffle, Single
-from verifier.schemes import PoissonReplaceOne, RepeatAndSelect, ShuffledBatches, WithoutReplacement, ZCDP
+from verifier.schemes import PoissonReplaceOne, RepeatAndSelect, SampledZCDP, ShuffledBatches, WithoutReplacement, ZCDP
 
 __all__ = ["Claim", "parse_claim", "model_of", "load_claim", "read_json", "json_value", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
 
@@ -569,7 +570,7 @@ def _scheme(
         where = f"{path}.mechanism" if is_phase else "mechanism"
         raise InvalidArgument(where, None, "the field is missing (it is required; a phase without one inherits the claim's mechanism)")
     if _names_step(mechanism):
-        return _class_step(path, name, values, mechanism, mechanism_path)
+        return _class_step(path, name, values, mechanism, mechanism_path, neighboring)
     pair, mech, modelling = _pair(mechanism_path, mechanism, path, name, neighboring)
     build = _REPLACE_ONE_MODELS.get(name, spec.build) if neighboring == "replace_one" else spec.build
     model = _build(path, build, pair, **values)
@@ -587,22 +588,29 @@ def _names_step(mechanism: Any) -> bool:
     return spec is not None and spec.step
 
 
-def _class_step(path: str, name: str, values: dict, mechanism: Any, mechanism_path: str) -> tuple[dict, dict, Scheme, str]:
+def _class_step(path: str, name: str, values: dict, mechanism: Any, mechanism_path: str, neighboring: str) -> tuple[dict, dict, Scheme, str]:
     """A ``zcdp`` step under ``single`` or ``composed``: the worst (ξ, ρ)-zCDP mechanism, bounded
-    above by its Rényi curve and below by its Gaussian member (:class:`verifier.schemes.ZCDP`). The
-    statement is about the claim's neighbouring relation as given (no sensitivity is doubled)."""
+    above by its Rényi curve and below by its Gaussian member (:class:`verifier.schemes.ZCDP`); under
+    ``poisson`` (add/remove only), the same step Poisson-sampled (:class:`verifier.schemes.SampledZCDP`).
+    The statement is about the claim's neighbouring relation as given (no sensitivity is doubled)."""
     mech_name, mech_spec, mech_values = _read(mechanism_path, mechanism, MECHANISMS)
-    if name not in _REPLACE_ONE_SCHEMES:
+    sampled = name == "poisson" and neighboring == "add_or_remove"
+    if name not in _REPLACE_ONE_SCHEMES and not sampled:
         raise InvalidArgument(
             f"{path}.name", name, f"a {mech_name!r} step is known only through its Rényi bound: it runs under single or composed "
-            "(or such a phase of a sequence); sampling or allocating it is not modelled"
+            "(or such a phase of a sequence), or poisson under add_or_remove neighbours; other samplings are not modelled"
         )
     step = _build(mechanism_path, mech_spec.build, **mech_values)
-    model = step if name == "single" or values["times"] == 1 else Composed(step, values["times"])
+    if sampled:
+        model: Scheme = _build(path, SampledZCDP, step, values["rate"], values["steps"])
+    else:
+        model = step if name == "single" or values["times"] == 1 else Composed(step, values["times"])
     modelling = (
         f"the worst (xi, rho)-zCDP mechanism (rho = {step.rho:g}, xi = {step.xi:g}) under the claim's relation: UPPER from its "
         f"Renyi curve xi + rho*alpha, LOWER from its member, the Gaussian with Delta/sigma = sqrt(2 rho)"
     )
+    if sampled:
+        modelling += f", Poisson-sampled at rate {values['rate']:g} (no amplification in the UPPER side: sampling never increases D_alpha)"
     return {"name": name, **values}, {"name": mech_name, **mech_values}, model, modelling
 
 

@@ -11,7 +11,7 @@ Algorithms 1–2 (:mod:`verifier.rdp.matrix`), CheckIn → Liew et al. Eq. (5) w
 Wang–Balle–Kasiviswanathan bounds (:mod:`verifier.rdp.checkin`) composed over the rounds,
 WithoutReplacement → min(WBK Thm 9, Steinke §6.7 group privacy) (:mod:`verifier.rdp.without_replacement`)
 composed over the steps, PoissonReplaceOne → Steinke §6.7's group-privacy bound over the steps,
-ZCDP → ξ + ρα and RepeatAndSelect → Papernot & Steinke 2022, Thm 2 (:mod:`verifier.rdp.classes`).
+ZCDP → ξ + ρα, SampledZCDP → the same per step (no amplification) and RepeatAndSelect → Papernot & Steinke 2022, Thm 2 (:mod:`verifier.rdp.classes`).
 
 :func:`epsilon_upper_for` / :func:`delta_upper_for` convert with the default integer orders 2…256,
 then refine around the best order by a golden-section search over fractional orders (exact by
@@ -38,7 +38,7 @@ from verifier.rdp.poisson import poisson_curve
 from verifier.rdp.checkin import checkin_curve
 from verifier.rdp.shuffle import shuffle_curve
 from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
-from verifier.schemes import PoissonReplaceOne, RepeatAndSelect, WithoutReplacement, ZCDP
+from verifier.schemes import PoissonReplaceOne, RepeatAndSelect, SampledZCDP, WithoutReplacement, ZCDP
 from verifier.rdp.without_replacement import poisson_replace_one_curve, without_replacement_curve
 
 __all__ = ["CURVES", "LOWER_CURVES", "curve_for", "pair_curve", "epsilon_upper_for", "delta_upper_for", "fractional_floor"]
@@ -99,6 +99,12 @@ def _zcdp(scheme: ZCDP, orders, direction: Direction) -> RdpCurve:
     return zcdp_curve(scheme, orders, direction)
 
 
+def _sampled_zcdp(scheme: SampledZCDP, orders, direction: Direction) -> RdpCurve:
+    from verifier.rdp.classes import sampled_zcdp_curve
+
+    return sampled_zcdp_curve(scheme, orders, direction)
+
+
 def _repeat_and_select(scheme: RepeatAndSelect, orders, direction: Direction) -> RdpCurve:
     from verifier.rdp.classes import repeat_and_select_curve
 
@@ -117,6 +123,7 @@ CURVES: dict[type, Callable[..., RdpCurve]] = {
     WithoutReplacement: _without_replacement,
     PoissonReplaceOne: _poisson_replace_one,
     ZCDP: _zcdp,
+    SampledZCDP: _sampled_zcdp,
     RepeatAndSelect: _repeat_and_select,
 }
 

@@ -4,6 +4,19 @@ mechanism of the class, in either direction (the curves are symmetric).
 
 - :func:`zcdp_curve`: D_α <= ξ + ρα (Bun & Steinke 2016, Def 1.1), the supremum over the class (the
   Gaussian with Δ/σ = √(2ρ) attains ρα, Steinke 2022, Lemma 33.4), flagged exact for ξ = 0.
+- :func:`sampled_zcdp_curve`: a Poisson-sampled (ξ, ρ)-zCDP step under add/remove neighbours, bounded
+  by the unsampled ξ + ρα (no amplification claimed; the bound is valid because sampling never
+  increases D_α). Proof, for neighbours x' = x ∪ {z} and the sample S of x (a record of x kept with
+  probability q): the sampled release is P = E_S[(1 − q)M(S) + qM(S ∪ {z})] on x' and A = E_S[M(S)]
+  on x. For α > 1, (P, Q) ↦ ∫P^α Q^{1−α} = exp((α − 1)D_α(P‖Q)) is jointly convex (the perspective
+  of the convex t ↦ t^α, pointwise in the output, is jointly convex: Boyd & Vandenberghe 2004,
+  §3.2.6; equivalently the joint convexity of the f-divergence with f(t) = t^α, Csiszár 1967; it is
+  the argument of every subsampling bound on Rényi divergences). Writing A as the same
+  mixture, E_S[(1 − q)M(S) + qM(S)], term by term:
+  ∫P^α A^{1−α} <= E_S[(1 − q)·1 + q·exp((α − 1)D_α(M(S ∪ {z})‖M(S)))] <= exp((α − 1)(ξ + ρα)),
+  and ∫A^α P^{1−α} <= E_S[(1 − q) + q·exp((α − 1)D_α(M(S)‖M(S ∪ {z})))] likewise (S and S ∪ {z}
+  are neighbours, and the zCDP bound holds in both orders). Composition over the steps adds the
+  curves (Mironov 2017, Prop 1; adaptive). ``tests/adapters/test_dp_event_poisson_classes.py`` checks it in mpmath.
 - :func:`repeat_and_select_curve`: Papernot & Steinke 2022 ("Hyperparameter tuning with Rényi
   differential privacy", ICLR; arXiv 2110.03620), Thm 2: if one run Q is (λ, ε)-RDP and
   (λ̂, ε̂)-RDP (λ > 1, λ̂ >= 1), K ~ D_{η,γ} (Def 1: the truncated negative binomial on {1, 2, …},
@@ -38,9 +51,9 @@ from verifier._directed import arb_bound, with_precision
 from verifier._types import Direction, Side
 from verifier.errors import NotApplicable
 from verifier.rdp.curve import DEFAULT_ORDERS, RdpCurve, check_orders
-from verifier.schemes import RepeatAndSelect, ZCDP
+from verifier.schemes import RepeatAndSelect, SampledZCDP, ZCDP
 
-__all__ = ["zcdp_curve", "repeat_and_select_curve", "tnb_mean", "tnb_gamma_lower", "selection_constant", "SELECTION_ORDERS", "CITATION"]
+__all__ = ["zcdp_curve", "sampled_zcdp_curve", "repeat_and_select_curve", "tnb_mean", "tnb_gamma_lower", "selection_constant", "SELECTION_ORDERS", "CITATION"]
 
 CITATION = "Papernot & Steinke 2022 (arXiv 2110.03620), Thm 2 (truncated negative binomial repetitions)"
 ZCDP_CITATION = "(xi, rho)-zCDP: D_alpha <= xi + rho*alpha (Bun & Steinke 2016, Def 1.1; Steinke 2022, Def 11)"
@@ -57,6 +70,15 @@ def zcdp_curve(scheme: ZCDP, orders: npt.ArrayLike, direction: Direction) -> Rdp
     with with_precision():
         values = np.array([arb_bound(arb(scheme.xi) + arb(scheme.rho) * arb(float(a)), Side.UPPER) for a in grid])
     return RdpCurve(grid, values, np.full(len(grid), scheme.xi == 0.0), direction, ZCDP_CITATION)
+
+
+SAMPLED_ZCDP_CITATION = "Poisson-sampled (xi, rho)-zCDP step: the unsampled xi + rho*alpha per step (sampling never increases D_alpha: joint convexity), composed"
+
+
+def sampled_zcdp_curve(scheme: SampledZCDP, orders: npt.ArrayLike, direction: Direction) -> RdpCurve:
+    """``steps`` × (ξ + ρα) (module docstring: the unsampled curve bounds the sampled step), never exact."""
+    curve = zcdp_curve(scheme.step, orders, direction).times(scheme.steps)
+    return RdpCurve(curve.orders, curve.values, np.zeros(len(curve.orders), dtype=bool), direction, SAMPLED_ZCDP_CITATION)
 
 
 def tnb_mean(gamma: arb, shape: float) -> arb:

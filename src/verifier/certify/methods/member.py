@@ -10,6 +10,8 @@ The member (:func:`member`, by scheme type through :data:`MEMBERS`):
 
 - ZCDP → the Gaussian step with Δ/σ = μ, μ <= √(2ρ) (:attr:`ZCDP.stand_in`): D_α = αμ²/2 <= ξ + ρα at
   every order (Steinke 2022, Lemma 33.4), so it is (ξ, ρ)-zCDP.
+- SampledZCDP → the Poisson-sampled Gaussian step with the same Δ/σ = μ <= √(2ρ) (its step is a
+  member of the (ξ, ρ)-zCDP class, sampled the same way, so the whole is a member of the sampled class).
 - RepeatAndSelect → the run itself. Let the run release y ~ Q(x). The mechanism Q'(x) = (Q(x), U),
   U ~ Uniform(0, 1) drawn independently, has the same privacy as Q in every sense (Q is a function of
   Q', and Q' is Q followed by data-independent randomness: post-processing both ways), so it is a run
@@ -33,7 +35,7 @@ from typing import Callable, Sequence
 from verifier._types import Bound, Direction, Quantity, Side
 from verifier.certify.method import Guarantee, Method
 from verifier.errors import NotApplicable
-from verifier.schemes import Composed, RepeatAndSelect, Scheme, Single, ZCDP
+from verifier.schemes import Composed, Poisson, RepeatAndSelect, SampledZCDP, Scheme, Single, ZCDP
 from verifier.schemes import Sequence as SchemeSequence
 
 __all__ = ["Member", "METHODS", "member", "is_class"]
@@ -50,13 +52,14 @@ def _sequence(scheme: SchemeSequence) -> SchemeSequence:
 #: Scheme type → its member (module docstring); a type not listed is one mechanism, its own member.
 MEMBERS: dict[type, Callable[..., Scheme]] = {
     ZCDP: lambda scheme: Single(scheme.stand_in),
+    SampledZCDP: lambda scheme: Poisson(scheme.step.stand_in, scheme.rate, scheme.steps),
     RepeatAndSelect: lambda scheme: member(scheme.scheme),
     Composed: lambda scheme: Composed(member(scheme.scheme), scheme.times),
     SchemeSequence: _sequence,
 }
 
 #: Scheme types that describe a class of mechanisms (their parts are searched by :func:`is_class`).
-CLASSES = (ZCDP, RepeatAndSelect)
+CLASSES = (ZCDP, SampledZCDP, RepeatAndSelect)
 
 
 def member(scheme: Scheme) -> Scheme:
@@ -67,7 +70,7 @@ def member(scheme: Scheme) -> Scheme:
 
 
 def is_class(scheme: Scheme) -> bool:
-    """Whether ``scheme`` holds a class node (ZCDP or RepeatAndSelect) anywhere."""
+    """Whether ``scheme`` holds a class node (ZCDP, SampledZCDP or RepeatAndSelect) anywhere."""
     if isinstance(scheme, CLASSES):
         return True
     if isinstance(scheme, Composed):
@@ -79,10 +82,10 @@ def is_class(scheme: Scheme) -> bool:
 
 class Member(Method):
     name = "member"
-    citation = "LOWER bounds of a member of the class: the Gaussian with Delta/sigma = sqrt(2 rho) for (xi, rho)-zCDP (Steinke 2022, Lemma 12); the run itself for repeat-and-select"
+    citation = "LOWER bounds of a member of the class: the Gaussian with Delta/sigma = sqrt(2 rho) for (xi, rho)-zCDP (Steinke 2022, Lemma 12), Poisson-sampled when the class is; the run itself for repeat-and-select"
     returns = frozenset({Guarantee.LOWER})
     cost = 2
-    scheme_types = (ZCDP, RepeatAndSelect, Composed, SchemeSequence)
+    scheme_types = (ZCDP, SampledZCDP, RepeatAndSelect, Composed, SchemeSequence)
     needs_float_range = False  # the member's own methods decline what they cannot compute
     answers_pure_dp = True
 

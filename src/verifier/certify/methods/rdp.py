@@ -31,7 +31,7 @@ from verifier.rdp.accountant import fractional_floor
 from verifier.rdp.allocation import CITATION_ADD_DELTA
 from verifier.schemes import Sequence as SchemeSequence
 from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, PoissonReplaceOne, Scheme, Single, WithoutReplacement
-from verifier.schemes import RepeatAndSelect, ZCDP
+from verifier.schemes import RepeatAndSelect, SampledZCDP, ZCDP
 
 __all__ = ["RenyiAccountant", "METHODS"]
 
@@ -57,7 +57,7 @@ class RenyiAccountant(Method):
     citation = "Renyi DP accountant: Steinke 2022 Thm 34/35 + Prop 14; WBK 2019 Thm 9; Feldman & Shenfeld Thm 4.8/4.9; Schuchardt & Kalinin Alg 1-2"
     returns = frozenset({Guarantee.UPPER})
     cost = 1
-    scheme_types = (Single, Composed, Poisson, Allocation, SchemeSequence, MatrixMechanism, CheckIn, WithoutReplacement, PoissonReplaceOne, ZCDP, RepeatAndSelect)
+    scheme_types = (Single, Composed, Poisson, Allocation, SchemeSequence, MatrixMechanism, CheckIn, WithoutReplacement, PoissonReplaceOne, ZCDP, SampledZCDP, RepeatAndSelect)
 
     def supports(self, scheme: Scheme) -> bool:
         return _supported(scheme)
