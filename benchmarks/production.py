@@ -2,7 +2,7 @@
 prv_accountant and pld-accounting, whole processes timed side by side in one run.
 
     .venv/bin/python benchmarks/production.py [--rows 1,2,...] [--out FILE.md] [--timeout S] [--readme README.md] [--certify-only]
-    .venv/bin/python benchmarks/production.py --rows 1,2 --inner-cpu 3    # in-process CPU only
+    .venv/bin/python benchmarks/production.py --rows 1,2 --inner-cpu 3    # in-process CPU section only
 
 Each side runs as a fresh Python process, import and start-up included (what a user waits for):
 verifier as ``python -m verifier epsilon ... --json`` (the console script's code path) and each peer
@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 _DP = """
 import json, sys, time
@@ -277,7 +278,8 @@ def main() -> None:
     parser.add_argument(
         "--inner-cpu", type=int, default=0, metavar="N",
         help="instead: the in-process CPU time (after the imports) of verifier and dp_accounting on the rows "
-        "whose peer is dp_accounting, N alternating runs each, the smallest shown (load-proof, unlike wall time)",
+        "whose peer is dp_accounting, N alternating runs each, smallest and largest shown (load-proof, unlike "
+        "wall time); rewrites only that section of FILE.md",
     )
     parser.add_argument(
         "--certify-only",
@@ -287,7 +289,8 @@ def main() -> None:
     args = parser.parse_args()
     _compile_verifier()
     if args.inner_cpu:
-        inner_cpu_table([ROWS[int(i) - 1] for i in args.rows.split(",") if i], args.inner_cpu, args.timeout)
+        section = inner_cpu_section([ROWS[int(i) - 1] for i in args.rows.split(",") if i], args.inner_cpu, args.timeout)
+        args.out.write_text(_with_section(args.out.read_text(), INNER_CPU_HEADING, section))
         return
     load = os.getloadavg()[0]
     lines, raw_rows = [], []
@@ -317,19 +320,41 @@ def main() -> None:
         text = _with_certify_section(args.out.read_text(), section)
     else:
         text = _markdown(lines, load) + ("\n" + "\n".join(section) + "\n" if section else "")
+    readme_text = text  # the README's block: the table and the certify rows
+    kept = _section(args.out.read_text(), INNER_CPU_HEADING) if args.out.exists() else []
+    if kept and not args.certify_only:  # measured by --inner-cpu, which rewrites it alone: kept with its own date
+        text = _with_section(text, INNER_CPU_HEADING, kept)
     args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1, default=str) + "\n")
     args.out.write_text(text)
     if args.readme is not None and args.certify_only:
         _update_readme_certify(args.readme, section)
     elif args.readme is not None:
-        _update_readme(args.readme, text)
+        _update_readme(args.readme, readme_text)
 
 
-def inner_cpu_table(rows: list[Row], runs: int, timeout: float) -> None:
-    """Print the in-process CPU table of ``--inner-cpu`` (issue 30, Done-when 4)."""
-    print(f"Load average (1 min) at the start: {os.getloadavg()[0]:.2f} on {len(os.sched_getaffinity(0))} cores; {runs} alternating runs, smallest shown.\n")
-    print("| workload | verifier in-process CPU s | dp_accounting in-process CPU s | ratio |")
-    print("|---|---|---|---|")
+#: The heading of the in-process CPU section (``--inner-cpu`` rewrites it alone).
+INNER_CPU_HEADING = "## In-process CPU against dp_accounting (issue 30, Done-when 4)"
+
+
+def inner_cpu_section(rows: list[Row], runs: int, timeout: float) -> list[str]:
+    """The in-process CPU section of ``--inner-cpu`` (issue 30, Done-when 4): for each row whose peer
+    is dp_accounting, ``runs`` alternating fresh-process runs of each side, the smallest and the
+    largest CPU time (the spread) and the ratio of the smallest; printed as it goes."""
+    now, cpus, _ = run_context()
+    load = os.getloadavg()[0]
+    out = [
+        INNER_CPU_HEADING,
+        "",
+        f"`benchmarks/production.py --rows {','.join(str(ROWS.index(r) + 1) for r in rows)} --inner-cpu {runs}` "
+        "(rewrites this section alone): each side's compute after its imports, as CPU time",
+        "(`process_time`, so the machine's load does not enter), fresh processes, "
+        f"{runs} alternating runs; smallest and largest shown, the ratio of the smallest.",
+        f"Measured {now}; load average (1 min) when these rows started: {load:.2f} on {cpus} cores.",
+        "",
+        "| workload | verifier CPU s (min – max) | dp_accounting CPU s (min – max) | ratio of the smallest (target row 1: ≤ 0.5×) |",
+        "|---|---|---|---|",
+    ]
+    print("\n".join(out), flush=True)
     for row in rows:
         if row.peer_script is not _DP:
             continue
@@ -338,7 +363,12 @@ def inner_cpu_table(rows: list[Row], runs: int, timeout: float) -> None:
             got = run_process([sys.executable, "-c", _VERIFIER_CPU, json.dumps(list(row.verifier_args))], timeout)
             ours.append(json.loads(got["stdout"].strip().splitlines()[-1])["inner_cpu"])
             theirs.append(run_peer(row.peer_script, row.peer_args, timeout)["inner_cpu"])
-        print(f"| {row.label} | {min(ours):.2f} | {min(theirs):.2f} | {min(ours) / min(theirs):.2f}× |", flush=True)
+        out.append(
+            f"| {row.label} | {min(ours):.2f} – {max(ours):.2f} | {min(theirs):.2f} – {max(theirs):.2f} | "
+            f"{min(ours) / min(theirs):.2f}× |"
+        )
+        print(out[-1], flush=True)
+    return out
 
 
 def _compile_verifier() -> None:
@@ -454,18 +484,39 @@ def _certify_section(certify: list[tuple[float, dict]], peer: dict | None, load:
     ]
 
 
+def _section(text: str, heading: str) -> list[str]:
+    """The lines of ``text`` from the line ``heading`` up to the next "## " heading (none if absent)."""
+    lines = text.rstrip("\n").split("\n")
+    if heading not in lines:
+        return []
+    start = lines.index(heading)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start:end]
+
+
+def _with_section(text: str, heading: str, section: list[str]) -> str:
+    """``text`` with its section from the line ``heading`` up to the next "## " heading (or the end)
+    replaced by ``section`` (appended where there is none)."""
+    return _replaced(text, lambda line: line == heading, section)
+
+
 def _with_certify_section(text: str, section: list[str]) -> str:
     """``text`` (a table this script wrote) with its certify section, the paragraph that starts with a
     line "`verifier certify` ..." up to the next "## " heading or the end, replaced by ``section``
     (appended where there is none)."""
+    return _replaced(text, lambda line: line.startswith("`verifier certify`"), section)
+
+
+def _replaced(text: str, starts: Callable[[str], bool], section: list[str]) -> str:
+    """``text`` with the lines from the first one ``starts`` accepts up to the next "## " heading (or
+    the end) replaced by ``section``, after one blank line (appended where no line is accepted)."""
     lines = text.rstrip("\n").split("\n")
-    start = next((i for i, line in enumerate(lines) if line.startswith("`verifier certify`")), len(lines))
-    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    start = next((i for i, line in enumerate(lines) if starts(line)), len(lines))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
     head, tail = lines[:start], lines[end:]
     while head and not head[-1].strip():
         head.pop()
     return "\n".join(head + [""] + section + ([""] + tail if tail else [])) + "\n"
-
 
 if __name__ == "__main__":
     main()

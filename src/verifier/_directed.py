@@ -9,7 +9,7 @@ No other module writes floor/ceil on loss indices or nextafter on bounds.
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +25,7 @@ __all__ = [
     "toward",
     "arb_bracket",
     "arb_bound",
+    "arb_bounds_many",
     "loss_index",
     "with_precision",
     "ratio_sum_breakpoints",
@@ -69,6 +70,21 @@ class with_precision:
 
     def __exit__(self, *exc: object) -> None:
         ctx.prec = self._saved
+
+
+def arb_bounds_many(balls: Sequence[arb]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Float arrays (lower, upper) with lower[i] <= every number in balls[i] <= upper[i] (±inf where
+    a ball is not finite): :func:`arb_bound` for many balls at once, about three times cheaper.
+
+    ``float`` of a ball's exact lower (upper) end e is a neighbouring double ê of e (arf_get_d rounds
+    in a fixed direction, so faithfully, 0 below the subnormal range), so down(ê) < e < up(ê): one
+    step outward, as :func:`arb_bound` takes unless the end is a double. NaN gives ±∞."""
+    lower = np.fromiter((float(b.lower()) for b in balls), dtype=np.float64, count=len(balls))
+    upper = np.fromiter((float(b.upper()) for b in balls), dtype=np.float64, count=len(balls))
+    lower, upper = np.nextafter(lower, -np.inf), np.nextafter(upper, np.inf)
+    lower[np.isnan(lower)] = -np.inf
+    upper[np.isnan(upper)] = np.inf
+    return lower, upper
 
 
 def arb_bound(x: arb, side: Side) -> float:

@@ -132,3 +132,42 @@ def test_one_sided_refinement_at_the_default_accuracy(built_grids):
     assert lower <= 19.67084473 and 19.67092017 <= upper
     assert upper - lower <= REL_ACCURACY * upper
     assert built[-1][1] == (Dominance.DOMINATED,), built
+
+
+def test_a_direction_below_the_other_is_not_refined(built_grids):
+    """ε for add-or-remove is the maximum over both directions (issue 30): at σ = 0.6, λ = 1e-3,
+    1000 steps, δ = 1e-6 ADD's upper end on its first grid (0.31) lies below REMOVE's lower end on
+    its first grid (2.1), so ADD is built once and not refined (REMOVE meets the target on its first grid), and the maximum's bracket is exactly
+    the one both fully refined directions give (reference: each direction asked alone). ADD's own
+    bracket stays rigorous: it meets the refined one, and its note says why it is wider."""
+    import verifier.certify.methods.pld as pld_method
+    from verifier._types import Quantity
+    from verifier.certify.portfolio import collect_bounds
+
+    scheme = Poisson(Gaussian(0.6), 1e-3, 1000)
+    alone = {d: sorted(b.value for b in pld_method.PLDMethod().epsilon_bounds(scheme, 1e-6, d)) for d in Direction}
+    pld_method._cached_build.cache_clear()
+    built_grids.clear()
+    got = collect_bounds(scheme, Quantity.EPSILON, 1e-6, (Direction.ADD, Direction.REMOVE), only=["pld"])
+    assert (got.combined.lower, got.combined.upper) == (
+        max(alone[d][0] for d in Direction), max(alone[d][1] for d in Direction)
+    )
+    # one grid per direction, each its first (REMOVE meets the target there; ADD need not)
+    assert [step for step, _ in built_grids] == [pld_method._start_step(scheme)] * 2, built_grids
+    add = got.brackets[Direction.ADD]
+    assert add.lower <= alone[Direction.ADD][1] and alone[Direction.ADD][0] <= add.upper
+    assert add.upper - add.lower > REL_ACCURACY * add.upper  # not refined: wider than the target
+    assert all("not refined further" in b.note for b in got.bounds if b.direction is Direction.ADD)
+
+
+def test_directions_that_overlap_are_both_refined():
+    """The Gaussian pair is symmetric: both directions have the same ε, so neither lies below the
+    other and each is refined to REL_ACCURACY. Catches a floor taken from the other direction's upper
+    end (it would stop both at their first grid)."""
+    from verifier._types import Quantity
+    from verifier.certify.portfolio import collect_bounds
+    from verifier.schemes import Composed, Single
+
+    got = collect_bounds(Composed(Single(Gaussian(10.0)), 100), Quantity.EPSILON, 1e-6, tuple(Direction), only=["pld"])
+    for bracket in got.brackets.values():
+        assert bracket.upper - bracket.lower <= REL_ACCURACY * bracket.upper

@@ -132,6 +132,32 @@ def test_coarsening_thins_the_tails_only() -> None:
     assert widths[1] <= 1.5 * widths[0]
 
 
+@pytest.mark.parametrize(
+    ("pair", "step", "start"),
+    [
+        (PoissonSubsampled(Gaussian(0.6), 1e-3), 2.0**-13, 6.7e-5),  # the issue-30 row's fine grid
+        (PoissonSubsampled(Gaussian(1.0), 0.01), 2.0**-9, 1e-3),
+        (Gaussian(2.0), 2.0**-8, 1e-4),
+        (Laplace(1.0), 2.0**-8, 1e-2),
+    ],
+    ids=["poisson-0.6", "poisson-1.0", "gaussian", "laplace"],
+)
+def test_sampled_tail_levels_are_the_dense_ones(pair, step, start) -> None:
+    """_tail_levels evaluates the tails at every TAIL_SAMPLE-th loss and fills equal-level stretches:
+    it gives the level of the dense evaluation at every grid loss (reference: min(CDF, SF) at every
+    loss, as the coarsening computed it before). Catches a fill across a level change or the turn."""
+    from verifier.pld.construction import COARSEN_MAX_LEVEL, COARSEN_RATIO, _grid_span, _tail_levels
+
+    j_lo, j_hi = _grid_span(pair, step, 1e-15)
+    losses = np.arange(j_lo, j_hi + 1, dtype=np.float64) * step
+    with np.errstate(divide="ignore"):
+        tail = np.minimum(pair.loss_cdf(losses, Direction.REMOVE, Measure.P), pair.loss_sf(losses, Direction.REMOVE, Measure.P))
+        dense = np.clip(np.floor(np.log(start / np.maximum(tail, 1e-300)) / math.log(COARSEN_RATIO)), 0, COARSEN_MAX_LEVEL)
+    got = _tail_levels(pair, losses, start)
+    assert got.max() > 0  # the case has a coarsened tail
+    np.testing.assert_array_equal(got, dense.astype(np.int64))
+
+
 def test_coarsen_below_is_validated() -> None:
     with pytest.raises(InvalidArgument, match="coarsen_below"):
         pld_sides_from_pair(Gaussian(1.0), Direction.REMOVE, STEP, coarsen_below=2.0)

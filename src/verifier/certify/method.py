@@ -104,6 +104,16 @@ class Method(abc.ABC):
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         """Rigorous bounds on ε(δ) in ``direction`` (upper and/or lower)."""
 
+    def epsilon_bounds_beside(
+        self, scheme: Scheme, delta: float, direction: Direction, beside: tuple[Direction, ...]
+    ) -> Sequence[Bound]:
+        """:meth:`epsilon_bounds` for a caller that reports the largest ε(δ) over ``direction`` and the
+        directions ``beside`` (add-or-remove neighbours). A refining method may stop refining
+        ``direction`` once its upper end lies at or below a rigorous lower end of a direction beside
+        it: the maximum is then decided there, and the bounds returned stay rigorous (only less
+        narrow for ``direction`` alone). By default :meth:`epsilon_bounds`."""
+        return self.epsilon_bounds(scheme, delta, direction)
+
     def quantity_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> Sequence[Bound]:
         """:meth:`delta_bounds` for ``quantity`` DELTA (``at`` is ε), :meth:`epsilon_bounds` for EPSILON
         (``at`` is δ): for callers that answer either question the same way."""

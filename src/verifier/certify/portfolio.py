@@ -294,7 +294,8 @@ def collect_bounds(
                     elif at == 0.0 and not method.answers_pure_dp:
                         raise NotApplicable("bounds ε(δ) for δ in (0, 1) only, not ε(0), the largest privacy loss")
                     else:
-                        got = method.epsilon_bounds(scheme, at, direction)
+                        others = tuple(d for d in directions if d is not direction)
+                        got = method.epsilon_bounds_beside(scheme, at, direction, others)
             except (_BudgetSpent, SystemError) as exc:
                 if not _interrupted(exc):
                     raise

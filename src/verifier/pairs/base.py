@@ -50,10 +50,10 @@ _EPSILON_ULPS = 4
 _NEGLIGIBLE_RADIUS = arb("1e-300")
 
 
-def _settled(value: arb, bits: int) -> bool:
+def _settled(value: arb, bits: int, accuracy_bits: int = _TARGET_ACCURACY_BITS) -> bool:
     return (
         not value.is_finite()
-        or value.rel_accuracy_bits() >= _TARGET_ACCURACY_BITS
+        or value.rel_accuracy_bits() >= accuracy_bits
         or value.rad() < _NEGLIGIBLE_RADIUS
         or bits >= _MAX_PRECISION_BITS
     )
@@ -71,15 +71,18 @@ def evaluate_adaptively(fn: Callable[[], arb]) -> arb:
         bits *= 2
 
 
-def evaluate_many(fn: Callable[[arb], arb], points: Iterable[float]) -> list[arb]:
-    """``[fn(arb(x)) for x in points]``, each to the accuracy of :func:`evaluate_adaptively`: one pass
-    at the working precision, then only the unsettled points again at higher precision (the same
-    balls, without a precision switch per point)."""
+def evaluate_many(
+    fn: Callable[[arb], arb], points: Iterable[float], *, bits: int = ARB_PRECISION_BITS, accuracy_bits: int = _TARGET_ACCURACY_BITS
+) -> list[arb]:
+    """``[fn(arb(x)) for x in points]``: one pass at ``bits`` of working precision, then the points whose
+    ball is not ``accuracy_bits`` accurate (relative) again by :func:`evaluate_adaptively` (from
+    ARB_PRECISION_BITS up; by default, each to its accuracy). Every ball is rigorous whatever the
+    precision; a caller that needs fewer accurate bits may pass a cheaper ``bits``."""
     xs = [float(x) for x in points]
-    with with_precision(ARB_PRECISION_BITS):
+    with with_precision(bits):
         values = [fn(arb(x)) for x in xs]
     for i, value in enumerate(values):
-        if not _settled(value, ARB_PRECISION_BITS):
+        if not _settled(value, bits, accuracy_bits):
             values[i] = evaluate_adaptively(lambda x=xs[i]: fn(arb(x)))
     return values
 

@@ -59,13 +59,13 @@ from typing import Sequence
 import numpy as np
 from flint import arb
 
-from verifier._directed import ARB_PRECISION_BITS, arb_bound, down, loss_index, up, with_precision
+from verifier._directed import ARB_PRECISION_BITS, arb_bound, arb_bounds_many, down, loss_index, up, with_precision
 from verifier._types import Direction, Dominance, Measure, Side
 from verifier._validation import check_open_unit
 from verifier.errors import AccuracyNotReachable, InvalidArgument, NumericalFailure
 from verifier.pairs import DominatingPair
 from verifier.pairs.base import evaluate_many
-from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, check_step, sum_down
+from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, check_step, sum_down, sum_up
 
 __all__ = ["MAX_GRID", "pld_from_pair", "pld_sides_from_pair", "pld_sides_from_profile", "profile_balls"]
 
@@ -183,7 +183,7 @@ def _side(
             if found is None:  # no safe chord construction on this grid: the identical pair's profile
                 return DiscretePLD(h, 0, np.ones(1), 0.0, 0.0, dominance, direction, 0.0)
             masses, inf_mass = found
-            probs = np.array([max(0.0, arb_bound(m, Side.LOWER)) for m in masses])
+            probs = np.maximum(arb_bounds_many(masses)[0], 0.0)
             inf_mass = max(0.0, arb_bound(inf_mass, Side.LOWER))
             if down(sum_down(probs) + inf_mass) > 1.0:  # lower ends of masses summing to 1 − g(∞)
                 raise NumericalFailure("dominated PLD construction: masses exceed one (not a sub-probability)")
@@ -208,16 +208,10 @@ def _tail_coarsened(oriented: DominatingPair, j_lo: int, j_hi: int, h: float, st
     holding tail mass τ costs O(τ·W²) in δ after composition (chords are exact for the single
     step) where the uniform grid costs O(step²), so with ratio 10 the far tails add about
     1.7·start times the uniform grid's error (Σ_k start·10^-k·4^k). Float tail masses suffice: they
-    only place points."""
-    losses = np.arange(j_lo, j_hi + 1, dtype=np.float64) * h
-    with np.errstate(divide="ignore"):
-        tail = np.minimum(
-            oriented.loss_cdf(losses, Direction.REMOVE, Measure.P), oriented.loss_sf(losses, Direction.REMOVE, Measure.P)
-        )
-        ratio = np.log(start / np.maximum(tail, 1e-300)) / math.log(COARSEN_RATIO)
-    level = np.clip(np.floor(ratio), 0, COARSEN_MAX_LEVEL).astype(np.int64)
+    only place points (:func:`_tail_levels`)."""
+    level = _tail_levels(oriented, np.arange(j_lo, j_hi + 1, dtype=np.float64) * h, start)
     chosen = [0]
-    last = losses.size - 1
+    last = level.size - 1
     while chosen[-1] < last:
         i = chosen[-1]
         k = int(level[i])
@@ -225,6 +219,42 @@ def _tail_coarsened(oriented: DominatingPair, j_lo: int, j_hi: int, h: float, st
             k -= 1
         chosen.append(min(i + (1 << k), last))
     return j_lo + np.asarray(chosen, dtype=np.int64)
+
+
+#: :func:`_tail_levels` evaluates the loss tails at every TAIL_SAMPLE-th grid loss, and at every loss
+#: only between samples whose levels differ.
+TAIL_SAMPLE = 32
+
+
+def _tail_levels(oriented: DominatingPair, losses: np.ndarray, start: float) -> np.ndarray:
+    """The coarsening level ⌊log_ratio(start / τ)⌋ clipped to [0, COARSEN_MAX_LEVEL] at each loss, τ
+    the smaller of the two loss tails there (floats). τ rises then falls along the grid (the lower
+    tail increases, the upper decreases), so the level falls then rises: between two samples of
+    equal level on one side of the turn every loss has that level. The tails are evaluated at every
+    TAIL_SAMPLE-th loss and at every loss of a sample interval whose ends differ in level or that
+    holds the turn (the levels only place points: any subset of the grid is valid)."""
+
+    def levels(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with np.errstate(divide="ignore"):
+            tail = np.minimum(
+                oriented.loss_cdf(x, Direction.REMOVE, Measure.P), oriented.loss_sf(x, Direction.REMOVE, Measure.P)
+            )
+            ratio = np.log(start / np.maximum(tail, 1e-300)) / math.log(COARSEN_RATIO)
+        return np.clip(np.floor(ratio), 0, COARSEN_MAX_LEVEL).astype(np.int64), tail
+
+    n = losses.size
+    samples = np.unique(np.append(np.arange(0, n, TAIL_SAMPLE), n - 1))
+    at, tail = levels(losses[samples])
+    out = np.repeat(at[:-1], np.diff(samples))
+    out = np.append(out, at[-1])
+    turn = int(np.argmax(tail))  # the sample of the largest tail: the turn lies next to it
+    exact = np.flatnonzero(at[:-1] != at[1:])
+    exact = np.union1d(exact, np.arange(max(0, turn - 1), min(at.size - 1, turn + 1)))
+    if exact.size:
+        inside = np.concatenate([np.arange(samples[i] + 1, samples[i + 1]) for i in exact])
+        if inside.size:
+            out[inside] = levels(losses[inside])[0]
+    return out
 
 
 def _grid_span(oriented: DominatingPair, h: float, tail: float) -> tuple[int, int]:
@@ -249,6 +279,21 @@ def _grid_span(oriented: DominatingPair, h: float, tail: float) -> tuple[int, in
 PROFILE_BALL_CACHE = 1 << 17
 
 
+#: Working precision and relative accuracy (bits) of the profile balls. A ball is rigorous at any
+#: precision, so these set tightness only: the constructions use the balls' exact ends, which lie
+#: within 2^-51·f of f (relative), about the float64 rounding that float profile bounds carry
+#: (:func:`pld_sides_from_profile`, fed by subsampling). 72 bits reach 52 accurate bits on the
+#: subsampled Gaussian profile (its erfc difference cancels a few) at about three quarters of the
+#: 128-bit cost; a point that does not is evaluated again from 128 bits up. Measured on the issue-30
+#: row (Poisson σ = 0.6, λ = 1e-3, T = 10⁵, δ = 1e-6): the ε bracket moves by < 1e-8 relative.
+PROFILE_BITS = 72
+PROFILE_ACCURACY_BITS = 52
+#: ... except the first profile points, evaluated to full precision (never from the memo): the
+#: dominated side's virtual start (:func:`_virtual_start_fits`) compares them at κ_v = 2^-64 next to
+#: f ≈ 1, where 52 relative bits are too few (a pair with Q-mass where P = 0 then loses the start).
+FULL_PRECISION_HEAD = 2
+
+
 @functools.lru_cache(maxsize=2)
 def _ball_memo(oriented: DominatingPair) -> dict[float, arb]:
     """Loss -> ball of δ(loss) already evaluated for ``oriented`` (pairs are frozen values: equal
@@ -259,10 +304,12 @@ def _ball_memo(oriented: DominatingPair) -> dict[float, arb]:
 def profile_balls(oriented: DominatingPair, losses: np.ndarray) -> tuple[list[arb], list[arb], arb]:
     """Balls of f(κ_i) = δ(ℓ_i) (clipped to [0, 1]) and of κ_i = e^{ℓ_i}, and of p_∞, for a REMOVE-oriented pair."""
     points = [float(ell) for ell in losses]
+    head = evaluate_many(oriented._delta_arb, points[:FULL_PRECISION_HEAD])  # see FULL_PRECISION_HEAD
     memo = _ball_memo(oriented)
-    missing = [x for x in dict.fromkeys(points) if x not in memo]
-    fresh = dict(zip(missing, evaluate_many(oriented._delta_arb, missing)))
-    balls = [fresh[x] if x in fresh else memo[x] for x in points]
+    rest = points[FULL_PRECISION_HEAD:]
+    missing = [x for x in dict.fromkeys(rest) if x not in memo]
+    fresh = dict(zip(missing, evaluate_many(oriented._delta_arb, missing, bits=PROFILE_BITS, accuracy_bits=PROFILE_ACCURACY_BITS)))
+    balls = head + [fresh[x] if x in fresh else memo[x] for x in rest]
     if len(memo) + len(fresh) > PROFILE_BALL_CACHE:
         memo.clear()
     if len(fresh) <= PROFILE_BALL_CACHE:
@@ -336,12 +383,13 @@ def _round_dominating(
     vertex, the deficits (upper − float) added to +∞, the first vertex topped up to a total >= 1."""
     size = (masses[-1][0] + 1) if masses else 1
     probs = np.zeros(max(size, index0 + 1))
+    others = [(idx, m) for idx, m in masses if idx != index0]
     deficit = 0.0
-    for idx, m in masses:
-        if idx == index0:
-            continue
-        probs[idx] = max(0.0, arb_bound(m, Side.LOWER))
-        deficit = up(deficit + up(arb_bound(m, Side.UPPER) - probs[idx]))
+    if others:
+        where = np.array([idx for idx, _ in others], dtype=np.int64)
+        lower, upper = arb_bounds_many([m for _, m in others])
+        probs[where] = np.maximum(lower, 0.0)
+        deficit = sum_up(np.maximum(up(upper - probs[where]), 0.0))  # each term >= its mass's upper end − float
     inf_float = up(arb_bound(inf_mass, Side.UPPER) + deficit)
     rest = up(1.0 - sum_down(probs)) - inf_float
     probs[index0] = max(0.0, up(rest))
@@ -358,37 +406,29 @@ def _gap_bounds(lo: list[arb], hi: list[arb], xs: list[arb], c_inf: arb) -> list
     (c − L)(x0), (c − L)(X_hi), (c − R)(X_lo), (c − R)(x1).
     """
     n = len(xs) - 1
-    gaps = [arb(0)] * (n + 1)
+    zero = arb(0)
+    gaps = [zero] * (n + 1)
+    dx = [zero] + [xs[i] - xs[i - 1] for i in range(1, n + 1)]  # dx[i]: the width of I_i
     for i in range(1, n + 1):
-        x0, x1 = xs[i - 1], xs[i]
-        if i - 1 == 0:
-            s_left = arb(-1)  # f >= 1 − κ: the line through (0, 1) with slope −1
-        else:
-            s_left = _slope(xs[i - 2], hi[i - 2], x0, lo[i - 1])
+        x0, x1, lo0, hi0 = xs[i - 1], xs[i], lo[i - 1], hi[i - 1]
+        s_left = arb(-1) if i == 1 else (lo0 - hi[i - 2]) / dx[i - 1]  # at I_1: f >= 1 − κ, slope −1 through (0, 1)
         if i == n:
-            s_right, r_at_x1 = arb(0), c_inf
+            s_right, r_at_x1 = zero, c_inf
         else:
-            s_right, r_at_x1 = _slope(x1, lo[i], xs[i + 1], hi[i + 1]), lo[i]
-        s_chord = _slope(x0, hi[i - 1], x1, hi[i])
+            s_right, r_at_x1 = (hi[i + 1] - lo[i]) / dx[i + 1], lo[i]
+        s_chord = (hi[i] - hi0) / dx[i]
         x_lo, x_hi = x0, x1
         if s_right - s_left > 0 or s_right - s_left < 0:
-            x_cross = (r_at_x1 - lo[i - 1] - s_right * x1 + s_left * x0) / (s_left - s_right)
+            x_cross = (r_at_x1 - lo0 - s_right * x1 + s_left * x0) / (s_left - s_right)
             x_hi = _clamp(x_cross.upper(), x0, x1)
             x_lo = _clamp(x_cross.lower(), x0, x1)
-
-        def c_minus_l(x: arb) -> arb:
-            return (hi[i - 1] - lo[i - 1]) + (s_chord - s_left) * (x - x0)
-
-        def c_minus_r(x: arb) -> arb:
-            return (hi[i - 1] + s_chord * (x - x0)) - (r_at_x1 + s_right * (x - x1))
-
         gap = max(
-            (hi[i - 1] - lo[i - 1]).upper(),
-            c_minus_l(x_hi).upper(),
-            c_minus_r(x_lo).upper(),
+            (hi0 - lo0).upper(),
+            ((hi0 - lo0) + (s_chord - s_left) * (x_hi - x0)).upper(),  # (c − L)(X_hi)
+            ((hi0 + s_chord * (x_lo - x0)) - (r_at_x1 + s_right * (x_lo - x1))).upper(),  # (c − R)(X_lo)
             (hi[i] - r_at_x1).upper(),
         )
-        gaps[i] = gap if gap > 0 else arb(0)
+        gaps[i] = gap if gap > 0 else zero
     return gaps
 
 

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 from verifier._types import Bound, Bracket, Direction, Dominance, Quantity, Side
 from verifier.certify.method import Guarantee, Method
-from verifier.errors import AccuracyNotReachable, NotApplicable
+from verifier.errors import AccuracyNotReachable, NotApplicable, NumericalFailure
 from verifier.pairs import Gaussian, Laplace
 from verifier.pld import PLDBracket, builder_for
 from verifier.pld.bracket import BOTH_SIDES
@@ -207,9 +207,27 @@ class PLDMethod(Method):
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         """ε(δ) bounds; δ is known here, so the builders may thin far tails for it (target_delta)."""
-        bracket = self._refined(scheme, direction, lambda b: b.epsilon(delta), EPSILON_ABS_ACCURACY, delta)
-        got = bracket.epsilon(delta)
-        return self._bounds(got, Quantity.EPSILON, delta, direction, bracket)
+        return self.epsilon_bounds_beside(scheme, delta, direction, ())
+
+    def epsilon_bounds_beside(
+        self, scheme: Scheme, delta: float, direction: Direction, beside: tuple[Direction, ...]
+    ) -> Sequence[Bound]:
+        """:meth:`epsilon_bounds`, refined only while ``direction`` can decide the maximum over it and
+        ``beside``: refinement stops once the upper end of ε(δ) is at or below the largest lower end
+        of a direction beside it on that direction's first grid (:func:`_first_lower`; built anyway
+        when that direction is asked, and cached). Both ends stay rigorous; the maximum's bracket is
+        the other direction's, as narrow as that direction is refined. E.g. Poisson σ = 0.6,
+        λ = 1e-3, T = 10⁵, δ = 1e-6: ADD's upper end 5.4 on its first grid lies below REMOVE's lower
+        end 6.9 on its first grid, so ADD is not refined (it took half the run's CPU)."""
+        floor = max((_first_lower(scheme, d, delta) for d in beside), default=-math.inf)
+        query = _memoized(lambda b: b.epsilon(delta))
+        bracket = self._refined(scheme, direction, query, EPSILON_ABS_ACCURACY, delta, floor=floor)
+        got = query(bracket)
+        bounds = self._bounds(got, Quantity.EPSILON, delta, direction, bracket)
+        if float(got.upper) <= floor and not _converged(got, EPSILON_ABS_ACCURACY):
+            why = f"; not refined further: the upper end lies below {floor:.6g}, a lower end of ε(δ) in a direction beside this one, which decides the maximum"
+            bounds = [replace(b, note=b.note + why) for b in bounds]
+        return bounds
 
     def tpr_bounds(self, scheme: Scheme, fpr: float, direction: Direction) -> Sequence[Bound]:
         """TPR at FPR ``fpr`` from the PLD bracket refined for it: the DOMINATING PLD's conjugate
@@ -235,6 +253,7 @@ class PLDMethod(Method):
         abs_accuracy: float,
         target_delta: float | None = None,
         hint: Callable[[PLDBracket], float | None] | None = None,
+        floor: float = -math.inf,
     ) -> PLDBracket:
         """A grid (from START_STEP, refined) whose bracket of ``query`` is narrower than REL_ACCURACY
         (relative) or ``abs_accuracy`` (absolute). Each refinement jumps to the step the current
@@ -242,12 +261,21 @@ class PLDMethod(Method):
         halving through every intermediate grid; refinement also stops at MAX_GRID_POINTS and when
         a refinement of j halvings shrinks the width by less than STALL_RATIO^j. Every grid's
         bounds are rigorous, so stopping early only costs tightness. ``target_delta`` (or, when it is
-        None, ``hint`` of the previous grid's bracket) is passed to the builders (scheme_pld)."""
+        None, ``hint`` of the previous grid's bracket) is passed to the builders (scheme_pld). Refinement
+        also stops once the upper end of ``query`` is at or below ``floor`` (see :meth:`epsilon_bounds_beside`)."""
+        query = _memoized(query)
         step = _start_step(scheme)
         best = _cached(scheme, direction, step, target_delta, BOTH_SIDES)
         steps = {d: step for d in BOTH_SIDES}
         history: dict[Dominance, list[tuple[float, float]]] = {d: [] for d in BOTH_SIDES}
-        if step >= START_STEP and not _converged(query(best), abs_accuracy):
+
+        def done(b: PLDBracket) -> bool:
+            got = query(b)
+            return _converged(got, abs_accuracy) or float(got.upper) <= floor
+
+        if done(best):
+            return best
+        if step >= START_STEP:
             # a probe on the twice coarser grid (half the points) gives each side's convergence before
             # the first, most costly, jump (:func:`_next_refinement`). Not where the start step was
             # lowered to the subsampling scale (:func:`_start_step`): a coarser grid gives only the
@@ -257,7 +285,7 @@ class PLDMethod(Method):
             _record(history, {d: 2.0 * step for d in BOTH_SIDES}, query(probe))
         _record(history, steps, query(best))
         width = _width(query(best))
-        while not _converged(query(best), abs_accuracy) and 2 * best.grid_size() <= MAX_GRID_POINTS:
+        while not done(best) and 2 * best.grid_size() <= MAX_GRID_POINTS:
             if hint is not None and target_delta is None:
                 target_delta = hint(best)
             sides, jump = _next_refinement(query(best), history, abs_accuracy)
@@ -403,6 +431,36 @@ def _refine_sides(
         return None
     steps.update({d: finer_step for d in sides})
     return _merged(best, finer, sides)
+
+
+class _PerBracket:
+    """A bracket query answered once per bracket object (a refinement asks it of the same grid several
+    times; ε(δ) of a 200 000-point PLD is ~10 ms). The brackets are kept alive, so ids are not reused."""
+
+    def __init__(self, query: Callable[[PLDBracket], Bracket]) -> None:
+        self._query = query
+        self._seen: dict[int, tuple[PLDBracket, Bracket]] = {}
+
+    def __call__(self, bracket: PLDBracket) -> Bracket:
+        hit = self._seen.get(id(bracket))
+        if hit is None:
+            hit = self._seen[id(bracket)] = (bracket, self._query(bracket))
+        return hit[1]
+
+
+def _memoized(query: Callable[[PLDBracket], Bracket]) -> _PerBracket:
+    """``query`` as a :class:`_PerBracket` (unchanged if it is one already)."""
+    return query if isinstance(query, _PerBracket) else _PerBracket(query)
+
+
+def _first_lower(scheme: Scheme, direction: Direction, delta: float) -> float:
+    """The lower end of ε(δ) in ``direction`` on the first grid of :meth:`PLDMethod._refined` (the
+    cached build its refinement starts from), or −∞ where that grid cannot be built or says nothing."""
+    try:
+        lower = float(_cached(scheme, direction, _start_step(scheme), delta, BOTH_SIDES).epsilon(delta).lower)
+    except (AccuracyNotReachable, NotApplicable, NumericalFailure):  # that direction's own call reports it
+        return -math.inf
+    return lower if math.isfinite(lower) else -math.inf
 
 
 def _end(got: Bracket, side: Dominance) -> float:
