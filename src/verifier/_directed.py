@@ -8,7 +8,9 @@ No other module writes floor/ceil on loss indices or nextafter on bounds.
 
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -26,6 +28,7 @@ __all__ = [
     "arb_bracket",
     "arb_bound",
     "arb_bounds_many",
+    "Intervals",
     "loss_index",
     "with_precision",
     "ratio_sum_breakpoints",
@@ -170,3 +173,60 @@ def log_index(value: int, step_exponent: int, dominance: Dominance) -> int:
     step = 2.0**-step_exponent
     floor = _settle_floor(lambda: arb(value).log() / arb(step))
     return floor + 1 if dominance is Dominance.DOMINATING else floor
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """Elementwise float intervals [lo, hi] (arrays) under outward-rounded arithmetic: every
+    operation contains the exact result for any members of its operands. numpy's +, −, ×, ÷ are
+    IEEE-754 binary64 operations rounded to nearest (no fused multiply-add), so each result is within
+    half a spacing of the exact one, and one nextafter step outward contains it; min/max of the
+    candidate ends give the interval product and quotient (Moore 1966, §2.2). A NaN end (∞ − ∞,
+    0·∞) becomes the infinite end; a quotient whose divisor may be 0 is the whole line."""
+
+    lo: npt.NDArray[np.float64]
+    hi: npt.NDArray[np.float64]
+
+    @classmethod
+    def point(cls, x: npt.ArrayLike) -> "Intervals":
+        """Exact floats as intervals of width 0."""
+        x = np.asarray(x, dtype=np.float64)
+        return cls(x, x)
+
+    def __getitem__(self, index) -> "Intervals":
+        return Intervals(self.lo[index], self.hi[index])
+
+    def __add__(self, other: "Intervals") -> "Intervals":
+        with np.errstate(invalid="ignore", over="ignore"):
+            return _outward(self.lo + other.lo, self.hi + other.hi)
+
+    def __sub__(self, other: "Intervals") -> "Intervals":
+        with np.errstate(invalid="ignore", over="ignore"):
+            return _outward(self.lo - other.hi, self.hi - other.lo)
+
+    def __mul__(self, other: "Intervals") -> "Intervals":
+        with np.errstate(invalid="ignore", over="ignore"):
+            ends = (self.lo * other.lo, self.lo * other.hi, self.hi * other.lo, self.hi * other.hi)
+        return _outward(_nan_reduce(np.fmin, ends, -np.inf), _nan_reduce(np.fmax, ends, np.inf))
+
+    def __truediv__(self, other: "Intervals") -> "Intervals":
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            ends = (self.lo / other.lo, self.lo / other.hi, self.hi / other.lo, self.hi / other.hi)
+        lo = _nan_reduce(np.fmin, ends, -np.inf)
+        hi = _nan_reduce(np.fmax, ends, np.inf)
+        may_be_zero = (other.lo <= 0.0) & (other.hi >= 0.0) | np.isnan(other.lo) | np.isnan(other.hi)
+        return _outward(np.where(may_be_zero, -np.inf, lo), np.where(may_be_zero, np.inf, hi))
+
+
+def _nan_reduce(pick, ends, if_nan: float) -> npt.NDArray[np.float64]:
+    """``pick`` (np.fmin or np.fmax) over the candidate ends; ``if_nan`` where any is NaN."""
+    out = functools.reduce(pick, ends)
+    nan = functools.reduce(np.logical_or, (np.isnan(e) for e in ends))
+    return np.where(nan, if_nan, out)
+
+
+def _outward(lo: npt.NDArray[np.float64], hi: npt.NDArray[np.float64]) -> Intervals:
+    """[down(lo), up(hi)], NaN ends infinite."""
+    lo = np.where(np.isnan(lo), -np.inf, np.nextafter(lo, -np.inf))
+    hi = np.where(np.isnan(hi), np.inf, np.nextafter(hi, np.inf))
+    return Intervals(lo, hi)

@@ -158,6 +158,91 @@ def test_sampled_tail_levels_are_the_dense_ones(pair, step, start) -> None:
     np.testing.assert_array_equal(got, dense.astype(np.int64))
 
 
+def _gap_inputs(pair, direction, step):
+    """(lo, hi, xs, c_inf, balls) of the dominated construction on the full grid (construction._dominated)."""
+    from flint import arb
+
+    from verifier._directed import with_precision
+    from verifier.pld import construction
+
+    oriented = pair.oriented(direction)
+    j_lo, j_hi = construction._grid_span(oriented, step, 1e-15)
+    balls, kappas, p_inf = construction.profile_balls(oriented, np.arange(j_lo, j_hi + 1) * step)
+    with with_precision():
+        c_inf = p_inf.lower() if p_inf.lower() > 0 else arb(0)
+        ends = [(arb(1), arb(1))] + [construction._ends(b) for b in balls]
+        lo, hi = [e[0] for e in ends], [e[1] for e in ends]
+        lo[-1] = max(lo[-1], c_inf)
+    return lo, hi, [arb(0)] + kappas, c_inf, balls
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [Gaussian(1.0), Laplace(1.0), PoissonSubsampled(Gaussian(0.6), 1e-3), PoissonSubsampled(Gaussian(1.0), 0.1), DiscretePair((0.5, 0.3, 0.2, 0.0), (0.25, 0.25, 0.25, 0.25))],
+    ids=lambda p: repr(p)[:40],
+)
+@pytest.mark.parametrize("direction", [Direction.REMOVE, Direction.ADD])
+def test_float_gap_bounds_enclose_the_ball_ones(pair, direction) -> None:
+    """The dominated side's chord gaps G (an upper bound on chord − f per grid interval, the module
+    docstring's c − max(L, R)) in float interval arithmetic: on every interval at least the exact
+    maximum of c − max(L, R) (reference: mpmath at 40 digits from the same ends and κ, the crossing
+    of L and R solved exactly; the float inputs are rounded outward, which only raises it), and above
+    the ball-arithmetic computation of the same bound by at most 1e-12 of f (tightness). Catches an
+    inward rounding, a lost candidate or a misplaced crossing in the float formula."""
+    import mpmath
+
+    from verifier.pld import construction
+
+    lo, hi, xs, c_inf, balls = _gap_inputs(pair, direction, 2.0**-7)
+    n = len(xs) - 1
+    ball = np.array([float(g.upper()) for g in construction._ball_gap_bounds(lo, hi, xs, c_inf, list(range(1, n + 1)))])
+    mixed = np.array([float(g.upper()) for g in construction._gap_bounds(lo, hi, xs, c_inf, balls)[1:]])
+    f_upper = np.array([float(v.upper()) for v in hi[1:]])
+    assert np.all(mixed <= ball + 1e-12 * f_upper + 1e-300)
+    with mpmath.workdps(40):
+        x = [mpmath.mpf(v.mid().str(45, radius=False)) for v in xs]
+        low = [mpmath.mpf(v.mid().str(45, radius=False)) for v in lo]
+        high = [mpmath.mpf(v.mid().str(45, radius=False)) for v in hi]
+        floor = mpmath.mpf(c_inf.mid().str(45, radius=False))
+        for i in range(1, n + 1):
+            s_left = -1 if i == 1 else (low[i - 1] - high[i - 2]) / (x[i - 1] - x[i - 2])
+            s_right, r = (0, floor) if i == n else ((high[i + 1] - low[i]) / (x[i + 1] - x[i]), low[i])
+
+            def gap(t, i=i, s_left=s_left, s_right=s_right, r=r):
+                chord = high[i - 1] + (high[i] - high[i - 1]) * (t - x[i - 1]) / (x[i] - x[i - 1])
+                return chord - max(low[i - 1] + s_left * (t - x[i - 1]), r + s_right * (t - x[i]))
+
+            points = [x[i - 1], x[i]]
+            if s_left != s_right:
+                cross = (r - low[i - 1] - s_right * x[i] + s_left * x[i - 1]) / (s_left - s_right)
+                points.append(min(max(cross, x[i - 1]), x[i]))
+            exact = max(gap(t) for t in points)
+            assert mixed[i - 1] >= exact - mpmath.mpf(10) ** -30, (i, mixed[i - 1], exact)
+
+
+@pytest.mark.parametrize(
+    ("pair", "direction"),
+    [(PoissonSubsampled(Gaussian(1.0), 0.1), Direction.REMOVE), (Laplace(1.0), Direction.ADD), (Gaussian(0.5), Direction.REMOVE)],
+    ids=["poisson", "laplace", "gaussian"],
+)
+def test_float_gap_bounds_hold_between_the_grid_points(pair, direction) -> None:
+    """Independent of either computation: at 9 points inside every interval, the chord through the
+    upper ends minus f (its ball's upper end there, so a lower bound on chord − f) stays below G."""
+    from verifier._directed import with_precision
+    from verifier.pld import construction
+
+    lo, hi, xs, c_inf, balls = _gap_inputs(pair, direction, 2.0**-5)
+    oriented = pair.oriented(direction)
+    gaps = construction._gap_bounds(lo, hi, xs, c_inf, balls)
+    with with_precision():
+        for i in range(2, len(xs)):  # I_1 starts at κ = 0
+            for t in range(1, 10):
+                x = xs[i - 1] + (xs[i] - xs[i - 1]) * t / 10
+                chord = hi[i - 1] + (hi[i] - hi[i - 1]) * (x - xs[i - 1]) / (xs[i] - xs[i - 1])
+                f_upper = oriented._delta_arb(x.log()).upper()
+                assert (chord - f_upper).lower() <= gaps[i].upper(), (i, t)
+
+
 def test_coarsen_below_is_validated() -> None:
     with pytest.raises(InvalidArgument, match="coarsen_below"):
         pld_sides_from_pair(Gaussian(1.0), Direction.REMOVE, STEP, coarsen_below=2.0)

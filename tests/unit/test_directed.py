@@ -58,3 +58,61 @@ def test_balls_that_are_not_finite_give_infinite_ends() -> None:
     for b, lo, hi in zip(balls, lower, upper):
         assert lo == arb_bound(b, Side.LOWER) == -math.inf
         assert hi == arb_bound(b, Side.UPPER) == math.inf
+
+
+def _exact(op, a: float, b: float):
+    from fractions import Fraction
+
+    x, y = Fraction(a), Fraction(b)
+    return {"+": x + y, "-": x - y, "*": x * y, "/": x / y}[op]
+
+
+def test_interval_operations_contain_the_exact_results() -> None:
+    """Intervals (outward-rounded float interval arithmetic): for random ends, every operation's
+    interval contains the exact rational result at every pair of ends (reference: fractions), and
+    a quotient whose divisor straddles 0 is the whole line. The point operands make most results
+    inexact, so a version without the outward step (the mutant below) leaves them out."""
+    from fractions import Fraction
+
+    from verifier._directed import Intervals
+
+    rng = np.random.default_rng(30)
+    a_lo = rng.normal(size=400) * 10.0 ** rng.integers(-8, 8, 400)
+    a_hi = a_lo + np.abs(rng.normal(size=400)) * 10.0 ** rng.integers(-20, 2, 400) * (rng.random(400) < 0.5)
+    b_lo = rng.normal(size=400) * 10.0 ** rng.integers(-8, 8, 400)
+    b_hi = b_lo + np.abs(rng.normal(size=400)) * 10.0 ** rng.integers(-20, 2, 400) * (rng.random(400) < 0.5)
+    a, b = Intervals(a_lo, a_hi), Intervals(b_lo, b_hi)
+    for op, got in (("+", a + b), ("-", a - b), ("*", a * b), ("/", a / b)):
+        for k in range(400):
+            if op == "/" and b_lo[k] <= 0.0 <= b_hi[k]:
+                assert got.lo[k] == -math.inf and got.hi[k] == math.inf
+                continue
+            for x in (a_lo[k], a_hi[k]):
+                for y in (b_lo[k], b_hi[k]):
+                    assert Fraction(got.lo[k]) <= _exact(op, x, y) <= Fraction(got.hi[k]), (op, x, y)
+
+
+def test_intervals_without_the_outward_step_miss_exact_results() -> None:
+    """The mutant that rounds to nearest only: 0.1 + 0.2 and 1/3 as point intervals leave the exact
+    result outside, which the outward step keeps inside."""
+    from fractions import Fraction
+
+    from verifier._directed import Intervals
+
+    x, y = Intervals.point([0.1, 1.0]), Intervals.point([0.2, 3.0])
+    naive = [0.1 + 0.2, 1.0 / 3.0]
+    assert Fraction(naive[0]) != _exact("+", 0.1, 0.2) and Fraction(naive[1]) != _exact("/", 1.0, 3.0)
+    total, ratio = x + y, x / y
+    assert Fraction(total.lo[0]) <= _exact("+", 0.1, 0.2) <= Fraction(total.hi[0])
+    assert Fraction(ratio.lo[1]) <= _exact("/", 1.0, 3.0) <= Fraction(ratio.hi[1])
+
+
+def test_intervals_with_infinite_or_nan_ends_stay_unbounded() -> None:
+    from verifier._directed import Intervals
+
+    a = Intervals(np.array([-np.inf, 0.0]), np.array([np.inf, 0.0]))
+    b = Intervals(np.array([0.0, np.inf]), np.array([1.0, np.inf]))
+    product = a * b  # (−∞, ∞)·[0, 1] and 0·∞: NaN candidates
+    assert np.all(product.lo == -np.inf) and np.all(product.hi == np.inf)
+    difference = b - b  # ∞ − ∞
+    assert difference.lo[1] == -np.inf and difference.hi[1] == np.inf

@@ -26,7 +26,8 @@ the interval on the right to the left (for convex f, extended secants lie below 
 at the shared point and an upper end at the far point makes the slope of L smaller and that of R
 larger, so both stay below f). Hence c − f <= G_I := max over I of (c⁺ − max(L, R)), reached at an
 end of I or where L and R cross. Values w_i = f⁻_i − max(G of the two intervals at κ_i) − μ give
-a chord interpolation <= f − μ (chord of w on I <= c − G_I <= f). At the bottom, g = 1 − κ up to the
+a chord interpolation <= f − μ (chord of w on I <= c − G_I <= f); G_I is computed in outward-rounded
+float interval arithmetic (in ball arithmetic where f may exceed 1/2, see :func:`_gap_bounds`). At the bottom, g = 1 − κ up to the
 first grid point b where w_b >= 1 − κ_b (1 − κ <= f everywhere; this also makes the first slope exactly
 −1); at the top, g ends at (κ_{a+1}, p∞⁻) where L of I_{a+1} is still >= p∞⁻ at κ_{a+1}, so the last
 segment lies below L, and is flat at p∞⁻ <= f beyond.
@@ -57,9 +58,10 @@ import math
 from typing import Sequence
 
 import numpy as np
+import numpy.typing as npt
 from flint import arb
 
-from verifier._directed import ARB_PRECISION_BITS, arb_bound, arb_bounds_many, down, loss_index, up, with_precision
+from verifier._directed import ARB_PRECISION_BITS, Intervals, arb_bound, arb_bounds_many, down, loss_index, up, with_precision
 from verifier._types import Direction, Dominance, Measure, Side
 from verifier._validation import check_open_unit
 from verifier.errors import AccuracyNotReachable, InvalidArgument, NumericalFailure
@@ -396,8 +398,32 @@ def _round_dominating(
     return probs, inf_float, deficit
 
 
-def _gap_bounds(lo: list[arb], hi: list[arb], xs: list[arb], c_inf: arb) -> list[arb]:
-    """G for the intervals I_i = [xs[i−1], xs[i]], i = 1..n (xs[0] = 0): an upper bound on chord − f.
+def _gap_bounds(lo: list[arb], hi: list[arb], xs: list[arb], c_inf: arb, balls: list[arb]) -> list[arb]:
+    """G for the intervals I_i = [xs[i−1], xs[i]], i = 1..n (xs[0] = 0): an upper bound on chord − f
+    (see :func:`_ball_gap_bounds`), in floats (:func:`_float_gap_bounds`, all intervals at once), and
+    in ball arithmetic where a point of the interval's formula may lie above 1/2: next to κ = 0 the
+    dominated side compares f ≈ 1 at 2^-64 (:func:`_virtual_start_fits`, the bottom search), finer
+    than floats resolve. ``balls`` are f's balls at xs[1:] (``lo``, ``hi`` their clipped ends)."""
+    n = len(xs) - 1
+    lower, upper = arb_bounds_many(balls)
+    lo_f = np.concatenate([[1.0], np.maximum(lower, 0.0)])
+    hi_f = np.concatenate([[1.0], np.minimum(upper, 1.0)])
+    c_inf_f = float(arb_bounds_many([c_inf])[0][0])
+    lo_f[-1] = max(lo_f[-1], c_inf_f)  # as lo[-1] (f >= p_∞)
+    widths = arb_bounds_many([xs[i] - xs[i - 1] for i in range(1, n + 1)])
+    gaps = [arb(g) for g in _float_gap_bounds(lo_f, hi_f, Intervals(*widths), c_inf_f)]
+    high = np.concatenate([[False, False], hi_f > 0.5, [False]])  # high[j + 2]: point j may lie above 1/2
+    touched = high[:-3] | high[1:-2] | high[2:-1] | high[3:]  # touched[i]: one of points i − 2 … i + 1
+    near_one = [int(i) for i in np.flatnonzero(touched[1:]) + 1]
+    for i, gap in zip(near_one, _ball_gap_bounds(lo, hi, xs, c_inf, near_one)):
+        gaps[i] = gap
+    return gaps
+
+
+def _ball_gap_bounds(lo: list[arb], hi: list[arb], xs: list[arb], c_inf: arb, intervals: list[int]) -> list[arb]:
+    """G (below) for the intervals I_i, i in ``intervals``, in ball arithmetic.
+
+    G for the intervals I_i = [xs[i−1], xs[i]], i = 1..n (xs[0] = 0): an upper bound on chord − f.
 
     With c the chord through the upper ends and L, R the lower lines of the module docstring, and
     X_lo <= X_hi points of I bracketing where L and R cross (the whole interval when the crossing is
@@ -407,16 +433,15 @@ def _gap_bounds(lo: list[arb], hi: list[arb], xs: list[arb], c_inf: arb) -> list
     """
     n = len(xs) - 1
     zero = arb(0)
-    gaps = [zero] * (n + 1)
-    dx = [zero] + [xs[i] - xs[i - 1] for i in range(1, n + 1)]  # dx[i]: the width of I_i
-    for i in range(1, n + 1):
+    gaps = []
+    for i in intervals:
         x0, x1, lo0, hi0 = xs[i - 1], xs[i], lo[i - 1], hi[i - 1]
-        s_left = arb(-1) if i == 1 else (lo0 - hi[i - 2]) / dx[i - 1]  # at I_1: f >= 1 − κ, slope −1 through (0, 1)
+        s_left = arb(-1) if i == 1 else (lo0 - hi[i - 2]) / (x0 - xs[i - 2])  # at I_1: f >= 1 − κ, slope −1 through (0, 1)
         if i == n:
             s_right, r_at_x1 = zero, c_inf
         else:
-            s_right, r_at_x1 = (hi[i + 1] - lo[i]) / dx[i + 1], lo[i]
-        s_chord = (hi[i] - hi0) / dx[i]
+            s_right, r_at_x1 = (hi[i + 1] - lo[i]) / (xs[i + 1] - x1), lo[i]
+        s_chord = (hi[i] - hi0) / (x1 - x0)
         x_lo, x_hi = x0, x1
         if s_right - s_left > 0 or s_right - s_left < 0:
             x_cross = (r_at_x1 - lo0 - s_right * x1 + s_left * x0) / (s_left - s_right)
@@ -428,8 +453,59 @@ def _gap_bounds(lo: list[arb], hi: list[arb], xs: list[arb], c_inf: arb) -> list
             ((hi0 + s_chord * (x_lo - x0)) - (r_at_x1 + s_right * (x_lo - x1))).upper(),  # (c − R)(X_lo)
             (hi[i] - r_at_x1).upper(),
         )
-        gaps[i] = gap if gap > 0 else zero
+        gaps.append(gap if gap > 0 else zero)
     return gaps
+
+
+def _float_gap_bounds(
+    lo: npt.NDArray[np.float64], hi: npt.NDArray[np.float64], widths: Intervals, c_inf: float
+) -> npt.NDArray[np.float64]:
+    """:func:`_ball_gap_bounds`' G for every interval at once, in outward-rounded float interval
+    arithmetic (:class:`~verifier._directed.Intervals`: each operation contains the exact result),
+    from float bounds lo <= f <= hi at the points (position 0: κ = 0, f = 1), enclosures of the
+    interval widths κ_i − κ_{i−1} (``widths``, i = 1..n) and p∞⁻ = ``c_inf``. Position 0 of the result
+    is 0 (no interval).
+
+    The same four candidates, in the offset t = κ − κ_{i−1} ∈ [0, w], w the width (floats keep the
+    small differences exact there: no κ-sized term cancels): c(t) = hi0 + s_c·t, L(t) = lo0 + s_L·t,
+    R(t) = r + s_R·(t − w); L and R cross at t* = (r − lo0 − s_R·w)/(s_L − s_R); with T_hi, T_lo the
+    ends of t* clamped to [0, w] (0 or w where not certainly inside, and 0, w where s_L − s_R may
+    vanish), G <= max(hi0 − lo0, hi0 − lo0 + (s_c − s_L)·T_hi, hi0 − r + s_R·w + (s_c − s_R)·T_lo,
+    hi1 − r) — the upper ends of interval enclosures of each."""
+    n = lo.size - 1
+    at = Intervals.point
+    i = np.arange(1, n + 1)
+    w = widths
+    lo0, hi0, lo1, hi1 = at(lo[:-1]), at(hi[:-1]), at(lo[1:]), at(hi[1:])
+    s_chord = (hi1 - hi0) / w
+    first, last = i == 1, i == n
+    prev, nxt = np.maximum(i - 2, 0), np.minimum(i, n - 1)  # widths[i − 2], widths[i]: of I_{i−1}, I_{i+1}
+    s_left = (lo0 - at(hi[np.maximum(i - 2, 0)])) / w[prev]  # the secant on the left, lower end at x0
+    s_left = Intervals(np.where(first, -1.0, s_left.lo), np.where(first, -1.0, s_left.hi))  # f >= 1 − κ on I_1
+    s_right = (at(hi[np.minimum(i + 1, n)]) - lo1) / w[nxt]  # the secant on the right, lower end at x1
+    s_right = Intervals(np.where(last, 0.0, s_right.lo), np.where(last, 0.0, s_right.hi))  # f >= p∞⁻ on I_n
+    r = Intervals(np.where(last, c_inf, lo1.lo), np.where(last, c_inf, lo1.hi))
+    spread = s_left - s_right
+    located = (spread.lo > 0.0) | (spread.hi < 0.0)
+    t_star = (r - lo0 - s_right * w) / spread
+    t_hi = _clamped(np.where(located, t_star.hi, np.inf), w)
+    t_lo = _clamped(np.where(located, t_star.lo, -np.inf), w)
+    gap = np.maximum.reduce(
+        [
+            (hi0 - lo0).hi,
+            ((hi0 - lo0) + (s_chord - s_left) * t_hi).hi,  # (c − L)(T_hi)
+            ((hi0 - r) + s_right * w + (s_chord - s_right) * t_lo).hi,  # (c − R)(T_lo)
+            (hi1 - r).hi,
+        ]
+    )
+    return np.concatenate([[0.0], np.where(gap > 0.0, gap, 0.0)])
+
+
+def _clamped(t: npt.NDArray[np.float64], w: Intervals) -> Intervals:
+    """t where it certainly lies inside (0, w), else 0 or (an enclosure of) w, the end it may cross."""
+    low = ~(t > 0.0)
+    high = ~(t < w.lo) & ~low
+    return Intervals(np.where(low, 0.0, np.where(high, w.lo, t)), np.where(low, 0.0, np.where(high, w.hi, t)))
 
 
 def _clamp(x: arb, x0: arb, x1: arb) -> arb:
@@ -454,7 +530,7 @@ def _dominated(
     lo = [e[0] for e in ends]
     hi = [e[1] for e in ends]
     lo[-1] = max(lo[-1], c_inf)  # f >= p_∞ everywhere
-    gaps = _gap_bounds(lo, hi, xs, c_inf)
+    gaps = _gap_bounds(lo, hi, xs, c_inf, balls)
     w = [arb(1)] + [
         lo[k] - max(gaps[k], gaps[k + 1] if k + 1 <= n_grid else arb(0)) - _MU for k in range(1, n_grid + 1)
     ]
