@@ -348,7 +348,9 @@ def inner_cpu_section(rows: list[Row], runs: int, timeout: float) -> list[str]:
         f"`benchmarks/production.py --rows {','.join(str(ROWS.index(r) + 1) for r in rows)} --inner-cpu {runs}` "
         "(rewrites this section alone): each side's compute after its imports, as CPU time",
         "(`process_time`, so the machine's load does not enter), fresh processes, "
-        f"{runs} alternating runs; smallest and largest shown, the ratio of the smallest.",
+        f"{runs} alternating runs; smallest and largest shown, the ratio of the smallest. verifier's side is",
+        "`verifier epsilon ... --method pld` (both directions, refined to a 0.1% bracket), dp_accounting's",
+        "`PLDAccountant(value_discretization_interval=1e-4)` composing the event and `get_epsilon`.",
         f"Measured {now}; load average (1 min) when these rows started: {load:.2f} on {cpus} cores.",
         "",
         "| workload | verifier CPU s (min – max) | dp_accounting CPU s (min – max) | ratio of the smallest (target row 1: ≤ 0.5×) |",
@@ -450,7 +452,9 @@ def _markdown(lines: list[str], load: float) -> str:
     out += [
         "",
         "Notes: verifier refines each direction's PLD grid until its ε bracket is 0.1% wide (allocation:",
-        "0.4%), jumping to the grid step the coarse bracket predicts. The composition route is read from",
+        "0.4%), jumping to the grid step the coarse bracket predicts, or until its upper end lies below the",
+        "other direction's lower end (the maximum is then decided there: row 1's ADD direction, whose",
+        "bracket is not shown). The composition route is read from",
         "the bounds' notes: the one-FFT power (per-bin round-off bound) or the binary fallback.",
         "pld-accounting's default accuracy is an ε bracket 10% wide (upper/lower <= 1.1); a peer",
         "that gives no answer within its cap is shown with the cap. Where it does answer, at one epoch",
