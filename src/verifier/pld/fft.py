@@ -41,7 +41,7 @@ import numpy.typing as npt
 from verifier._directed import down, up
 from verifier.pld.radix2 import fft_complex, higham_constant, twiddles, underflow_term
 
-__all__ = ["DIRECT_LIMIT", "fft_error_bound", "convolve_one_sided"]
+__all__ = ["DIRECT_LIMIT", "fft_error_bound", "convolve_one_sided", "Operand", "convolve_bracket"]
 
 #: Operands whose shorter length is at most this are convolved directly (O(n_a n_b), tighter bound).
 DIRECT_LIMIT = 48
@@ -97,6 +97,28 @@ def fft_error_bound(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64], size
     """Entrywise bound on |fl(Re IFFT(FFT(a)∘FFT(b))/N) − a*b| for verifier's radix-2 FFT of length
     ``size`` = 2^L (module docstring: Higham Thm 24.2 and Lemma 3.5), every operation rounded up."""
     return _bound_from_norms(*_norms(a), *_norms(b), size)
+
+
+class Operand:
+    """A non-negative vector transformed once for many convolutions of length ``size`` = 2^L: its
+    radix-2 spectrum and its norms (rounded up), the inputs of :func:`convolve_bracket`."""
+
+    def __init__(self, x: npt.NDArray[np.float64], size: int) -> None:
+        self.length = int(x.size)
+        self.size = size
+        self.norms = _norms(x)
+        self.spectrum = _spectrum(x, size)
+
+
+def convolve_bracket(a: Operand, b: Operand) -> tuple[npt.NDArray[np.float64], float]:
+    """(ŷ, E) with |ŷ_i − (a*b)_i| <= E for every i of the exact linear convolution (the module
+    docstring's bound for verifier's radix-2 FFT); the operands must share one transform length
+    >= a.length + b.length − 1 (no wrap-around)."""
+    n = a.length + b.length - 1
+    if a.size != b.size or n > a.size:
+        raise ValueError(f"operands of lengths {a.length}, {b.length} need one transform length >= {n}")
+    approx = _inverse_real(_product(a.spectrum, b.spectrum), a.size, n)
+    return approx, _bound_from_norms(*a.norms, *b.norms, a.size)
 
 
 def _spectrum(x: npt.NDArray[np.float64], size: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:

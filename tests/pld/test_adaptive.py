@@ -1,0 +1,183 @@
+"""The adaptive-composition recursion (verifier.pld.adaptive) against independent references:
+exhaustive enumeration of every adaptive strategy on small exact families (T <= 3, exactly
+rounded sums), and a
+quadrature of the two-step optimum over the remove/add orientations of a Gaussian fixed-batch step.
+Mutants (a family missing a member; the maximum over members replaced by the first member) are
+shown to fall below the enumeration, so these tests would catch them."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from verifier._types import Direction, Dominance, Side
+from verifier.errors import IncompatibleObjects, InvalidArgument
+from verifier.pairs import Gaussian
+from verifier.pairs.subsampled import PoissonSubsampled
+from verifier.pld.adaptive import adaptive_value
+from verifier.pld.construction import pld_from_pair
+from verifier.pld.distribution import DiscretePLD
+
+H = 0.25
+#: Exact step pairs given by their loss laws under P on the grid k·H (Q = P·e^{−ℓ}, the rest of Q
+#: where P = 0), three atoms each, the last possibly at +∞: (first grid index, masses, mass at +∞).
+FAMILY = (
+    (-1, (0.6, 0.0, 0.0, 0.3, 0.0, 0.1), 0.0),  # losses −0.25, 0.5, 1.0
+    (0, (0.7, 0.25), 0.05),  # losses 0, 0.25, +∞
+    (-1, (0.6, 0.0, 0.0, 0.0, 0.4), 0.0),  # losses −0.25, 0.75
+)
+#: The engine's float result against the enumeration (a few hundred roundings at most).
+ATOL = 1e-12
+
+
+def _pld(index: int, dominance: Dominance) -> DiscretePLD:
+    offset, probs, infinite = FAMILY[index]
+    return DiscretePLD(H, offset, np.array(probs), infinite, 0.0, dominance, Direction.REMOVE)
+
+
+def _atoms(index: int) -> list[tuple[float, float]]:
+    offset, probs, infinite = FAMILY[index]
+    atoms = [((offset + i) * H, p) for i, p in enumerate(probs) if p > 0]
+    if infinite > 0:
+        atoms.append((math.inf, infinite))
+    return atoms
+
+
+def _leaves(members: tuple[int, ...], steps: int, choice: dict) -> list[tuple[float, float]]:
+    """(total loss, probability) of every outcome path of the strategy ``choice``: history of atom
+    indices -> position in ``members``."""
+    paths = [((), 0.0, 1.0)]
+    for _ in range(steps):
+        paths = [
+            (history + (i,), loss + ell, weight * p)
+            for history, loss, weight in paths
+            for i, (ell, p) in enumerate(_atoms(members[choice[history]]))
+        ]
+    return [(loss, weight) for _, loss, weight in paths]
+
+
+def _payoff(leaves: list[tuple[float, float]], epsilon: float) -> float:
+    """E[(1 − e^{ε − L})_+] over the leaves (a loss of +∞ pays 1), summed exactly rounded."""
+    return math.fsum(w * (1.0 if loss == math.inf else max(0.0, -math.expm1(epsilon - loss))) for loss, w in leaves)
+
+
+def _enumerated(members: tuple[int, ...], steps: int, epsilons: tuple[float, ...]) -> list[float]:
+    """The best adaptive strategy at each ε by brute force: the maximum over every map from
+    histories to members (histories through an atom the chosen member lacks never occur)."""
+    width = max(len(_atoms(m)) for m in members)
+    histories = [h for d in range(steps) for h in itertools.product(range(width), repeat=d)]
+    best = [0.0] * len(epsilons)
+    for picks in itertools.product(range(len(members)), repeat=len(histories)):
+        leaves = _leaves(members, steps, dict(zip(histories, picks)))
+        best = [max(b, _payoff(leaves, e)) for b, e in zip(best, epsilons)]
+    return best
+
+
+CASES = [((0, 1), 1), ((0, 1), 2), ((0, 1), 3), ((0, 2), 3), ((0, 1, 2), 2)]
+
+
+@pytest.mark.parametrize(("members", "steps"), CASES, ids=[f"F{''.join(map(str, m))}-T{t}" for m, t in CASES])
+def test_recursion_equals_exhaustive_enumeration(members, steps):
+    upper = adaptive_value([_pld(m, Dominance.DOMINATING) for m in members], steps, Side.UPPER, -6.0, 6.0)
+    lower = adaptive_value([_pld(m, Dominance.DOMINATED) for m in members], steps, Side.LOWER, -6.0, 6.0)
+    epsilons = (-0.5, 0.0, 0.25, 0.5, 1.0, 1.5)
+    for epsilon, truth in zip(epsilons, _enumerated(members, steps, epsilons)):
+        assert lower.delta(epsilon) <= truth <= upper.delta(epsilon)
+        assert upper.delta(epsilon) - lower.delta(epsilon) <= ATOL
+
+
+def test_family_missing_a_member_falls_below_the_enumeration():
+    """Mutant: the recursion over {0} only. Its 'upper' value is below the best strategy over
+    {0, 1}, so the enumeration test above would catch a family that lost a member."""
+    mutant = adaptive_value([_pld(0, Dominance.DOMINATING)], 2, Side.UPPER, -6.0, 6.0)
+    assert mutant.delta(0.5) < _enumerated((0, 1), 2, (0.5,))[0] - 1e-3
+
+
+def test_adaptivity_gains_over_every_fixed_member():
+    """The family's value exceeds the best member used at every step (the max is per history)."""
+    (truth,) = _enumerated((0, 1), 3, (0.5,))
+    fixed = max(_enumerated((m,), 3, (0.5,))[0] for m in (0, 1))
+    assert truth > fixed + 1e-3
+    first_only = adaptive_value([_pld(0, Dominance.DOMINATING)], 3, Side.UPPER, -6.0, 6.0)
+    assert first_only.delta(0.5) < truth
+
+
+def test_epsilon_query_is_on_the_safe_side():
+    upper = adaptive_value([_pld(m, Dominance.DOMINATING) for m in (0, 1)], 2, Side.UPPER, -6.0, 6.0)
+    lower = adaptive_value([_pld(m, Dominance.DOMINATED) for m in (0, 1)], 2, Side.LOWER, -6.0, 6.0)
+    target = 0.1
+    eps_up, eps_low = upper.epsilon(target), lower.epsilon(target)
+    assert eps_low <= eps_up
+    at_up, at_low = _enumerated((0, 1), 2, (eps_up, eps_low))
+    assert at_up <= target  # δ(ε_up) <= δ: ε(δ) <= ε_up
+    assert at_low > target  # δ(ε_low) > δ: ε(δ) >= ε_low
+
+
+def _two_step_optimum(sigma: float, q: float, epsilon: float) -> float:
+    """Best adaptive choice between the remove pair (M, N(0)) and the add pair (N(0), M),
+    M = (1 − q)N(0) + qN(2), over two steps: the last step's hockey stick in closed form (monotone
+    likelihood ratio), the first step's output integrated by scipy quadrature."""
+    from scipy.integrate import quad
+    from scipy.stats import norm
+
+    def hockey(orientation: str, c: float) -> float:  # E_P[(1 − c·dQ/dP)_+]
+        if orientation == "remove":
+            if c <= 1 - q:
+                return 1 - c
+            y = (np.log((c - 1 + q) / q) * sigma**2 + 2.0) / 2.0
+            return (1 - q - c) * norm.sf(y, 0, sigma) + q * norm.sf(y, 2.0, sigma)
+        if c >= 1 / (1 - q):
+            return 0.0
+        y = (np.log((1 - c * (1 - q)) / (c * q)) * sigma**2 + 2.0) / 2.0
+        return (1 - c * (1 - q)) * norm.cdf(y, 0, sigma) - c * q * norm.cdf(y, 2.0, sigma)
+
+    def last(loss: float) -> float:
+        return max(hockey(o, np.exp(epsilon - loss)) for o in ("remove", "add"))
+
+    def log_ratio(y: float) -> float:
+        return float(np.log1p(q * np.expm1((2.0 * y - 2.0) / sigma**2)))
+
+    remove = quad(lambda y: ((1 - q) * norm.pdf(y, 0, sigma) + q * norm.pdf(y, 2.0, sigma)) * last(log_ratio(y)), -15, 17, limit=500)[0]
+    add = quad(lambda y: norm.pdf(y, 0, sigma) * last(-log_ratio(y)), -15, 17, limit=500)[0]
+    return max(remove, add)
+
+
+def test_gaussian_orientations_bracket_the_two_step_quadrature():
+    sigma, q, epsilon, step = 1.1, 0.1, 1.0, 2.0**-8
+    pair = PoissonSubsampled(Gaussian(sigma, 2.0), q)
+    values = {}
+    for side, dominance in ((Side.UPPER, Dominance.DOMINATING), (Side.LOWER, Dominance.DOMINATED)):
+        members = [pld_from_pair(pair, d, dominance, step) for d in (Direction.REMOVE, Direction.ADD)]
+        values[side] = adaptive_value(members, 2, side, -epsilon - 4.0, 12.0).delta(epsilon)
+    truth = _two_step_optimum(sigma, q, epsilon)  # 0.0274565890 (benchmarks/adaptive_orientation.md)
+    assert values[Side.LOWER] <= truth <= values[Side.UPPER]
+    assert values[Side.UPPER] - values[Side.LOWER] < 2e-3 * truth
+
+
+def test_refuses_mixed_sides_and_grids():
+    dominating, dominated = _pld(0, Dominance.DOMINATING), _pld(1, Dominance.DOMINATED)
+    with pytest.raises(IncompatibleObjects):
+        adaptive_value([dominating, dominated], 1, Side.UPPER, -1.0, 1.0)
+    other_grid = DiscretePLD(0.5, 0, np.array([1.0]), 0.0, 0.0, Dominance.DOMINATING, Direction.REMOVE)
+    with pytest.raises(IncompatibleObjects):
+        adaptive_value([dominating, other_grid], 1, Side.UPPER, -1.0, 1.0)
+    with pytest.raises(InvalidArgument):
+        adaptive_value([], 1, Side.UPPER, -1.0, 1.0)
+    with pytest.raises(InvalidArgument):
+        adaptive_value([dominating], 1, Side.UPPER, 1.0, -1.0)
+
+
+def test_a_grid_too_narrow_for_the_paths_stays_on_each_side():
+    """Paths leave [−0.75, 0.75] within three steps: the values assumed beyond the grid (the first
+    point's below it and 1 above it for UPPER; 0 and (1 − e^{−u})_+ for LOWER) keep both sides
+    valid."""
+    epsilons = (-0.5, 0.0, 0.25, 0.5)
+    truths = _enumerated((0, 1), 3, epsilons)
+    upper = adaptive_value([_pld(m, Dominance.DOMINATING) for m in (0, 1)], 3, Side.UPPER, -0.75, 0.75)
+    lower = adaptive_value([_pld(m, Dominance.DOMINATED) for m in (0, 1)], 3, Side.LOWER, -0.75, 0.75)
+    for epsilon, truth in zip(epsilons, truths):
+        assert lower.delta(epsilon) <= truth <= upper.delta(epsilon)
+    assert upper.delta(0.5) > truths[-1] + 1e-3  # the narrow grid costs tightness, not validity
