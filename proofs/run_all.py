@@ -43,6 +43,7 @@ SCRIPTS = (
     "allocation_theorem_constants",
     "allocation_add_taylor",
     "antipodal_dominance",
+    "fixed_batch_domination",
     "tradeoff_conversion",
     "shuffle_count",
     "shuffle_coupling",

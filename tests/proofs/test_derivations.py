@@ -394,6 +394,19 @@ WRONG_CLAIMS = [
     ("shuffle_coupling", "tv_other", sp.exp(-epsilon0) * delta0),
     ("shuffle_coupling", "coupling", _module("shuffle_coupling").claims()["coupling"] / (1 + sp.exp(epsilon))),
     ("shuffle_coupling", "fmt_margin", 1 + sp.exp(-epsilon0) / 2),
+    # fixed_batch_domination: the other root of the quadratic; the + sign in Cmin; the perspective's
+    # sign; tau_a^2 in place of tau_a tau_b in Plackett's identity
+    ("fixed_batch_domination", "circumradius_root",
+     (sp.sqrt(_module("fixed_batch_domination").A * _module("fixed_batch_domination").B)
+      + sp.sqrt((4 - _module("fixed_batch_domination").A) * (4 - _module("fixed_batch_domination").B))) / 4),
+    ("fixed_batch_domination", "cmin_r3",
+     -_module("fixed_batch_domination").claims()["cmin_r3"] + _module("fixed_batch_domination").A
+     * _module("fixed_batch_domination").B / 2),
+    ("fixed_batch_domination", "perspective_mixed_partial",
+     -_module("fixed_batch_domination").claims()["perspective_mixed_partial"]),
+    ("fixed_batch_domination", "plackett_unequal",
+     _module("fixed_batch_domination").claims()["plackett_unequal"] * sp.Symbol("tau_a", positive=True)
+     / sp.Symbol("tau_b", positive=True)),
     # zcdp_sup (sign of the linear term; the first cell's bound without the 1/alpha)
     ("zcdp_sup", "critical", _module("zcdp_sup").s * alpha**2 - 2 * _module("zcdp_sup").c * alpha - _module("zcdp_sup").c),
     ("zcdp_sup", "first_cell", _module("zcdp_sup").s),
@@ -415,6 +428,18 @@ def test_every_export_has_a_wrong_claim_case():
     covered = {(n, k_) for n, k_, _ in WRONG_CLAIMS}
     wanted = {(n, key) for n in run_all.SCRIPTS for key in _module(n).EXPORT_SYMBOLS}
     assert wanted <= covered, wanted - covered
+
+
+def test_fixed_batch_cell_rounded_the_wrong_way_is_refuted():
+    """A cell dominator that takes C at the cell's top corner (Cmin(A1, B1), no square-root term)
+    instead of a lower bound of the cell's minimum is refuted by a realisable configuration."""
+    module = _module("fixed_batch_domination")
+
+    def top_corner(a0, a1, b0, b1):
+        return a1, b1, module.cmin(a1, b1)
+
+    with pytest.raises(DerivationFailed):
+        module._check_cells(rule=top_corner)
 
 
 def test_point_fallback_catches_a_wrong_claim():
