@@ -49,6 +49,7 @@ SCRIPTS = (
     "shuffle_coupling",
     "zcdp_sup",
     "mmcc_posterior",
+    "matrix_chain",
 )
 
 

@@ -416,6 +416,19 @@ WRONG_CLAIMS = [
 ]
 
 
+WRONG_CLAIMS += [
+    # matrix_chain (the tilt not shifting the cell; the spread's share of the lower end; the tail
+    # without the shift; the second derivative's sign)
+    ("matrix_chain", "cell_integral",
+     sp.exp(sp.Symbol("kappa", positive=True) ** 2 / 2) * (Phi(sp.Symbol("b_end", real=True)) - Phi(sp.Symbol("a", real=True)))),
+    ("matrix_chain", "upper_share", (sp.Symbol("f_b", positive=True) * sp.Symbol("m", positive=True) - sp.Symbol("I", positive=True))
+     / (sp.Symbol("f_b", positive=True) - sp.Symbol("f_a", positive=True))),
+    ("matrix_chain", "tilt_tail", Phi(-sp.Symbol("R", positive=True))),
+    ("matrix_chain", "concavity", sp.Symbol("A", positive=True) * sp.Symbol("r", positive=True) * (1 - sp.Symbol("r", positive=True))
+     * sp.Symbol("v", positive=True) ** (sp.Symbol("r", positive=True) - 2)),
+]
+
+
 @pytest.mark.parametrize(
     ("name", "key", "wrong"), WRONG_CLAIMS, ids=[f"{n}-{k_}" for n, k_, _ in WRONG_CLAIMS]
 )

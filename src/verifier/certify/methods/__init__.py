@@ -21,6 +21,7 @@ ADAPTERS = [
     "verifier.certify.methods.matrix_evidence",
     "verifier.certify.methods.matrix_cc",
     "verifier.certify.methods.matrix_partition",
+    "verifier.certify.methods.matrix_chain",
     "verifier.certify.methods.banded_poisson",
     "verifier.certify.methods.member",
     "verifier.certify.methods.mmcc",
