@@ -127,3 +127,56 @@ def test_method_sides_and_support():
     upper = min(b.value for b in deltas if b.side is Side.UPPER)
     assert upper <= 1e-5 and [e.value for e in epsilons] == [1.0]
     assert math.isfinite(upper)
+
+
+@pytest.mark.parametrize(("kappa", "kind"), [(0.0, "spread"), (0.7, "spread"), (0.0, "mean"), (0.7, "mean")])
+def test_grid_keeps_each_cells_mass_and_mean(kappa, kind):
+    """The discretised N(0, 1) against scipy quadrature: total mass inside [−R, R] and E f(w) over it
+    (f = w, or e^{κw}) are kept (spread: exactly; mean: each point is its cell's f-mean). Catches a
+    spread that keeps the mean of w where the add direction needs that of e^{κw}, or a lost cell."""
+    from scipy import integrate
+    from scipy.stats import norm
+
+    from verifier.matrix.chain import _grid
+
+    radius, cells = 4.0, 8
+    points, weights, dropped = _grid(cells, radius, kappa, kind)
+    f = (lambda t: t) if kappa == 0 else (lambda t: math.exp(kappa * t))
+    mass = norm.cdf(radius) - norm.cdf(-radius)
+    mean_f = integrate.quad(lambda t: f(t) * norm.pdf(t), -radius, radius, epsabs=1e-13)[0]
+    assert weights.sum() == pytest.approx(mass, rel=1e-12)
+    assert sum(wt * f(p) for p, wt in zip(points, weights)) == pytest.approx(mean_f, rel=1e-9, abs=1e-12)
+    assert dropped == pytest.approx(norm.cdf(-radius), rel=1e-9)
+
+
+@pytest.mark.parametrize("direction", list(Direction))
+def test_dynamic_programme_equals_brute_force_over_the_grids(direction):
+    """b = 3 on 6 cells per Gaussian: the DP (UPPER, fine partial-sum grid) equals the expectation of
+    the integrand over every combination of the discretised variables, enumerated here, plus the
+    documented tail term. Catches a wrong wrap-around (s_2 must use w_0), a mis-paired coefficient or
+    weight, or an increment added at the wrong step."""
+    import itertools
+
+    from verifier.matrix import chain as chain_module
+
+    g = gram(bsr(6, 2), 3, 2) / 3.0**2
+    coeffs = chain_coefficients(g)
+    eps, cells, b = 1.0, 6, 3
+    remove = direction is Direction.REMOVE
+    radius = chain_module._RADIUS + float(max(coeffs.alpha.max(), coeffs.beta.max(), coeffs.gamma.max()))
+    w_grids = [chain_module._variable_grid(float(c), remove, "spread", cells, radius) for c in np.maximum(coeffs.alpha, np.roll(coeffs.beta, 1))]
+    u_grids = [chain_module._variable_grid(float(c), remove, "spread", cells, radius) for c in coeffs.gamma]
+    total = 0.0
+    for ws in itertools.product(*[list(zip(*grid[:2])) for grid in w_grids]):
+        for us in itertools.product(*[list(zip(*grid[:2])) for grid in u_grids]):
+            weight = np.prod([p for _, p in ws]) * np.prod([p for _, p in us])
+            s = [coeffs.alpha[i] * ws[i][0] + coeffs.beta[i] * ws[(i + 1) % b][0] + coeffs.gamma[i] * us[i][0] for i in range(b)]
+            ratio = sum(math.exp(s[i] - g[i, i] / 2) for i in range(b)) / b
+            total += weight * (max(ratio - math.exp(eps), 0.0) if remove else max(1 - math.exp(eps) * ratio, 0.0))
+    got = delta_bound(g, eps, direction, Side.UPPER, cells, 1 << 15)
+    if remove:
+        tail = 2 * b * math.erfc((radius - float(max(coeffs.alpha.max(), coeffs.beta.max(), coeffs.gamma.max()))) / math.sqrt(2))
+    else:
+        tail = 2 * b * 2 * max(grid[2] for grid in w_grids + u_grids)
+    assert 0 < total < 0.5  # below the cap of 1
+    assert got - tail == pytest.approx(total, rel=1e-5)

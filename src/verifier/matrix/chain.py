@@ -13,7 +13,8 @@ REPRESENTATION. If Γ_ij = 0 whenever the cyclic distance of i and j is >= 2, th
 s_i = α_i w_i + β_i w_{i+1 mod b} + γ_i u_i with independent standard normals w, u and coefficients
 >= 0 (Γ_ii = α_i² + β_i² + γ_i², Γ_{i,i+1} = β_i α_{i+1}): :func:`chain_coefficients` takes the
 fixed point of α_i² = Γ_ii − Γ_{i,i+1}²/α_{i+1}² (γ ≈ 0; then shrinks α by 1e-8 so every γ_i² >= 0
-exactly), or the symmetric split α_i = √Γ_{i−1,i}, β_i = √Γ_{i,i+1} where Γ is diagonally dominant.
+exactly), or the symmetric split α_i = √Γ_{i−1,i}, β_i = √Γ_{i,i+1} where Γ is diagonally dominant
+(proofs/matrix_chain.py, item 1).
 
 DYNAMIC PROGRAMME. With w_0 fixed (outer sum), T = Σ_i exp(s_i − Γ_ii/2) is accumulated along
 i = 0..b−1; the state after step i is (w_{i+1}, T), T on a grid of M cells of [0, t_max) with
@@ -21,28 +22,30 @@ t_max = b·e^ε (remove: above it (T/b − e^ε)_+ is linear, so the absorbed pa
 mean exactly) or b·e^{−ε} (add: above it the integrand is 0). The Gaussians are discretised on K
 cells of [−R, R]:
 
-- remove, UPPER: F(w, u) = (S − e^ε)_+ is convex in every variable (S is a sum of exponentials of
-  affine functions, t ↦ (t − e^ε)_+ is convex and increasing). Replacing a variable's law by one
-  larger in convex order raises E F (one coordinate at a time, the others fixed): each cell's mass
-  is spread over its two end points keeping its mean, and T's landing point likewise over the two
-  grid points around it (the rest of the sum is convex in T). The mass beyond ±R is dropped and
-  its contribution bounded by E_Q[S·1{some |v| > R}] = (1/b) Σ_i P_i(some |v| > R) (P_i: x ~ N(μ_i)
-  shifts each variable by its coefficient in s_i), a union of Gaussian tails;
-- remove, LOWER: each cell's mass is contracted to its conditional mean (Jensen), tails included,
-  and everything landing in a T cell is merged at its mean (a mass and a first moment per cell);
-- add, UPPER: S is increasing in every variable (coefficients >= 0) and (1 − e^ε S)_+ decreasing, so
-  rounding every variable DOWN to its cell's left end and T down to the grid raises the integrand
-  pointwise; the mass below −R is bounded by its probability (the integrand is <= 1);
-- add, LOWER: the same rounded UP; the mass above R is dropped (the integrand is >= 0).
+- UPPER, remove: F = (S − e^ε)_+ is convex in every variable (S is a sum of exponentials of
+  affine functions, t ↦ (t − e^ε)_+ is convex and non-decreasing). Replacing a variable's law by one
+  larger in convex order raises E F (one variable at a time, the others fixed and independent):
+  each cell's mass is spread over its two end points keeping its mean, and T's landing point over
+  the two grid points around it (the rest of the computation is convex in T). The mass beyond ±R
+  is dropped and its contribution bounded by E_Q[S·1{some |v| > R}] = (1/b) Σ_i P_i(some |v| > R)
+  (under the tilt by e^{s_i − Γ_ii/2} each variable is shifted by its coefficient in s_i);
+- UPPER, add: F = (1 − e^ε S)_+ is convex in v = e^{κw}, κ the variable's largest coefficient (S is
+  then a sum of v^r with 0 <= r <= 1, concave in v, and t ↦ (1 − e^ε t)_+ is convex and
+  non-increasing), so the spread keeps the cell's mean of e^{κw}; the mass beyond ±R is bounded by
+  its probability (F <= 1);
+- LOWER, both: each cell's mass is contracted to the one point whose w (remove) or e^{κw} (add) is
+  the cell's conditional mean (Jensen), everything landing in a T cell is merged at its mean (a
+  mass and a first moment per cell), and the mass beyond ±R is dropped (F >= 0).
 
 For C >= 0 the pair is attained (:mod:`verifier.matrix.evidence`), so LOWER bounds the mechanism.
 
 Floating point: the cell masses and first moments of N(0, 1) are computed in ball arithmetic and
 rounded outward; every increment's exponent is moved by 1e-9·(1 + |exponent|) toward the safe side
 (covering the float factorisation of Γ, checked to 1e-12 relative, and exp's rounding); the sums are
-of non-negative terms (relative error below 2^-40 at these sizes), and the results are widened by a
-relative 1e-9 and an absolute 1e-300. Cost: about K³·b·M·(outer points) operations (K^2·b·M per
-outer point of w_0) in :mod:`verifier._fast.chain_dp`.
+of non-negative terms (relative error below 2^-30 at these sizes); the remove direction's δ is the
+difference of two such sums, each widened by a relative 1e-9 before subtracting, and the results
+are widened by a relative 1e-9 and an absolute 1e-300. Cost: K²·b·M per outer point of w_0, so
+about K³·b·M operations for K cells and M sum cells, in :mod:`verifier._fast.chain_dp`.
 """
 
 from __future__ import annotations
@@ -70,6 +73,9 @@ SUM_CELLS = 512
 #: Half-width of the Gaussian grid beyond the largest coefficient (tails below 1e-17 per variable).
 _RADIUS = 8.5
 _MARGIN = 1e-9
+#: Relative error allowed for the two sums whose difference is the absorbed part's δ (each a sum of
+#: at most cells²·b·4·cells non-negative terms: below 2^-30 relative at every size offered).
+_CANCEL = 1e-9
 #: Below this γ_i·R a node variable is discretised by two points (UPPER) or its mean (LOWER).
 _TINY = 1e-3
 #: Bisection steps of the ε searches (each ε found is a valid bound whatever the count).
@@ -251,7 +257,8 @@ def delta_bound(gamma: npt.ArrayLike, epsilon: float, direction: Direction, side
             mass, moment, bmass, bsum = out
             prev = nxt
         if remove:  # only the absorbed part has T >= b·e^ε, where (T/b − e^ε)_+ = T/b − e^ε
-            value = float(bsum[0]) / b - math.exp(eps) * float(bmass[0])
+            mean, floor = float(bsum[0]) / b, math.exp(eps) * float(bmass[0])
+            value = mean - floor + (1.0 if side is Side.UPPER else -1.0) * _CANCEL * (mean + floor)
         else:  # (1 − e^ε T/b)_+ = (1 − T/t_max)_+ at the grid points (SPREAD) or the cell means (JENSEN)
             t = np.arange(m) * h if mode == 0 else np.divide(moment[0], mass[0], out=np.zeros(m), where=mass[0] > 0)
             value = float((mass[0] * np.maximum(1.0 - t / tmax, 0.0)).sum())
