@@ -32,13 +32,16 @@ def test_matrix_lists_every_method_and_the_estimate_meets_the_bracket(capsys):
         "--direction", "remove", "--epsilon-max", "2", "--points", "3",
     )
     curves = {(c["method"], c["side"]): c["values"] for c in data["curves"]}
-    assert set(curves) == {("rdp", "upper"), ("matrix-cc", "upper"), ("matrix-projection", "lower"), ("matrix-partition", "upper"), ("matrix-partition", "lower")}
+    assert set(curves) == {
+        ("rdp", "upper"), ("matrix-cc", "upper"), ("matrix-projection", "lower"), ("matrix-partition", "upper"), ("matrix-partition", "lower"),
+        ("matrix-chain", "upper"), ("matrix-chain", "lower"),
+    }
     (mc,) = data["estimates"]
     assert (mc["method"], mc["direction"], mc["side"], mc["confidence"]) == ("matrix-mc", "remove", "estimate", 0.99)
     assert not any(c["method"] == "matrix-mc" for c in data["curves"])  # never a bound column
     for i in range(3):
-        upper = min(curves[("rdp", "upper")][i], curves[("matrix-cc", "upper")][i], curves[("matrix-partition", "upper")][i])
-        lower = max(curves[("matrix-projection", "lower")][i], curves[("matrix-partition", "lower")][i])
+        upper = min(curves[(name, "upper")][i] for name in ("rdp", "matrix-cc", "matrix-partition", "matrix-chain"))
+        lower = max(curves[(name, "lower")][i] for name in ("matrix-projection", "matrix-partition", "matrix-chain"))
         assert mc["lower"][i] <= mc["values"][i] <= mc["upper"][i]
         assert mc["lower"][i] <= upper and lower <= mc["upper"][i]
         assert 0.0 < mc["lower"][i]  # the pair is not private at these ε: a nonzero δ, seen by the MC
