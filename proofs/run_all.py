@@ -50,6 +50,7 @@ SCRIPTS = (
     "zcdp_sup",
     "mmcc_posterior",
     "matrix_chain",
+    "batch_sampling",
 )
 
 

@@ -17,7 +17,7 @@ from verifier.errors import InvalidArgument
 from verifier.matrix.strategy import Strategy
 from verifier.pairs import DominatingPair, Gaussian
 
-__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "ShuffledBatches", "BandedPoisson", "ZCDP", "SampledZCDP", "RepeatAndSelect", "MatrixPoisson", "AGGREGATIONS", "base_pair"]
+__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "ShuffledBatches", "BandedPoisson", "ZCDP", "SampledZCDP", "RepeatAndSelect", "MatrixPoisson", "TruncatedPoisson", "WithReplacement", "AGGREGATIONS", "base_pair"]
 
 
 def _check_pair(pair: object) -> DominatingPair:
@@ -424,7 +424,63 @@ class MatrixPoisson:
         object.__setattr__(self, "rate", check_rate("rate", self.rate))
 
 
-Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches, BandedPoisson, ZCDP, SampledZCDP, RepeatAndSelect, MatrixPoisson]
+def _check_gaussian_step(scheme: "TruncatedPoisson | WithReplacement", what: str) -> None:
+    """A batch-sampled Gaussian sum: the pair must be Gaussian; ``steps`` >= 1 and n >= 1."""
+    if not isinstance(scheme.pair, Gaussian):
+        raise InvalidArgument("pair", scheme.pair, f"{what} is modelled for a Gaussian sum only (use Gaussian(sigma, sensitivity))")
+    object.__setattr__(scheme, "dataset_size", check_integer("dataset_size", scheme.dataset_size, minimum=1))
+    object.__setattr__(scheme, "steps", check_integer("steps", scheme.steps, minimum=1))
+
+
+@dataclass(frozen=True)
+class TruncatedPoisson:
+    """``steps`` steps of truncated Poisson sampling (dp_accounting's
+    ``TruncatedSubsampledGaussianDpEvent``; Ganesh 2025, arXiv 2508.15089): each of the
+    ``dataset_size`` = n records is drawn with probability ``rate`` = q, and when more than
+    ``max_batch`` = B are drawn a uniform B-subset of them is kept; the step is a Gaussian sum over
+    the kept records. ``pair`` = Gaussian(σ, C), C the records' norm bound. ``replace_one``: the
+    record's value changes (n fixed); otherwise add/remove, the dataset holding the record having
+    n records and the other n − 1 (both directions). Bounds: verifier.pairs.batch_sampling."""
+
+    pair: DominatingPair
+    dataset_size: int
+    rate: float
+    max_batch: int
+    steps: int = 1
+    replace_one: bool = False
+
+    def __post_init__(self) -> None:
+        _check_gaussian_step(self, "truncated Poisson sampling")
+        object.__setattr__(self, "rate", check_rate("rate", self.rate))
+        object.__setattr__(self, "max_batch", check_integer("max_batch", self.max_batch, minimum=1))
+        if not isinstance(self.replace_one, bool):
+            raise InvalidArgument("replace_one", self.replace_one, "must be true or false")
+
+
+@dataclass(frozen=True)
+class WithReplacement:
+    """``steps`` steps, each on ``sample_size`` = m records drawn uniformly with replacement from the
+    ``dataset_size`` = n records (dp_accounting's ``SampledWithReplacementDpEvent``): a record enters
+    the Gaussian sum as often as it is drawn. Replace-one neighbours only (n is public); ``pair`` =
+    Gaussian(σ, Δ) with Δ the replace-one shift of one copy (2C for records clipped at C). Bounds:
+    verifier.pairs.batch_sampling."""
+
+    pair: DominatingPair
+    dataset_size: int
+    sample_size: int
+    steps: int = 1
+
+    def __post_init__(self) -> None:
+        _check_gaussian_step(self, "sampling with replacement")
+        object.__setattr__(self, "sample_size", check_integer("sample_size", self.sample_size, minimum=1))
+
+    @property
+    def rate(self) -> float:
+        """m/n, the expected multiplicity of a record in a batch."""
+        return self.sample_size / self.dataset_size
+
+
+Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches, BandedPoisson, ZCDP, SampledZCDP, RepeatAndSelect, MatrixPoisson, TruncatedPoisson, WithReplacement]
 
 
 def base_pair(scheme: Scheme) -> DominatingPair:

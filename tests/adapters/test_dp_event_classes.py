@@ -167,6 +167,12 @@ def test_refused_classes_exit_2_naming_the_class(name, tmp_path, capsys):
         (ev("SingleEpochTreeAggregationDpEvent", noise_multiplier=1.0, step_counts=[-1]), "step_counts"),
         (ev("PoissonSampledDpEvent", sampling_probability=0.1, event=ev("SelfComposedDpEvent", event=ev("GaussianDpEvent", noise_multiplier=1.0), count=2)), "SelfComposedDpEvent"),
         (ev("GaussianDpEvent", noise_multiplier="1"), "noise_multiplier"),
+        (ev("TruncatedSubsampledGaussianDpEvent", dataset_size=100, sampling_probability=0.1, noise_multiplier=1.0), "truncated_batch_size"),
+        (ev("TruncatedSubsampledGaussianDpEvent", dataset_size=100, sampling_probability=1.5, truncated_batch_size=5, noise_multiplier=1.0), "rate"),
+        (ev("TruncatedSubsampledGaussianDpEvent", dataset_size=-3, sampling_probability=0.1, truncated_batch_size=5, noise_multiplier=1.0), "dataset_size"),
+        (ev("SampledWithReplacementDpEvent", source_dataset_size=100, sample_size=10, event=ev("LaplaceDpEvent", noise_multiplier=1.0)), "LaplaceDpEvent"),
+        (ev("SampledWithReplacementDpEvent", source_dataset_size=100, event=ev("GaussianDpEvent", noise_multiplier=1.0)), "sample_size"),
+        (ev("SampledWithReplacementDpEvent", source_dataset_size=100, sample_size=10, event=ev("GaussianDpEvent", noise_multiplier=1.0)), "neighboring"),
     ],
 )
 def test_malformed_events_exit_2_with_one_line(event, named, tmp_path, capsys):

@@ -13,7 +13,7 @@ accounting = pytest.importorskip("jax_privacy.experimental.accounting")
 from verifier.adapters import from_dp_event  # noqa: E402
 from verifier.errors import InvalidArgument  # noqa: E402
 from verifier.pairs import Gaussian  # noqa: E402
-from verifier.schemes import Poisson, WithoutReplacement  # noqa: E402
+from verifier.schemes import Poisson, TruncatedPoisson, WithoutReplacement, WithReplacement  # noqa: E402
 
 
 def test_dpsgd_event_is_poisson_sampling():
@@ -29,13 +29,15 @@ def test_fixed_dpsgd_event_is_fixed_size_batches_under_replace_one():
         from_dp_event(event, epsilon=1.0, delta=1e-5)
 
 
-def test_with_replacement_and_truncated_batches_are_refused_by_name():
+def test_with_replacement_and_truncated_batches_map_to_their_schemes():
     with_replacement = accounting.fixed_dpsgd_event(2.0, 50, dataset_size=1000, batch_size=100, replace=True)
-    with pytest.raises(InvalidArgument, match="SampledWithReplacementDpEvent"):
-        from_dp_event(with_replacement, epsilon=1.0, delta=1e-5, neighboring="replace_one")
+    claim = from_dp_event(with_replacement, epsilon=1.0, delta=1e-5, neighboring="replace_one")
+    assert claim.model == WithReplacement(Gaussian(2.0, 2.0), 1000, 100, 50)  # one copy moves the sum by 2C
+    with pytest.raises(InvalidArgument, match="neighboring"):  # n public: replace-one only
+        from_dp_event(with_replacement, epsilon=1.0, delta=1e-5)
     truncated = accounting.truncated_dpsgd_event(1.0, 100, sampling_prob=0.05, num_examples=1000, truncated_batch_size=40)
-    with pytest.raises(InvalidArgument, match="TruncatedSubsampledGaussianDpEvent"):
-        from_dp_event(truncated, epsilon=1.0, delta=1e-5)
+    assert from_dp_event(truncated, epsilon=1.0, delta=1e-5).model == TruncatedPoisson(Gaussian(1.0), 1000, 0.05, 40, 100)
+    assert from_dp_event(truncated, epsilon=1.0, delta=1e-5, neighboring="replace_one").model == TruncatedPoisson(Gaussian(1.0), 1000, 0.05, 40, 100, replace_one=True)
 
 
 def test_amplified_bandmf_event_is_poisson_over_rounds():

@@ -25,6 +25,11 @@ dp_accounting need not be importable. Nodes with a rigorous model (:data:`MODELL
 - ``PoissonSampledDpEvent(sampling_probability, event)``: Poisson-sampled steps of a noise event;
 - ``SampledWithoutReplacementDpEvent(source_dataset_size, sample_size, event)``: fixed-size batches
   (replace-one neighbours only);
+- ``SampledWithReplacementDpEvent(source_dataset_size, sample_size, event)``: batches drawn with
+  replacement, of a ``GaussianDpEvent`` (replace-one neighbours only; other inner events refused);
+- ``TruncatedSubsampledGaussianDpEvent(dataset_size, sampling_probability, truncated_batch_size,
+  noise_multiplier)``: truncated Poisson batches of a Gaussian sum (both relations; add/remove with
+  the record's dataset of size n);
 - ``RandomAllocationDpEvent(event, num_selected, num_steps)`` (main branch): k-out-of-t allocation;
 - ``ZCDpEvent(rho, xi)``: a step known only to be (ξ, ρ)-zCDP, the class :class:`verifier.schemes.ZCDP`
   (UPPER: the Rényi curve ξ + ρα; LOWER: its member, the Gaussian with Δ/σ = √(2ρ)); ρ = ξ = 0
@@ -93,11 +98,6 @@ def _non_private() -> dict:
 #: Classes refused (exit 2), with the reason: no rigorous bound in verifier yet.
 REFUSED = {
     "UnsupportedDpEvent": "dp_accounting's placeholder for a mechanism it cannot describe: there is nothing to bound",
-    "SampledWithReplacementDpEvent": "a record can appear several times in a batch drawn with replacement; verifier has no "
-    "proven dominating pair for it yet",
-    "TruncatedSubsampledGaussianDpEvent": "no proven pair yet: under add/remove a truncated batch that holds the record "
-    "drops another, a replace-one shift of 2C, and dp_accounting's PLD mixes that branch at an averaged inclusion rate "
-    "(Ganesh 2025, arXiv 2508.15089); verifier audits its numbers against a rigorous lower bound instead",
     "DiscreteGaussianDpEvent": "the discrete Gaussian pair (infinite lattice support) is not built yet",
     "ExponentialMechanismDpEvent": "an ε-DP selection whose pair depends on the scores: only the generic ε-DP upper bound "
     "exists, no lower bound",
@@ -119,6 +119,8 @@ MODELLED = {
     "ComposedDpEvent": "sequence",
     "PoissonSampledDpEvent": "poisson",
     "SampledWithoutReplacementDpEvent": "without_replacement (replace-one)",
+    "SampledWithReplacementDpEvent": "with_replacement of a Gaussian event (replace-one)",
+    "TruncatedSubsampledGaussianDpEvent": "truncated_poisson (gaussian σ = noise multiplier, Δ = 1)",
     "RandomAllocationDpEvent": "allocation",
     "ZCDpEvent": "zcdp (the worst (ξ, ρ)-zCDP step: Rényi curve above, Gaussian member below)",
     "RepeatAndSelectDpEvent": "repeat_and_select (Papernot & Steinke Thm 2 above, the run below; 0 <= shape < ∞)",
@@ -201,7 +203,8 @@ def _has(event: Any, field: str) -> bool:
 
 #: Classes that structure a tree rather than add noise (read by :func:`_phases`).
 _STRUCTURE = ("SelfComposedDpEvent", "ComposedDpEvent", "SingleEpochTreeAggregationDpEvent", "PoissonSampledDpEvent",
-              "SampledWithoutReplacementDpEvent", "RandomAllocationDpEvent", "RepeatAndSelectDpEvent", *NOTHING)
+              "SampledWithoutReplacementDpEvent", "RandomAllocationDpEvent", "RepeatAndSelectDpEvent", "SampledWithReplacementDpEvent",
+              "TruncatedSubsampledGaussianDpEvent", *NOTHING)
 
 
 def _tree_depth(event: Any, path: str) -> int:
@@ -253,6 +256,14 @@ def _phases(event: Any, count: int, path: str) -> list[dict]:
     if name == "SampledWithoutReplacementDpEvent":
         phase = {"name": "without_replacement", "dataset_size": _get(event, "source_dataset_size", path), "batch_size": _get(event, "sample_size", path)}
         return _sampled(event, path, {**phase, "steps": count})
+    if name == "SampledWithReplacementDpEvent":
+        inner = _get(event, "event", path)
+        if _name(inner) != "GaussianDpEvent":
+            raise InvalidArgument(f"{path}.event", _name(inner), "is not supported under SampledWithReplacementDpEvent: only a GaussianDpEvent is modelled")
+        phase = {"name": "with_replacement", "dataset_size": _get(event, "source_dataset_size", path), "sample_size": _get(event, "sample_size", path)}
+        return _sampled(event, path, {**phase, "steps": count})
+    if name == "TruncatedSubsampledGaussianDpEvent":
+        return _truncated(event, count, path)
     if name == "RandomAllocationDpEvent":
         phase = {"name": "allocation", "steps": _get(event, "num_steps", path), "k": _get(event, "num_selected", path), "epochs": count}
         return _sampled(event, path, phase)
@@ -274,6 +285,19 @@ def _repeat_and_select(event: Any, count: int, path: str) -> list[dict]:
                               "supported: truncated negative binomial shapes 0 <= shape < inf (Thm 2)")
     run = dict(inner[0]) if len(inner) == 1 else {"name": "sequence", "phases": inner}
     return [{"name": "repeat_and_select", "run": run, "mean": mean, "shape": shape, "times": count}]
+
+
+def _truncated(event: Any, count: int, path: str) -> list[dict]:
+    """``count`` truncated-Poisson Gaussian steps; as dp_accounting reads the event, a rate, batch
+    size or dataset size of 0 releases nothing and a noise multiplier of 0 releases the record."""
+    sigma = _number(event, "noise_multiplier", path)
+    fields = {"dataset_size": _get(event, "dataset_size", path), "rate": _number(event, "sampling_probability", path),
+              "max_batch": _get(event, "truncated_batch_size", path)}
+    if any(isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0 for v in fields.values()):
+        return []
+    if sigma == 0.0:
+        return _steps(_non_private(), count)
+    return [{"name": "truncated_poisson", **fields, "steps": count, "mechanism": {"name": "gaussian", "sigma": sigma, "sensitivity": 1.0}}]
 
 
 def _count(value: Any, path: str) -> int:

@@ -82,6 +82,13 @@ Neighbouring relations (Steinke 2022, §6.2):
   for that), the batch step's pair with sensitivity 2Δ (see
   :mod:`verifier.certify.methods.shuffled`).
 
+- truncated Poisson batches (``truncated_poisson``: ``dataset_size`` n, ``rate`` q, ``max_batch`` B,
+  ``steps``; dp_accounting's ``TruncatedSubsampledGaussianDpEvent``) and batches drawn with
+  replacement (``with_replacement``: ``dataset_size`` n, ``sample_size`` m, ``steps``; replace-one
+  only) are modelled for the ``gaussian`` mechanism (Δ the records' norm bound), under replace-one
+  and, for truncated Poisson, add/remove with the record's dataset of size n (see
+  :mod:`verifier.pairs.batch_sampling`).
+
 The shuffle model and shuffled check-in (Liew, Hasegawa & Takahashi; schemes ``shuffle`` and
 ``checkin``) are defined for replace-one neighbours only (the paper's footnote 2), and their claims
 must say ``"neighboring": "replace_one"``. The model's pair is the step on the two records: for an
@@ -108,7 +115,7 @@ from verifier.pairs.mixture import mixture_of_gaussians
 import verifier.matrix as matrix
 from verifier.matrix.strategy import Strategy
 from verifier.schemes import AGGREGATIONS, Allocation, BandedPoisson, CheckIn, Composed, MatrixMechanism, MatrixPoisson, Poisson, Scheme, Sequence, Shuffle, Single
-from verifier.schemes import PoissonReplaceOne, RepeatAndSelect, SampledZCDP, ShuffledBatches, WithoutReplacement, ZCDP
+from verifier.schemes import PoissonReplaceOne, RepeatAndSelect, SampledZCDP, ShuffledBatches, TruncatedPoisson, WithoutReplacement, WithReplacement, ZCDP
 
 __all__ = ["Claim", "parse_claim", "model_of", "load_claim", "read_json", "json_value", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
 
@@ -307,6 +314,23 @@ SCHEMES: dict[str, _Spec] = {
         },
         ShuffledBatches,
     ),
+    "truncated_poisson": _Spec(
+        {
+            "dataset_size": (_positive_integer, _REQUIRED),
+            "rate": (check_rate, _REQUIRED),
+            "max_batch": (_positive_integer, _REQUIRED),
+            "steps": (_positive_integer, _REQUIRED),
+        },
+        TruncatedPoisson,
+    ),
+    "with_replacement": _Spec(
+        {
+            "dataset_size": (_positive_integer, _REQUIRED),
+            "sample_size": (_positive_integer, _REQUIRED),
+            "steps": (_positive_integer, _REQUIRED),
+        },
+        WithReplacement,
+    ),
     "sequence": _Spec({"phases": (_phase_list, _REQUIRED)}, Sequence, phased=True),
     "repeat_and_select": _Spec(
         {
@@ -362,9 +386,14 @@ _RUN_KINDS: dict[str, _Spec] = dict(SCHEMES)
 #: Schemes under which replace-one neighbours are add/remove with doubled sensitivity (see module doc).
 _REPLACE_ONE_SCHEMES = ("single", "composed")
 #: Schemes whose replace-one model is a scheme of its own, built from the add/remove pair of one record.
-_REPLACE_ONE_MODELS: dict[str, Callable[..., Any]] = {"poisson": PoissonReplaceOne}
+_REPLACE_ONE_MODELS: dict[str, Callable[..., Any]] = {
+    "poisson": PoissonReplaceOne,
+    "truncated_poisson": lambda pair, **values: TruncatedPoisson(pair, **values, replace_one=True),
+}
 #: Schemes defined for replace-one neighbours only (see module doc).
 _NATIVE_REPLACE_ONE = ("shuffle", "checkin")
+#: Batch laws with a model of their own (Gaussian steps; see module doc).
+_BATCH_LAWS = ("truncated_poisson", "with_replacement")
 #: Fixed-size batches: replace-one neighbours and additive-noise steps only (see module doc).
 _FIXED_BATCHES = ("without_replacement", "shuffled")
 
@@ -469,6 +498,8 @@ def _pair(path: str, mechanism: Any, scheme_path: str, scheme_name: str, neighbo
     ``neighboring``: (pair, normalised mechanism object, modelling in words); see the module doc."""
     mech_name, mech_spec, mech_values = _read(path, mechanism, MECHANISMS)
     pair_values = dict(mech_values)
+    if scheme_name in _BATCH_LAWS:
+        return _batch_law_pair(path, mech_name, mech_spec, mech_values, scheme_path, scheme_name, neighboring)
     if scheme_name in _FIXED_BATCHES:
         if neighboring != "replace_one":
             raise InvalidArgument(
@@ -550,6 +581,33 @@ def _pair(path: str, mechanism: Any, scheme_path: str, scheme_name: str, neighbo
         modelling = f"{neighboring} neighbours"
     pair: DominatingPair = _build(path, mech_spec.build, **pair_values)
     return pair, {"name": mech_name, **mech_values}, modelling
+
+
+def _batch_law_pair(
+    path: str, mech_name: str, mech_spec: _Spec, values: dict, scheme_path: str, scheme_name: str, neighboring: str
+) -> tuple[DominatingPair, dict, str]:
+    """The step pair of a truncated-Poisson or with-replacement scheme (see the module doc)."""
+    if mech_name != "gaussian":
+        raise InvalidArgument(f"{path}.name", mech_name, f"{scheme_name} batches are modelled for the gaussian mechanism only")
+    bound = values["sensitivity"]
+    if scheme_name == "with_replacement":
+        if neighboring != "replace_one":
+            raise InvalidArgument(
+                "neighboring", neighboring, f"is not defined for {scheme_path} 'with_replacement': n is public, so neighbours "
+                "replace one record (adding one changes n and every record's multiplicity law)", fix='state "neighboring": "replace_one"',
+            )
+        modelling = (
+            f"replace-one neighbours, records of norm <= {bound:g} (one copy moves the sum by {2 * bound:g}): bounded above by the "
+            "labelled mixture over the record's multiplicity K ~ Bin(m, 1/n) and below by the records +C and -C with every other record 0"
+        )
+        return _build(path, mech_spec.build, values["sigma"], 2.0 * bound), {"name": mech_name, **values}, modelling
+    relation = "replace-one neighbours (n fixed, the record's value changes)" if neighboring == "replace_one" else (
+        f"{neighboring} neighbours (the dataset holding the record has n records, the other n - 1)")
+    modelling = (
+        f"{relation}, records of norm <= {bound:g}: bounded above by the labelled mixture that reveals the other records' part of "
+        "the batch and below by the attained pair with every other record 0 (verifier.pairs.batch_sampling)"
+    )
+    return _build(path, mech_spec.build, **values), {"name": mech_name, **values}, modelling
 
 
 def _scheme(

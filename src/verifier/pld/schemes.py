@@ -1,7 +1,7 @@
 """PLD brackets of schemes, dispatched through a registry of builders.
 
 A builder takes (scheme, direction, step, tail_mass) and returns a :class:`PLDBracket`. Single,
-Composed, Poisson, WithoutReplacement, PoissonReplaceOne and Sequence (heterogeneous composition of the phases' PLDs) are registered here; another module adds a scheme by calling
+Composed, Poisson, WithoutReplacement, PoissonReplaceOne, TruncatedPoisson, WithReplacement and Sequence (heterogeneous composition of the phases' PLDs) are registered here; another module adds a scheme by calling
 :func:`register_builder` (e.g. random allocation). :func:`scheme_pld` refines the grid (halving the
 step) until a requested accuracy is met or the grid limit is reached.
 """
@@ -20,7 +20,8 @@ from verifier.pairs.substitution import SubstitutionSubsampled, replace_one_pair
 from verifier.pld.bracket import BOTH_SIDES, PLDBracket
 from verifier.pld.construction import MAX_GRID, pld_sides_from_pair
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, check_step
-from verifier.schemes import Composed, Poisson, PoissonReplaceOne, Sequence, Single, WithoutReplacement
+from verifier.pairs.batch_sampling import truncated_poisson_step, with_replacement_step
+from verifier.schemes import Composed, Poisson, PoissonReplaceOne, Sequence, Single, TruncatedPoisson, WithoutReplacement, WithReplacement
 
 __all__ = ["Builder", "DEFAULT_STEP", "register_builder", "builder_for", "scheme_pld", "pair_bracket"]
 
@@ -207,12 +208,43 @@ def _without_replacement(
     return _per_side(of_side, scheme.steps, direction, step, tail_mass, coarsen, sides)
 
 
+def _truncated_poisson(
+    scheme: TruncatedPoisson, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None,
+    sides: tuple[Dominance, ...] = BOTH_SIDES,
+) -> PLDBracket:
+    """Truncated Poisson sampling: DOMINATING the labelled mixture that reveals the other records'
+    part of the batch (UPPER), DOMINATED the attained pair with every other record 0 (LOWER), each
+    composed ``steps`` times (:func:`verifier.pairs.batch_sampling.truncated_poisson_step`;
+    proofs/batch_sampling.py). Blackwell dominance of every step survives adaptive composition (Zhu,
+    Dong & Wang 2022, Thm 10); the attained pair is the same instance at every step."""
+    pair = scheme.pair
+    upper, attained = truncated_poisson_step(pair.sigma, pair.sensitivity, scheme.dataset_size, scheme.rate, scheme.max_batch, scheme.replace_one)
+    of_side = {Dominance.DOMINATING: upper, Dominance.DOMINATED: attained}
+    return _per_side(of_side, scheme.steps, direction, step, tail_mass, _coarsening(scheme.steps, step, tail_mass, target_delta), sides)
+
+
+def _with_replacement(
+    scheme: WithReplacement, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None,
+    sides: tuple[Dominance, ...] = BOTH_SIDES,
+) -> PLDBracket:
+    """Sampling with replacement under replace-one: DOMINATING the labelled mixture over the record's
+    multiplicity K (UPPER), DOMINATED the attained antipodal lattice (records +Δ/2 and −Δ/2, every
+    other record 0; LOWER), each composed ``steps`` times
+    (:func:`verifier.pairs.batch_sampling.with_replacement_step`; proofs/batch_sampling.py)."""
+    pair = scheme.pair
+    upper, attained = with_replacement_step(pair.sigma, pair.sensitivity, scheme.dataset_size, scheme.sample_size)
+    of_side = {Dominance.DOMINATING: upper, Dominance.DOMINATED: attained}
+    return _per_side(of_side, scheme.steps, direction, step, tail_mass, _coarsening(scheme.steps, step, tail_mass, target_delta), sides)
+
+
 register_builder(Single, _single)
 register_builder(Composed, _composed)
 register_builder(Poisson, _poisson)
 register_builder(Sequence, _sequence)
 register_builder(WithoutReplacement, _without_replacement)
 register_builder(PoissonReplaceOne, _poisson_replace_one)
+register_builder(TruncatedPoisson, _truncated_poisson)
+register_builder(WithReplacement, _with_replacement)
 
 
 def scheme_pld(

@@ -19,7 +19,7 @@ from verifier.pld.bracket import BOTH_SIDES
 from verifier.pld.schemes import scheme_pld
 from verifier.pld.tradeoff import tpr_bracket
 from verifier.schemes import Sequence as SchemeSequence
-from verifier.schemes import Composed, Poisson, PoissonReplaceOne, Scheme, Single, WithoutReplacement
+from verifier.schemes import Composed, Poisson, PoissonReplaceOne, Scheme, Single, TruncatedPoisson, WithoutReplacement, WithReplacement
 
 __all__ = [
     "PLDMethod",
@@ -106,11 +106,12 @@ class PLDMethod(Method):
         "2018, Thm 2 (Feldman & Shenfeld, Claim D.3); fixed-size batches under replace-one by Balle et al. 2018, "
         "Thm 10 and Dong, Roth & Su 2022, Thm 4.2 (upper), one attained orientation (lower); Poisson sampling under "
         "replace-one with Gaussian noise by the antipodal pair, attained and dominating (Plackett's identity, "
-        "proofs/antipodal_dominance.py)"
+        "proofs/antipodal_dominance.py); truncated Poisson and with-replacement batches by a labelled mixture that reveals the "
+        "sampler's data-independent label (upper) and an attained pair of neighbours (lower), proofs/batch_sampling.py"
     )
     returns = frozenset({Guarantee.UPPER, Guarantee.LOWER})
     cost = 2
-    scheme_types = (Single, Composed, Poisson, SchemeSequence, WithoutReplacement, PoissonReplaceOne)
+    scheme_types = (Single, Composed, Poisson, SchemeSequence, WithoutReplacement, PoissonReplaceOne, TruncatedPoisson, WithReplacement)
 
     def supports(self, scheme: Scheme) -> bool:
         """One of :attr:`scheme_types` with a registered PLD builder (for Composed, also what it
@@ -339,7 +340,7 @@ def _start_step(scheme: Scheme) -> float:
         return min(_start_step(phase) for phase in scheme.phases)
     if isinstance(scheme, Poisson):
         return min(START_STEP, 2.0 ** math.floor(math.log2(scheme.rate / 2.0)))
-    if isinstance(scheme, (WithoutReplacement, PoissonReplaceOne)):
+    if isinstance(scheme, (WithoutReplacement, PoissonReplaceOne, TruncatedPoisson, WithReplacement)):
         # replace-one subsampling of additive noise: the losses also shrink with Δ/σ (σ = 16·Δ puts
         # a step's losses ~16 times below λ), and coarser grids leave the dominated side trivial
         scale = min(1.0, _shift(scheme.pair))

@@ -1,0 +1,342 @@
+"""Truncated Poisson sampling and sampling with replacement of a Gaussian sum: the sampling laws,
+the couplings behind the DOMINATING labelled mixtures and the ATTAINED pairs of
+verifier.pairs.batch_sampling, checked by enumeration in exact rationals and by an independent
+mpmath hockey stick of the real mechanism's output on tiny datasets.
+
+Setting. A step outputs sum_{i in batch} x_i + N(0, sigma^2 I), records |x_i| <= C (``Delta``).
+
+Truncated Poisson (dp_accounting's TruncatedSubsampledGaussianDpEvent; Ganesh 2025, arXiv
+2508.15089): each of n records is drawn with probability q; if more than B are drawn, a uniform
+B-subset of the drawn ones is kept. Target record i; M = number of the other n - 1 records drawn,
+M ~ Bin(n - 1, q) with law b.
+
+1. Coupling (enumeration, step ``coupling``). Condition on the set A of other records drawn, m = |A|.
+   If m <= B - 1 the batch is A plus the record with probability q. If m >= B: draw W uniform among
+   the B-subsets of A, r uniform in W, c ~ Bernoulli(lam_m), lam_m = qB/(m + 1); the batch
+   W - {r} + {i} if c else W has exactly the law of the truncated batch (checked: every (A, batch)
+   probability equal in exact rationals, n <= 6). On the dataset without the record (add/remove)
+   the batch is W (A when m <= B - 1). So, revealing (A, W, r) — whose law does not depend on any
+   record's value, and is the same on both datasets — the step given the label is
+   * replace-one, m <= B - 1: ((1 - q)N(s) + qN(s + x), (1 - q)N(s) + qN(s + x'));
+   * replace-one, m >= B: ((1 - lam)N(u) + lam N(u + x - v_r), (1 - lam)N(u) + lam N(u + x' - v_r)),
+     |x - v_r|, |x' - v_r| <= 2C;
+   * add/remove, m <= B - 1: ((1 - q)N(s) + qN(s + x), N(s));
+   * add/remove, m >= B: ((1 - lam)N(u) + lam N(u + x - v_r), N(u)), shift <= 2C.
+   Revealing the label is post-processing in reverse: the mechanism's output is the labelled
+   output with the label dropped, so by data processing the labelled mixture of per-label
+   dominating pairs dominates the step, H_kappa = sum_m b(m) H_kappa(pair_m) (the label splits
+   every event). Per label: the antipodal pair A(C, q) resp. A(2C, lam_m) dominates the replace-one
+   pairs (proofs/antipodal_dominance.py, with C and 2C), and the Poisson-subsampled Gaussian of
+   shift C resp. 2C the add/remove ones (a shift d <= D is the shift D post-processed by
+   y -> (d/D) y + N(0, sigma^2 (1 - d^2/D^2)) along d, which maps the mixture's components one by
+   one). A label group m in [m0, m1] is bounded at rate lam_{m0} (largest): the rate-lam pair is the
+   rate-lam' pair post-processed (keep the sample with probability lam/lam', else draw from the
+   common component). Composition: every step, given the history, is dominated by the same pair;
+   Zhu, Dong & Wang 2022, Thm 10.
+2. Laws (enumeration, step ``laws``): P(kept | M = m) = q for m <= B - 1 and lam_m for m >= B;
+   P(kept) = q' = q P(M <= B - 1) + (B/n) P(Bin(n, q) > B), from the identity
+   q sum_{m >= B} b(m) B/(m + 1) = (B/n) P(Bin(n, q) > B) (sympy, as a polynomial identity in q for
+   n <= 8, every B), since q C(n-1, m)/(m + 1) = C(n, m + 1)/n. The other route (reveal the other
+   records in the truncated batch, j of them): P(j <= B - 2) = P(M <= B - 2), P(j = B - 1) =
+   b(B - 1) + (B/n) P(Bin(n, q) > B), P(j = B) = P(M >= B) - (B/n) P(Bin(n, q) > B), and rates q,
+   (q b(B - 1) + (B/n) P(Bin(n, q) > B))/P(j = B - 1), 0 (checked; valid, but looser where
+   truncation binds, see verifier.pairs.batch_sampling).
+3. Attained pairs (text; mpmath step ``bracket``): every other record 0, the record +C against -C
+   (replace-one) or removed (add/remove): the output is I x + N(0, sigma^2) with I ~ Bernoulli(q'),
+   i.e. A(C, q') resp. the Poisson-subsampled Gaussian at rate q'. A real pair of neighbours:
+   LOWER bound; the same instance at every step: the T-fold product is a LOWER bound on the run.
+
+Sampling with replacement (SampledWithReplacementDpEvent; replace-one, n public): m draws uniform
+over the n records. The record's multiplicity K ~ Bin(m, 1/n) (enumeration of all n^m draws), and
+given every multiplicity the step is N(s + Kx) against N(s + Kx'): revealing the multiplicities,
+DOMINATING sum_k P(K = k)[k] (x) Gaussian(sigma, k Delta_r), Delta_r = 2C; ATTAINED the record +C
+against -C, others 0: (sum_k P(k) N(kC), sum_k P(k) N(-kC)). Revealing K loses the amplification
+in epsilon (given K = 1 the step is the whole Gaussian): a rigorous but loose upper bound.
+
+4. Bracket (mpmath, 30 digits, step ``bracket``): for n <= 4, the target +C against -C, 0 or
+   removed, and the other records in {-C, 0, C} (n = 3) or {-C, C} (n = 4) in one dimension, the exact output laws of the real mechanism (finite Gaussian mixtures) are
+   built by enumeration and their hockey stick computed from the definition (all sign changes of
+   p - kappa q located, interval masses by the normal CDF); every instance lies at or below the
+   labelled mixture's hockey stick (its components' closed forms), and the attained instance
+   equals the attained pair's, at kappa in {1/2, 1, 3}. ``derive()`` (run_all, the tests) runs the
+   first case at kappa in {1/2, 3} with the other records in {-C, C}; ``python proofs/batch_sampling.py --full`` the whole grid (~1 min).
+
+Typos found: none. Findings: dp_accounting's PLD for the event mixes two branches, P(M >= B) at the
+averaged rate q_c = E[lam_M | M >= B] with the 2C antipodal pair and the rest at rate q; that is
+the coin-revealing bound above with the m >= B labels merged (rate averaging): it is not proven an
+upper bound by this argument (delta is convex in the rate, so merging lowers it), but it lies
+above verifier's lower bound on every audited cell (README).
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as `python proofs/batch_sampling.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import mpmath
+import sympy as sp
+
+from proofs._common import DerivationFailed, record_check
+
+__all__ = ["EXPORT_SYMBOLS", "CASES", "truncated_batches", "with_replacement_multiplicity", "mixture_hockey", "derive"]
+
+#: No sympy expression is exported: the checks are enumerations and numeric comparisons.
+EXPORT_SYMBOLS: dict[str, tuple[str, ...]] = {}
+#: (n, q, B) of the enumeration checks: truncation binding, rare and absent.
+CASES = ((4, Fraction(1, 2), 1), (5, Fraction(1, 3), 2), (6, Fraction(2, 5), 3), (3, Fraction(1, 4), 5), (6, Fraction(3, 4), 4))
+_DIGITS = 30
+_KAPPAS = ("0.5", "1", "3")
+#: Slack of the mpmath comparisons (roots located to 2^-64 of a cell: an error of second order, 1e-38, in H; normal CDFs to 30 digits).
+_ATOL = mpmath.mpf("1e-20")
+#: Cells of the sign-change search (width 0.4 sigma for these means: roots of p - kappa q for
+#: mixtures of a common sigma lie further apart than that here; a missed pair of roots would make the
+#: computed value smaller, never larger, than the definition, so the attained equalities catch it).
+_CELLS = 200
+
+
+def truncated_batches(n: int, q: Fraction, batch: int) -> dict[tuple[frozenset, frozenset], Fraction]:
+    """P(others drawn A, batch) of truncated Poisson sampling with record 0 the target, by
+    enumeration of the coins and of the uniform B-subsets."""
+    law: dict[tuple[frozenset, frozenset], Fraction] = {}
+    for coins in itertools.product((0, 1), repeat=n):
+        p = Fraction(1)
+        for c in coins:
+            p *= q if c else 1 - q
+        drawn = [i for i in range(n) if coins[i]]
+        subsets = [tuple(drawn)] if len(drawn) <= batch else list(itertools.combinations(drawn, batch))
+        others = frozenset(i for i in drawn if i != 0)
+        for kept in subsets:
+            key = (others, frozenset(kept))
+            law[key] = law.get(key, Fraction(0)) + p / len(subsets)
+    return law
+
+
+def _coupled(n: int, q: Fraction, batch: int) -> dict[tuple[frozenset, frozenset], Fraction]:
+    """The same law by the coupling of step 1 (W, r, c)."""
+    law: dict[tuple[frozenset, frozenset], Fraction] = {}
+    for size in range(n):
+        for others in itertools.combinations(range(1, n), size):
+            p_a = q**size * (1 - q) ** (n - 1 - size)
+            a = frozenset(others)
+            if size <= batch - 1:
+                outcomes = [(a | {0}, q), (a, 1 - q)]
+            else:
+                lam = q * batch / (size + 1)
+                subsets = list(itertools.combinations(others, batch))
+                outcomes = []
+                for w in subsets:
+                    for r in w:
+                        outcomes.append((frozenset(w) - {r} | {0}, lam / (len(subsets) * batch)))
+                        outcomes.append((frozenset(w), (1 - lam) / (len(subsets) * batch)))
+            for kept, p in outcomes:
+                key = (a, kept)
+                law[key] = law.get(key, Fraction(0)) + p_a * p
+    return law
+
+
+def _binom(n: int, p: Fraction, k: int) -> Fraction:
+    return Fraction(sp.binomial(n, k)) * p**k * (1 - p) ** (n - k) if 0 <= k <= n else Fraction(0)
+
+
+def _sf(n: int, p: Fraction, k: int) -> Fraction:
+    return sum((_binom(n, p, j) for j in range(k + 1, n + 1)), Fraction(0))
+
+
+def with_replacement_multiplicity(n: int, draws: int) -> dict[int, Fraction]:
+    """P(K = k) for the multiplicity of record 0 among ``draws`` uniform draws, by enumeration."""
+    law: dict[int, Fraction] = {}
+    for seq in itertools.product(range(n), repeat=draws):
+        k = seq.count(0)
+        law[k] = law.get(k, Fraction(0)) + Fraction(1, n**draws)
+    return law
+
+
+def _check_coupling() -> None:
+    for n, q, batch in CASES:
+        if truncated_batches(n, q, batch) != _coupled(n, q, batch):
+            raise DerivationFailed(f"coupling of step 1 differs from truncated Poisson sampling at n={n}, q={q}, B={batch}")
+    record_check("points")
+
+
+def _check_laws() -> None:
+    m_, b_, q_ = sp.symbols("m B q", positive=True)
+    for n in range(1, 9):
+        for batch in range(1, n + 1):
+            lhs = sum(q_ * sp.binomial(n - 1, m) * q_**m * (1 - q_) ** (n - 1 - m) * sp.Rational(batch, m + 1) for m in range(batch, n))
+            rhs = sp.Rational(batch, n) * sum(sp.binomial(n, j) * q_**j * (1 - q_) ** (n - j) for j in range(batch + 1, n + 1))
+            if sp.expand(lhs - rhs) != 0:
+                raise DerivationFailed(f"the swapped-in identity fails at n={n}, B={batch}")
+    record_check("symbolic")
+    for n, q, batch in CASES:
+        law = truncated_batches(n, q, batch)
+        kept = sum((p for (a, k), p in law.items() if 0 in k), Fraction(0))
+        claimed = q * sum((_binom(n - 1, q, m) for m in range(batch)), Fraction(0)) + Fraction(batch, n) * _sf(n, q, batch)
+        if kept != claimed:
+            raise DerivationFailed(f"q' = {kept}, claimed {claimed} at n={n}, q={q}, B={batch}")
+        for m in range(n):
+            p_m = sum((p for (a, k), p in law.items() if len(a) == m), Fraction(0))
+            k_m = sum((p for (a, k), p in law.items() if len(a) == m and 0 in k), Fraction(0))
+            rate = q if m <= batch - 1 else q * batch / (m + 1)
+            if p_m and k_m / p_m != rate:
+                raise DerivationFailed(f"P(kept | M={m}) = {k_m / p_m}, claimed {rate}")
+        swapped = Fraction(batch, n) * _sf(n, q, batch)
+        mid = _binom(n - 1, q, batch - 1) + swapped
+        j_law = {"low": (sum((_binom(n - 1, q, m) for m in range(batch - 1)), Fraction(0)), q),
+                 "mid": (mid, (q * _binom(n - 1, q, batch - 1) + swapped) / mid if mid else Fraction(0)),
+                 "top": (1 - sum((_binom(n - 1, q, m) for m in range(batch)), Fraction(0)) - swapped, Fraction(0))}
+        for label, (weight, rate) in j_law.items():
+            js = {"low": range(batch - 1), "mid": [batch - 1], "top": [batch]}[label]
+            w = sum((p for (a, k), p in law.items() if len(k - {0}) in js), Fraction(0))
+            kw = sum((p for (a, k), p in law.items() if len(k - {0}) in js and 0 in k), Fraction(0))
+            if w != weight or (w and kw / w != rate):
+                raise DerivationFailed(f"label {label}: P = {w}, rate {kw / w if w else 0}; claimed {weight}, {rate}")
+    for n, draws in ((2, 3), (3, 3), (4, 2), (3, 5)):
+        law = with_replacement_multiplicity(n, draws)
+        if any(law.get(k, 0) != _binom(draws, Fraction(1, n), k) for k in range(draws + 1)):
+            raise DerivationFailed(f"multiplicity law is not Bin({draws}, 1/{n})")
+    record_check("points")
+
+
+def mixture_hockey(p: list[tuple], q: list[tuple], sigma, kappa) -> mpmath.mpf:
+    """H_kappa(P || Q) for 1-D finite Gaussian mixtures [(weight, mean)], from the definition: the
+    sign changes of p - kappa q on a fine grid are refined by bisection, and the P - kappa Q mass of
+    every interval where p > kappa q summed with the normal CDF."""
+    sigma, kappa = mpmath.mpf(sigma), mpmath.mpf(kappa)
+    means = [m for _, m in p + q]
+    lo, hi = min(means) - 40 * sigma, max(means) + 40 * sigma
+
+    def density(mix, y):
+        return sum(w * mpmath.npdf(y, m, sigma) for w, m in mix)
+
+    def gap(y):
+        return density(p, y) - kappa * density(q, y)
+
+    def mass(mix, a, b):
+        return sum(w * (mpmath.ncdf((b - m) / sigma) - mpmath.ncdf((a - m) / sigma)) for w, m in mix)
+
+    points = [lo + (hi - lo) * i / _CELLS for i in range(_CELLS + 1)]
+    cuts = [mpmath.ninf]
+    for a, b in zip(points, points[1:]):
+        if (gap(a) > 0) != (gap(b) > 0):
+            for _ in range(64):
+                mid = (a + b) / 2
+                a, b = (mid, b) if (gap(mid) > 0) == (gap(a) > 0) else (a, mid)
+            cuts.append((a + b) / 2)
+    cuts.append(mpmath.inf)
+    total = mpmath.mpf(0)
+    for a, b in zip(cuts, cuts[1:]):
+        mid = (max(a, lo) + min(b, hi)) / 2
+        if gap(mid) > 0:
+            total += mass(p, a, b) - kappa * mass(q, a, b)
+    return total
+
+
+def _output(values: tuple, batches: dict[frozenset, Fraction]) -> list[tuple]:
+    """The output mixture [(weight, mean)] of records ``values`` (index 0 the target, None absent)."""
+    mix: dict = {}
+    for kept, p in batches.items():
+        mean = sum(values[i] for i in kept if values[i] is not None)
+        mix[mean] = mix.get(mean, Fraction(0)) + p
+    return [(mpmath.mpf(w.numerator) / w.denominator, mpmath.mpf(m.numerator) / m.denominator) for m, w in mix.items()]
+
+
+def _antipodal(shift, rate) -> tuple[list, list]:
+    return [(1 - rate, 0), (rate, shift)], [(1 - rate, 0), (rate, -shift)]
+
+
+def _subsampled(shift, rate) -> tuple[list, list]:
+    return [(1 - rate, 0), (rate, shift)], [(1, 0)]
+
+
+def _check_bracket(full: bool) -> None:
+    with mpmath.workdps(_DIGITS):
+        sigma = mpmath.mpf(1)
+        grid = [Fraction(v) for v in (-1, 0, 1)]  # C = 1
+        for n, q, batch in ((3, Fraction(1, 2), 1), (4, Fraction(1, 3), 2))[: 2 if full else 1]:
+            law = truncated_batches(n, q, batch)
+            batches = {}
+            for (a, k), p in law.items():
+                batches[k] = batches.get(k, Fraction(0)) + p
+            without = _others_only(n, q, batch)
+            fq = mpmath.mpf(q.numerator) / q.denominator
+            labels = [(sum(_binom(n - 1, q, m) for m in range(batch)), fq, 1)] + [
+                (_binom(n - 1, q, m), fq * batch / (m + 1), 2) for m in range(batch, n)]
+            kept_rate = q * sum((_binom(n - 1, q, m) for m in range(batch)), Fraction(0)) + Fraction(batch, n) * _sf(n, q, batch)
+            kr = mpmath.mpf(kept_rate.numerator) / kept_rate.denominator
+            for kappa in _KAPPAS if full else _KAPPAS[::2]:
+                upper_r = sum(mpmath.mpf(w.numerator) / w.denominator * mixture_hockey(*_antipodal(s, r), sigma, kappa) for w, r, s in labels)
+                upper_a = sum(mpmath.mpf(w.numerator) / w.denominator * mixture_hockey(*_subsampled(s, r), sigma, kappa) for w, r, s in labels)
+                upper_add = sum(mpmath.mpf(w.numerator) / w.denominator * mixture_hockey(*_subsampled(s, r)[::-1], sigma, kappa) for w, r, s in labels)
+                lower_r = mixture_hockey(*_antipodal(1, kr), sigma, kappa)
+                lower_a = mixture_hockey(*_subsampled(1, kr), sigma, kappa)
+                for others in itertools.product(grid if n <= 3 and full else grid[::2], repeat=n - 1):
+                    for x, x2 in ((Fraction(1), Fraction(-1)), (Fraction(1), Fraction(0)), (Fraction(1, 2), Fraction(-1))):
+                        h = mixture_hockey(_output((x, *others), batches), _output((x2, *others), batches), sigma, kappa)
+                        if h > upper_r + _ATOL:
+                            raise DerivationFailed(f"replace-one instance {(x, x2, others)} above the upper bound at kappa={kappa}: {h} > {upper_r}")
+                    for x in (Fraction(1), Fraction(-1, 2)):
+                        p_out = _output((x, *others), batches)
+                        q_out = _output((None, *others), without)
+                        for h, upper in ((mixture_hockey(p_out, q_out, sigma, kappa), upper_a), (mixture_hockey(q_out, p_out, sigma, kappa), upper_add)):
+                            if h > upper + _ATOL:
+                                raise DerivationFailed(f"add/remove instance {(x, others)} above the upper bound at kappa={kappa}: {h} > {upper}")
+                zero = (Fraction(0),) * (n - 1)
+                attained_r = mixture_hockey(_output((Fraction(1), *zero), batches), _output((Fraction(-1), *zero), batches), sigma, kappa)
+                attained_a = mixture_hockey(_output((Fraction(1), *zero), batches), _output((None, *zero), without), sigma, kappa)
+                if abs(attained_r - lower_r) > _ATOL or abs(attained_a - lower_a) > _ATOL:
+                    raise DerivationFailed(f"attained instances {attained_r}, {attained_a} differ from the attained pairs {lower_r}, {lower_a}")
+        for n, draws in ((3, 2), (2, 3))[: 2 if full else 1]:
+            law = with_replacement_multiplicity(n, draws)
+            weights = [(mpmath.mpf(law.get(k, Fraction(0)).numerator) / law.get(k, Fraction(1)).denominator, k) for k in range(draws + 1)]
+            for kappa in _KAPPAS:
+                upper = sum(w * mixture_hockey([(1, 2 * k)], [(1, 0)], sigma, kappa) for w, k in weights if k > 0)
+                upper += sum(w for w, k in weights if k == 0) * max(0, 1 - mpmath.mpf(kappa))
+                for x, x2, *others in itertools.product((Fraction(1),), (Fraction(-1), Fraction(0)), *[grid[::2]] * (n - 1)):
+                    values = (x, x2, *others)
+                    p_out = _multiset_output((x, *others), n, draws)
+                    q_out = _multiset_output((x2, *others), n, draws)
+                    if mixture_hockey(p_out, q_out, sigma, kappa) > upper + _ATOL:
+                        raise DerivationFailed(f"with-replacement instance {values} above the upper bound at kappa={kappa}")
+    record_check("points")
+
+
+def _others_only(n: int, q: Fraction, batch: int) -> dict[frozenset, Fraction]:
+    """The truncated batch of records 1..n-1 alone (the dataset without record 0)."""
+    law: dict[frozenset, Fraction] = {}
+    for coins in itertools.product((0, 1), repeat=n - 1):
+        p = Fraction(1)
+        for c in coins:
+            p *= q if c else 1 - q
+        drawn = [i + 1 for i in range(n - 1) if coins[i]]
+        subsets = [tuple(drawn)] if len(drawn) <= batch else list(itertools.combinations(drawn, batch))
+        for kept in subsets:
+            law[frozenset(kept)] = law.get(frozenset(kept), Fraction(0)) + p / len(subsets)
+    return law
+
+
+def _multiset_output(values: tuple, n: int, draws: int) -> list[tuple]:
+    """Output mixture of ``draws`` uniform draws with replacement over the n records ``values``."""
+    mix: dict = {}
+    for seq in itertools.product(range(n), repeat=draws):
+        mean = sum(values[i] for i in seq)
+        mix[mean] = mix.get(mean, Fraction(0)) + Fraction(1, n**draws)
+    return [(mpmath.mpf(w.numerator) / w.denominator, mpmath.mpf(m.numerator) / m.denominator) for m, w in mix.items()]
+
+
+def derive(full: bool = False) -> dict:
+    """Run every check of the module docstring (step 4 on its first case and two kappas unless
+    ``full``: the whole grid takes about a minute); raises DerivationFailed on a disagreement."""
+    _check_coupling()
+    _check_laws()
+    _check_bracket(full)
+    return {}
+
+
+if __name__ == "__main__":  # python proofs/batch_sampling.py [--full]
+    derive(full="--full" in sys.argv)
+    print("batch_sampling: ok")

@@ -1,0 +1,201 @@
+"""One step of a Gaussian sum over a randomly drawn batch, for two batch laws dp_accounting names:
+truncated Poisson sampling (``TruncatedSubsampledGaussianDpEvent``; Ganesh 2025, arXiv 2508.15089)
+and sampling with replacement (``SampledWithReplacementDpEvent``). Each gives a DOMINATING pair (a
+labelled mixture: a label the sampler draws independently of the data is revealed, which only adds
+information) and an ATTAINED pair (the output laws of an actual pair of neighbouring datasets, a
+LOWER bound). The proofs are in proofs/batch_sampling.py; the laws are computed in ball arithmetic
+and checked there against brute-force enumeration.
+
+Truncated Poisson (n records, each kept with probability q, then a uniform B-subset of the kept
+ones when more than B are; records of norm <= C; M ~ Bin(n − 1, q) counts the other records'
+coins, b its law). Reveal the other records' coins (their law is the same on both datasets). For
+m = M <= B − 1 nothing is truncated on the record's account: the step is the Poisson step at rate
+q. For m >= B both datasets keep a uniform B-subset W of the m others, except that the record
+replaces a uniform member r of W with probability λ_m = qB/(m + 1) (proofs/batch_sampling.py checks
+this coupling by enumeration); given (coins, W, r) the two output laws differ only in that component.
+
+- replace-one (n fixed, the record's value x changes to x'): given m <= B − 1 the pair is
+  ((1 − q)N(s) + qN(s + x), (1 − q)N(s) + qN(s + x')), dominated by the antipodal pair A(C, q)
+  (records +C and −C; proofs/antipodal_dominance.py); given m >= B it is
+  ((1 − λ)N(s − v_r) + λN(s − v_r + x), …x'…) translated by v_r: the same family with ‖x − v_r‖,
+  ‖x' − v_r‖ <= 2C, dominated by A(2C, λ_m). DOMINATING: b(M <= B − 1)[·] ⊗ A(C, q) + Σ_{m>=B}
+  b(m)[m] ⊗ A(2C, λ_m), the m >= B labels grouped into buckets of rates within a factor
+  :data:`BUCKET_RATIO`, each at its largest rate (δ grows with the rate: the rate-λ pair is the
+  rate-λ' pair post-processed by re-drawing from the common component with probability 1 − λ/λ').
+  ATTAINED: every other record 0, the record +C against −C: A(C, q') with q' = P(record kept) =
+  q·P(M <= B − 1) + (B/n)·P(Bin(n, q) > B). (Revealing instead the other records' part S of the
+  truncated batch, j = |S|, is also valid — :func:`truncated_replace_one_laws`, rate q_j = q for
+  j <= B − 2, q_{B−1} = (q·b(B − 1) + (B/n)·P(Bin(n, q) > B))/P(j = B − 1), q_B = 0 — but where
+  truncation binds the label j = B − 1 carries the record with probability up to ~0.7 and loses the
+  amplification: 4.14 against 1.50 for n = 1000, q = 0.05, B = 40, σ = 2, 10 steps.)
+- add/remove (the dataset holding the record has n records, the other n − 1; both directions):
+  given m <= B − 1 the pair is ((1 − q)N(s) + qN(s + x), N(s)); given m >= B it is
+  ((1 − λ_m)N(0) + λ_m N(x − v_r), N(0)) up to translation, a shift of at most 2C, which is the
+  Gaussian of shift 2C post-processed (y ↦ (‖d‖/2C)y + noise). DOMINATING: the same labels with
+  the Poisson-subsampled Gaussians of sensitivity C at rate q and 2C at rates λ_m. ATTAINED: every
+  other record 0: the Poisson-subsampled Gaussian at rate q'.
+
+Sampling with replacement (m uniform draws from n records, replace-one, Δ the replace-one shift of
+the sum): the record's multiplicity K ~ Bin(m, 1/n) has the same law on both datasets; given every
+multiplicity the step is N(KΔ) against N(0) up to translation: DOMINATING Σ_k P(K = k)[k] ⊗
+Gaussian(σ, kΔ) (the labels k > K_max lumped into one release, δ = 1). ATTAINED: the record +Δ/2
+against −Δ/2, every other record 0: :class:`~verifier.pairs.antipodal_lattice.AntipodalLattice`.
+"""
+
+from __future__ import annotations
+
+from flint import arb
+
+from verifier._directed import arb_bound, with_precision
+from verifier._types import Side
+from verifier.pairs.antipodal import AntipodalMixture
+from verifier.pairs.antipodal_lattice import AntipodalLattice
+from verifier.pairs.base import DominatingPair
+from verifier.pairs.finite import DiscretePair
+from verifier.pairs.gaussian import Gaussian
+from verifier.pairs.labelled import LabelledMixture
+from verifier.pairs.subsampled import PoissonSubsampled
+
+__all__ = [
+    "binomial_pmf", "truncated_replace_one_laws", "truncated_kept_rate", "truncated_add_remove_laws", "truncated_poisson_step",
+    "with_replacement_step", "BUCKET_RATIO", "NEGLIGIBLE",
+]
+
+#: Precision (bits) of the sampling laws.
+_BITS = 256
+#: Rates of the add/remove labels m >= B grouped into one bucket differ by at most this factor.
+BUCKET_RATIO = 1.0 + 1.0 / 8.0
+#: Label mass below which consecutive labels are lumped together (at the largest rate among them).
+NEGLIGIBLE = 1e-16
+
+#: (P, Q) = (1, 1): a label under which the step releases nothing about the record.
+_NOTHING = DiscretePair((1.0,), (1.0,))
+#: (P, Q) = ((1, 0), (0, 1)): a label under which the record is released (δ = 1).
+_RELEASE = DiscretePair((1.0, 0.0), (0.0, 1.0))
+
+
+def binomial_pmf(trials: int, p: arb, stop: int | None = None) -> list[arb]:
+    """P(Bin(trials, p) = k) for k = 0..min(trials, stop) as balls (the recurrence
+    b(k + 1) = b(k)·(trials − k)/(k + 1)·p/(1 − p) from b(0) = (1 − p)^trials)."""
+    last = trials if stop is None else min(trials, stop)
+    if p == 1:
+        return [arb(1) if k == trials else arb(0) for k in range(last + 1)]
+    keep = 1 - p
+    out, term = [], keep**trials
+    for k in range(last + 1):
+        out.append(term)
+        term = term * (trials - k) / (k + 1) * p / keep
+    return out
+
+
+def _sf(trials: int, p: arb, k: int) -> arb:
+    """P(Bin(trials, p) > k) = 1 − P(Bin <= k)."""
+    return arb(0) if k >= trials else 1 - sum(binomial_pmf(trials, p, k), arb(0))
+
+
+def truncated_replace_one_laws(n: int, q: float, batch: int) -> list[tuple[arb, arb]]:
+    """[(P(j), q_j)] for j <= B − 2 (merged: one rate q), j = B − 1 and j = B, j the number of other
+    records in the truncated batch and q_j the probability that the record is in it given j (module
+    docstring), labels of probability 0 left out."""
+    with with_precision(_BITS):
+        rate = arb(q)
+        others = binomial_pmf(n - 1, rate, batch)
+        below = sum(others[: max(batch - 1, 0)], arb(0))
+        edge = others[batch - 1] if batch - 1 <= n - 1 else arb(0)
+        swapped_in = arb(batch) / n * _sf(n, rate, batch)  # q·Σ_{m>=B} b(m)·B/(m + 1)
+        full = _sf(n - 1, rate, batch - 1)  # P(M >= B)
+        laws = [(below, rate), (edge + swapped_in, (rate * edge + swapped_in) / (edge + swapped_in)), (full - swapped_in, arb(0))]
+        return [(w, r) for w, r in laws if w != 0]
+
+
+def truncated_kept_rate(n: int, q: float, batch: int) -> arb:
+    """q' = P(the record is in the truncated batch) = q·P(M <= B − 1) + (B/n)·P(Bin(n, q) > B)."""
+    with with_precision(_BITS):
+        return sum((w * r for w, r in truncated_replace_one_laws(n, q, batch)), arb(0))
+
+
+def truncated_add_remove_laws(n: int, q: float, batch: int) -> list[tuple[arb, arb, float]]:
+    """[(weight, rate upper end, shift factor)] of the revealed coins of the other records (both
+    relations): the label m <= B − 1 at rate q, shift 1; the labels m >= B in buckets (rates within
+    BUCKET_RATIO, negligible mass lumped), each at its largest rate qB/(m_first + 1), shift 2
+    (module docstring). The sum over m stops past the mean once the remaining mass is below
+    NEGLIGIBLE, which joins the bucket of largest rate still open (or one at m = B): rigorous, as
+    any rate-qB/(m + 1) label with m beyond it has a smaller rate."""
+    with with_precision(_BITS):
+        rate = arb(q)
+        if q == 1.0:  # every other record is drawn
+            return [(arb(1), rate, 1.0)] if n - 1 < batch else [(arb(1), rate * batch / n, 2.0)]
+        keep = 1 - rate
+        below, total, term = arb(0), arb(0), keep ** (n - 1)
+        buckets: list[list] = []  # [first m, weight], rates falling
+        for m in range(n):
+            if m < batch:
+                below += term
+            else:
+                if not buckets or (m + 1) > BUCKET_RATIO * (buckets[-1][0] + 1) and buckets[-1][1] > NEGLIGIBLE:
+                    buckets.append([m, arb(0)])
+                buckets[-1][1] += term
+            total += term
+            if m + 1 < n and m >= (n - 1) * q and 1 - total < NEGLIGIBLE:
+                if not buckets:
+                    buckets.append([batch, arb(0)])
+                buckets[-1][1] += 1 - total
+                break
+            term = term * (n - 1 - m) / (m + 1) * rate / keep
+        while len(buckets) > 1 and not buckets[-1][1] > NEGLIGIBLE:  # a light tail joins the bucket of larger rate
+            buckets[-2][1] += buckets.pop()[1]
+        laws = [(below, rate, 1.0)] + [(weight, rate * batch / (first + 1), 2.0) for first, weight in buckets]
+        return [(w, r, s) for w, r, s in laws if w != 0]
+
+
+def _mixture(laws: list[tuple[arb, DominatingPair]]) -> LabelledMixture:
+    """The labelled mixture of (weight ball, pair), its weights as binary64 values and one radius
+    that covers every ball."""
+    weights = [max(0.0, float(w.mid())) for w, _ in laws]
+    radius = max(arb_bound(abs(w - arb(x)), Side.UPPER) for (w, _), x in zip(laws, weights))
+    return LabelledMixture(tuple(weights), tuple(p for _, p in laws), radius)
+
+
+def _up(rate: arb) -> float:
+    """A rate ball's upper end as a binary64 rate (δ grows with the rate)."""
+    return min(1.0, arb_bound(rate, Side.UPPER))
+
+
+def truncated_poisson_step(
+    sigma: float, sensitivity: float, n: int, q: float, batch: int, replace_one: bool
+) -> tuple[LabelledMixture, DominatingPair]:
+    """(DOMINATING labelled mixture, ATTAINED pair) of one truncated-Poisson Gaussian step with
+    records of norm <= ``sensitivity``, under replace-one or add/remove (module docstring)."""
+    with with_precision(_BITS):
+        kept = arb_bound(truncated_kept_rate(n, q, batch), Side.LOWER)
+        if replace_one:
+            laws = [(w, AntipodalMixture(sigma, s * sensitivity, _up(r))) for w, r, s in truncated_add_remove_laws(n, q, batch)]
+            return _mixture(laws), AntipodalMixture(sigma, sensitivity, kept)
+        laws = [(w, PoissonSubsampled(Gaussian(sigma, s * sensitivity), _up(r)))
+                for w, r, s in truncated_add_remove_laws(n, q, batch)]
+        return _mixture(laws), PoissonSubsampled(Gaussian(sigma, sensitivity), kept)
+
+
+def with_replacement_step(sigma: float, shift: float, n: int, draws: int) -> tuple[LabelledMixture, AntipodalLattice]:
+    """(DOMINATING labelled mixture, ATTAINED antipodal lattice) of one Gaussian step on ``draws``
+    records drawn uniformly with replacement from ``n``, under replace-one with shift Δ = ``shift``
+    (module docstring). K ~ Bin(draws, 1/n) is listed up to the first k past its mean whose tail
+    P(K > k) is below :data:`NEGLIGIBLE`."""
+    with with_precision(_BITS):
+        p = arb(1) / n
+        pmf = binomial_pmf(draws, p)
+        listed, total = [], arb(0)
+        for k, w in enumerate(pmf):
+            listed.append(w)
+            total += w
+            if k >= 1 and k >= draws / n and 1 - total < NEGLIGIBLE:
+                break
+        tail = 1 - total
+        laws = [(w, _NOTHING if k == 0 else Gaussian(sigma, k * shift)) for k, w in enumerate(listed)]
+        if len(listed) < len(pmf):
+            laws.append((tail, _RELEASE))
+        upper = _mixture([(w, pair) for w, pair in laws if w != 0])
+        radius = max(arb_bound(abs(w - arb(float(w.mid()))), Side.UPPER) for w in listed)
+        tail_upper = 0.0 if len(listed) == len(pmf) else arb_bound(tail, Side.UPPER)
+        lower = AntipodalLattice(sigma, shift / 2, tuple(float(w.mid()) for w in listed), radius, tail_upper)
+        return upper, lower
