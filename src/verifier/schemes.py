@@ -370,10 +370,11 @@ class RepeatAndSelect:
     binomial distribution D_{η,γ} on {1, 2, …} (Def 1) with shape η = ``shape`` and mean E[K] =
     ``mean`` (γ follows from the mean), run ``scheme`` K times on the data with fresh randomness and
     release only the best run (by any total order on its outputs). η = 0 is the logarithmic
-    distribution, η = 1 the geometric; K >= 1 almost surely. UPPER bounds: Thm 2's Rényi bound on the
-    run's Rényi curve (:mod:`verifier.rdp.classes`); LOWER bounds: the run itself
-    (:mod:`verifier.certify.methods.member`). Poisson-distributed K (dp_accounting's shape = ∞,
-    Thm 6) is not modelled."""
+    distribution, η = 1 the geometric; K >= 1 almost surely. ``shape`` = ∞ (dp_accounting's
+    convention) is K ~ Poisson(``mean``), which is 0 with probability e^{−mean} (then nothing is
+    released, ⊥). UPPER bounds: Thm 2 (Thm 6 for Poisson K) on the run's Rényi curve
+    (:mod:`verifier.rdp.classes`); LOWER bounds: the run itself, mixed with ⊥ at e^{−mean} for
+    Poisson K (:mod:`verifier.certify.methods.member`)."""
 
     scheme: "Scheme"
     mean: float
@@ -387,13 +388,14 @@ class RepeatAndSelect:
         if not mean >= 1.0:
             raise InvalidArgument("mean", mean, "must be >= 1 (the number of runs is at least 1)")
         shape = self.shape
-        if isinstance(shape, (int, float)) and not isinstance(shape, bool) and shape == math.inf:
-            raise InvalidArgument(
-                "shape", shape, "Poisson-distributed runs (shape = inf, Papernot & Steinke Thm 6) are not supported; "
-                "supported: truncated negative binomial shapes 0 <= shape < inf (0: logarithmic, 1: geometric; Thm 2)"
-            )
+        poisson = isinstance(shape, (int, float)) and not isinstance(shape, bool) and shape == math.inf
         object.__setattr__(self, "mean", mean)
-        object.__setattr__(self, "shape", check_nonnegative("shape", shape))
+        object.__setattr__(self, "shape", math.inf if poisson else check_nonnegative("shape", shape))
+
+    @property
+    def poisson(self) -> bool:
+        """Whether K ~ Poisson(mean) (shape = ∞; Papernot & Steinke 2022, Thm 6)."""
+        return self.shape == math.inf
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,10 @@ from verifier.adapters import from_dp_event
 from verifier.certify.portfolio import collect_bounds
 from verifier.cli import main
 from verifier.rdp import curve_for
-from verifier.schemes import Poisson, SampledZCDP, ZCDP
+import math
+
+from verifier.pairs import Gaussian
+from verifier.schemes import Poisson, RepeatAndSelect, SampledZCDP, Single, ZCDP
 
 mpmath.mp.dps = 30
 BOTH = (Direction.ADD, Direction.REMOVE)
@@ -105,3 +108,78 @@ def test_other_samplings_of_zcdp_exit_2(scheme, neighboring, tmp_path, capsys):
     assert main(["certify", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "zcdp" in err
+
+
+# ---- repeat-and-select with Poisson-distributed runs (shape = ∞) --------------------------------------
+
+
+def gaussian_delta(mu, epsilon) -> mpmath.mpf:
+    """δ(ε) of N(μ, 1) against N(0, 1): Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) (Balle & Wang 2018)."""
+    mu, eps = mpmath.mpf(mu), mpmath.mpf(epsilon)
+    return mpmath.ncdf(mu / 2 - eps / mu) - mpmath.e**eps * mpmath.ncdf(-mu / 2 - eps / mu)
+
+
+def rdp_delta_optimum(rho, epsilon) -> mpmath.mpf:
+    """inf over α > 1 of e^{(α−1)(αρ − ε)}/α·(1 − 1/α)^{α−1} (Canonne, Kamath & Steinke 2020, Prop 12 on
+    the Gaussian's curve ρα), by a fine grid in mpmath."""
+    rho, eps = mpmath.mpf(rho), mpmath.mpf(epsilon)
+    grid = [1 + mpmath.mpf(k) / 200 for k in range(1, 200 * 40)]
+    return min(mpmath.mpf(1), min(mpmath.e ** ((a - 1) * (a * rho - eps)) / a * (1 - 1 / a) ** (a - 1) for a in grid))
+
+
+def theorem6(sigma, mean, order, delta_hat) -> mpmath.mpf:
+    """Papernot & Steinke 2022, Thm 6 for a Gaussian run (ε(λ) = λ/(2σ²)): ε + μ·δ̂ + ln(μ)/(λ − 1)."""
+    lam = mpmath.mpf(order)
+    return lam / (2 * mpmath.mpf(sigma) ** 2) + mean * delta_hat + mpmath.log(mean) / (lam - 1)
+
+
+@pytest.mark.parametrize("sigma, mean", [(1.0, 10.0), (2.0, 3.0)])
+@pytest.mark.parametrize("order", [1.5, 2.0, 4.0, 16.0])
+def test_poisson_runs_curve_is_theorem6(sigma, mean, order):
+    """verifier's Thm 6 value at one order (no cap by other orders) between two mpmath evaluations of
+    the theorem: below, with the run's exact δ at the largest ε̂ the condition allows, ln(λ/(λ − 1))
+    (no valid (ε̂, δ̂) gives less); above, with the RDP-conversion optimum δ at the smallest ε̂ of
+    verifier's ladder, ln(1 + 2^{−1/64}/(λ − 1)), plus 0.1%. Catches μ·δ̂ dropped (below the lower
+    reference by μ·δ ≈ 0.1-2 here), ln(μ) over λ, and an ε̂ above the condition."""
+    rho = 1 / (2 * mpmath.mpf(sigma) ** 2)
+    lam = mpmath.mpf(order)
+    low = theorem6(sigma, mean, order, gaussian_delta(1 / mpmath.mpf(sigma), mpmath.log(lam / (lam - 1))))
+    high = theorem6(sigma, mean, order, rdp_delta_optimum(rho, mpmath.log(1 + 2 ** (-mpmath.mpf(1) / 64) / (lam - 1))))
+    for direction in BOTH:
+        got = curve_for(RepeatAndSelect(Single(Gaussian(sigma)), mean, math.inf), [order], direction).values[0]
+        assert low <= got <= high * (1 + 1e-3), (float(low), got, float(high))
+
+
+@pytest.mark.peer
+def test_poisson_runs_against_dp_accounting():
+    """dp_accounting's RDP accountant implements Thm 6 with ε̂ = ln(1 + 1/(λ − 1)) and δ̂ from its own
+    conversion on its orders. Its ε(δ) must lie at or above verifier's lower end (sound), and verifier's
+    upper end is within 1% of it (verifier's δ̂ comes from a fractional-order search, dp_accounting's
+    from its order grid)."""
+    dp_event = pytest.importorskip("dp_accounting.dp_event")
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    from verifier._types import Quantity
+
+    for sigma, mean in ((1.0, 10.0), (2.0, 3.0)):
+        event = dp_event.RepeatAndSelectDpEvent(dp_event.GaussianDpEvent(sigma), mean, math.inf)
+        accountant = rdp_privacy_accountant.RdpAccountant()
+        accountant.compose(event)
+        eps = accountant.get_epsilon(1e-5)
+        claim = from_dp_event(event, epsilon=eps, delta=1e-5)
+        bracket = collect_bounds(claim.model, Quantity.EPSILON, 1e-5, BOTH).combined
+        assert bracket.lower <= eps <= bracket.upper * 1.01 and bracket.upper <= eps * 1.01, (bracket, eps)
+
+
+def test_poisson_runs_inside_a_composition_have_only_an_upper_side():
+    """Composed Poisson-run repeat-and-selects: the lower side declines with one reason (the member
+    would be the common-atom mixture, which no method composes); the upper side is Thm 6 composed."""
+    from verifier.certify.methods.member import Member
+    from verifier.errors import NotApplicable
+    from verifier.schemes import Composed
+
+    scheme = Composed(RepeatAndSelect(Single(Gaussian(2.0)), 10.0, math.inf), 2)
+    with pytest.raises(NotApplicable, match="Poisson runs"):
+        Member().delta_bounds(scheme, 1.0, Direction.REMOVE)
+    bracket = collect_bounds(scheme, Quantity.DELTA, 10.0, BOTH).combined
+    assert bracket.lower == 0.0 and bracket.upper < 1e-3

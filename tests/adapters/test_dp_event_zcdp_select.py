@@ -268,10 +268,14 @@ def test_malformed_events_exit_2_with_one_line(event, named, tmp_path, capsys):
     assert code == 2 and named in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_poisson_number_of_runs_is_refused_naming_shape():
-    """shape = ∞ (Poisson K, which can be 0; Thm 6) is refused by the event reader, not guessed."""
-    with pytest.raises(Exception, match="shape"):
-        from_dp_event(ev("RepeatAndSelectDpEvent", event=GAUSS, mean=10.0, shape=math.inf), epsilon=1.0, delta=1e-5)
+def test_poisson_number_of_runs_is_read():
+    """shape = ∞ (Poisson K; Thm 6) from the event object and from its JSON form ("inf": strict JSON
+    has no Infinity), and back through the claim's JSON."""
+    event = ev("RepeatAndSelectDpEvent", event=GAUSS, mean=10.0, shape=math.inf)
+    claim = from_dp_event(event, epsilon=1.0, delta=1e-5)
+    assert claim.model == RepeatAndSelect(Single(Gaussian(1.0)), 10.0, math.inf) and claim.model.poisson
+    assert from_dp_event({**event, "shape": "inf"}, epsilon=1.0, delta=1e-5).model == claim.model
+    assert parse_claim(json.loads(json.dumps(claim.to_dict(), allow_nan=False))).model == claim.model
 
 
 def _released_law(law: dict, runs: dict, score_values: int, select) -> dict:
@@ -316,6 +320,31 @@ def test_member_argument_by_enumeration():
     by_output = lambda outs: next((o for o in outs if o[0] == 0), outs[0])  # noqa: E731
     peeking = [_released_law(law, runs, 3, by_output) for law in (p, q)]
     assert _hockey(p, q, Fraction(3)) == 0 < _hockey(*peeking, Fraction(3))
+
+
+def test_poisson_runs_member_by_enumeration():
+    """Poisson K (shape = ∞) can be 0, and then nothing (⊥) is released under both datasets: with the
+    scores independent of the data, the release is the run mixed with ⊥ at P(K = 0), so its δ(ε) is
+    (1 − P(K = 0))·δ_run(ε) exactly (checked on a K law with an atom at 0, exact fractions). verifier's
+    lower end for Poisson(μ) runs of the same randomized response (ε₀ = ln 3) is that scaling of the
+    closed form δ_run(ε) = (e^ε₀ − e^ε)/(1 + e^ε₀) with P(K = 0) = e^{−μ}. Mutant: the unscaled run (the K >= 1
+    member) would sit above the truth by the factor 1/(1 − e^{−μ})."""
+    from fractions import Fraction
+
+    from verifier.pairs import RandomizedResponse
+
+    p, q = {1: Fraction(3, 4), 0: Fraction(1, 4)}, {1: Fraction(1, 4), 0: Fraction(3, 4)}
+    runs = {0: Fraction(1, 5), 1: Fraction(2, 5), 2: Fraction(1, 5), 3: Fraction(1, 5)}
+    by_score = lambda outs: "nothing" if not outs else max(enumerate(outs), key=lambda pair: (pair[1][1], -pair[0]))[1]  # noqa: E731
+    released = [_released_law(law, runs, 3, by_score) for law in (p, q)]
+    for ratio in (Fraction(1), Fraction(2), Fraction(5, 2)):
+        assert _hockey(*released, ratio) == (1 - runs[0]) * _hockey(p, q, ratio)
+    for mean, epsilon in ((1.0, 0.5), (3.0, 0.1), (10.0, 1.0)):
+        got = delta_bracket(RepeatAndSelect(Single(RandomizedResponse(math.log(3.0))), mean, math.inf), epsilon)
+        e0 = mpmath.e ** mpmath.mpf(math.log(3.0))  # the float ε₀ the pair holds (e^ε₀ is not exactly 3)
+        want = (1 - mpmath.e ** -mpmath.mpf(mean)) * (e0 - mpmath.e ** mpmath.mpf(epsilon)) / (1 + e0)
+        assert want * (1 - 1e-12) <= got.lower <= want, (got.lower, want)
+        assert got.upper >= want
 
 
 def test_a_run_with_only_lower_renyi_curves_has_no_upper_side():

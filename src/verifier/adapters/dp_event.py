@@ -38,8 +38,9 @@ dp_accounting need not be importable. Nodes with a rigorous model (:data:`MODELL
   Poisson-sampled Gaussian member); sampled without replacement or allocated it is refused;
 - ``RepeatAndSelectDpEvent(event, mean, shape)``: the class :class:`verifier.schemes.RepeatAndSelect`
   over the event's run (UPPER: Papernot & Steinke 2022, Thm 2; LOWER: the run itself), for the
-  truncated negative binomial numbers of runs (0 <= shape < ∞: logarithmic at 0, geometric at 1);
-  Poisson runs (shape = ∞, Thm 6) are refused naming ``shape``.
+  truncated negative binomial numbers of runs (0 <= shape < ∞: logarithmic at 0, geometric at 1),
+  and Poisson runs (shape = ∞: UPPER Thm 6; LOWER the run mixed with ⊥ at e^{−mean}, where the
+  repeat-and-select is the whole event; inside a composition only the UPPER side).
 
 The others are refused with one line naming the class and the reason (:data:`REFUSED`).
 
@@ -86,7 +87,7 @@ def dp_event_json(event: Any) -> dict:
             return {k: plain(v) for k, v in value._asdict().items()}
         if isinstance(value, (list, tuple)):
             return [plain(v) for v in value]
-        return value
+        return "inf" if value == float("inf") else value  # strict JSON has no Infinity (a Poisson repeat-and-select's shape)
 
     return plain(event.to_named_tuple())
 
@@ -123,7 +124,7 @@ MODELLED = {
     "TruncatedSubsampledGaussianDpEvent": "truncated_poisson (gaussian σ = noise multiplier, Δ = 1)",
     "RandomAllocationDpEvent": "allocation",
     "ZCDpEvent": "zcdp (the worst (ξ, ρ)-zCDP step: Rényi curve above, Gaussian member below)",
-    "RepeatAndSelectDpEvent": "repeat_and_select (Papernot & Steinke Thm 2 above, the run below; 0 <= shape < ∞)",
+    "RepeatAndSelectDpEvent": "repeat_and_select (Papernot & Steinke Thm 2 / Thm 6 (shape = ∞) above, the run below)",
     "NoOpDpEvent": "dropped (no release)",
 }
 
@@ -280,10 +281,8 @@ def _repeat_and_select(event: Any, count: int, path: str) -> list[dict]:
     if not inner:
         return []
     mean, shape = _number(event, "mean", path), _get(event, "shape", path)
-    if isinstance(shape, (int, float)) and not isinstance(shape, bool) and shape == float("inf"):
-        raise InvalidArgument(f"{path}.shape", shape, "Poisson-distributed runs (shape = inf, Papernot & Steinke 2022 Thm 6) are not supported; "
-                              "supported: truncated negative binomial shapes 0 <= shape < inf (Thm 2)")
     run = dict(inner[0]) if len(inner) == 1 else {"name": "sequence", "phases": inner}
+    shape = "inf" if shape == float("inf") else shape  # Poisson runs; strict JSON has no Infinity
     return [{"name": "repeat_and_select", "run": run, "mean": mean, "shape": shape, "times": count}]
 
 

@@ -7,7 +7,7 @@ add/remove shift), on a grid per class: Gaussian and Laplace steps and compositi
 sampling (both relations), fixed-size batches (replace-one) at batch fractions from 0.1% to 100%,
 randomized response, discrete Laplace, mixtures of Gaussians, tree aggregation, truncated Poisson
 sampling (both relations), the non-private release, zCDP steps (alone, (ξ, ρ), composed with DP-SGD) and repeat-and-select (DP-SGD, a Gaussian,
-a zCDP step; logarithmic, geometric and shape-2.5 numbers of runs).
+a zCDP step; logarithmic, geometric, shape-2.5 and Poisson numbers of runs).
 
 The events are dp_accounting's own; each is turned into the claim verifier decides by
 :func:`verifier.adapters.from_dp_event`, so the audit and a user's certify run read the same
@@ -17,6 +17,8 @@ dp_accounting 0.6 accepts (nothing to audit).
 """
 
 from __future__ import annotations
+
+import math
 
 from typing import Any
 
@@ -75,6 +77,7 @@ def events(quick: bool) -> list[tuple[str, Any]]:
         cells.append(("add_or_remove", E.ComposedDpEvent([E.ZCDpEvent(0.1), E.SelfComposedDpEvent(E.PoissonSampledDpEvent(0.01, E.GaussianDpEvent(1.0)), 1000)])))
     dpsgd = E.SelfComposedDpEvent(E.PoissonSampledDpEvent(0.01, E.GaussianDpEvent(1.0)), 1000)
     selects = [(dpsgd, 10.0, 1.0)] if quick else [(dpsgd, 10.0, 1.0), (dpsgd, 10.0, 0.0), (E.GaussianDpEvent(4.0), 5.0, 2.5), (E.ZCDpEvent(0.02), 20.0, 1.0)]
+    selects += [] if quick else [(dpsgd, 10.0, math.inf), (E.GaussianDpEvent(2.0), 10.0, math.inf)]  # Poisson runs (Thm 6)
     cells += [("add_or_remove", E.RepeatAndSelectDpEvent(run, mean, shape)) for run, mean, shape in selects]
     if hasattr(E, "EpsilonDeltaDpEvent"):  # dp_accounting's main branch
         cells.append(("add_or_remove", E.SelfComposedDpEvent(E.EpsilonDeltaDpEvent(0.5, 1e-6), 10)))

@@ -39,7 +39,7 @@ the mechanism ``zcdp`` (rho, xi = 0: a step that is (ξ, ρ)-zCDP, D_α <= ξ + 
 ``composed`` or as such a phase, or ``poisson`` under add_or_remove (no amplification claimed above);
 the statement holds for the claim's relation as given),
 and the scheme ``repeat_and_select`` (run: a scheme object, optionally with its own mechanism; mean >= 1
-and shape in [0, ∞) of the truncated negative binomial number of runs; times: how often the whole is
+and shape in [0, ∞) of the truncated negative binomial number of runs, or "inf" for Poisson runs; times: how often the whole is
 repeated; Papernot & Steinke 2022)::
 
     {"mechanism": {"name": "gaussian", "sigma": 1.0},
@@ -102,6 +102,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -171,7 +172,10 @@ def _run_object(name: str, value: Any) -> Mapping[str, Any]:
 
 
 def _shape(name: str, value: Any) -> float:
-    """A shape of the number of runs: >= 0, or +inf (Poisson, refused by RepeatAndSelect with the reason)."""
+    """A shape of the number of runs: >= 0, or +inf (Poisson; strict JSON has no Infinity, so the
+    string "inf" or "Infinity" stands for it)."""
+    if isinstance(value, str) and value.lower() in ("inf", "infinity"):
+        return math.inf
     return check_real(name, value, allow_inf=True)
 
 
@@ -686,7 +690,13 @@ def _repeat_and_select(path: str, values: dict, mechanism: Any, mechanism_path: 
         f"repeat-and-select of the run ({note}): UPPER from Papernot & Steinke 2022 Thm 2 on the run's Renyi curve, "
         "LOWER from the run itself (the number of runs is >= 1)"
     )
-    return {"name": "repeat_and_select", "run": run, "mean": values["mean"], "shape": values["shape"], "times": values["times"]}, mech, model, modelling
+    if model.poisson if isinstance(model, RepeatAndSelect) else model.scheme.poisson:
+        modelling = (
+            f"repeat-and-select of the run ({note}), Poisson({values['mean']:g}) runs: UPPER from Papernot & Steinke 2022 Thm 6 on the "
+            "run's Renyi curve and its RDP delta; LOWER from the run mixed with 'nothing released' at e^-mean (only as the whole scheme)"
+        )
+    shape = "inf" if values["shape"] == math.inf else values["shape"]  # strict JSON has no Infinity
+    return {"name": "repeat_and_select", "run": run, "mean": values["mean"], "shape": shape, "times": values["times"]}, mech, model, modelling
 
 
 def _as_composition(model: Scheme) -> tuple[Scheme, str | None]:

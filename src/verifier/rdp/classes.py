@@ -36,6 +36,20 @@ mechanism of the class, in either direction (the curves are symmetric).
   ln(1/γ) is then an upper bound). RDP is non-decreasing in the order (van Erven & Harremoës 2014,
   Thm 3), so each order's value is also capped by the values at larger orders of the same call,
   as dp_accounting does.
+
+  Poisson-distributed K (shape = ∞, K ~ Poisson(μ), μ = ``mean``; K = 0 releases ⊥): Thm 6 of the
+  same paper: if Q is (λ, ε)-RDP and (ε̂, δ̂)-DP with e^ε̂ <= 1 + 1/(λ − 1), then A is (λ, ε')-RDP with
+
+      ε' = ε + μ·δ̂ + ln(μ)/(λ − 1).
+
+  (The statement as dp_accounting's ``_compute_rdp_repeat_and_select`` implements and cites it, "Theorem
+  6 of arXiv 2110.03620v2"; the condition on ε̂ is inferred from its choice, not re-read in the paper
+  here.) dp_accounting takes ε̂ = ln(1 + 1/(λ − 1)), the largest the condition allows, and δ̂ from its
+  own RDP conversion. Here ε̂ is the condition's bound at λ' >= λ,
+  λ' − 1 = 2^{k/64} the smallest such power (ε̂ decreases in λ, so the condition holds; the ladder lets
+  each ε̂ be computed once per run: :func:`poisson_delta_hat`), rounded down, and δ̂ is verifier's
+  rigorous UPPER bound on the run's δ(ε̂) from its Rényi curve (the larger of the two directions:
+  (ε̂, δ̂)-DP is about both orders of every pair of neighbours).
 """
 
 from __future__ import annotations
@@ -53,9 +67,10 @@ from verifier.errors import NotApplicable
 from verifier.rdp.curve import DEFAULT_ORDERS, RdpCurve, check_orders
 from verifier.schemes import RepeatAndSelect, SampledZCDP, ZCDP
 
-__all__ = ["zcdp_curve", "sampled_zcdp_curve", "repeat_and_select_curve", "tnb_mean", "tnb_gamma_lower", "selection_constant", "SELECTION_ORDERS", "CITATION"]
+__all__ = ["zcdp_curve", "sampled_zcdp_curve", "repeat_and_select_curve", "tnb_mean", "tnb_gamma_lower", "selection_constant", "poisson_delta_hat", "SELECTION_ORDERS", "CITATION"]
 
 CITATION = "Papernot & Steinke 2022 (arXiv 2110.03620), Thm 2 (truncated negative binomial repetitions)"
+POISSON_CITATION = "Papernot & Steinke 2022 (arXiv 2110.03620), Thm 6 (Poisson repetitions; delta-hat: the run's RDP upper bound)"
 ZCDP_CITATION = "(xi, rho)-zCDP: D_alpha <= xi + rho*alpha (Bun & Steinke 2016, Def 1.1; Steinke 2022, Def 11)"
 
 #: Orders λ̂ over which Thm 2's second term is minimised (besides λ̂ = 1): 1.01, 1.05, then steps of
@@ -156,16 +171,59 @@ def _selection_constant(scheme: RepeatAndSelect) -> float:
         return arb_bound((1 + arb(scheme.shape)) * best, Side.UPPER)
 
 
+#: Steps per doubling of λ − 1 in the ladder of ε̂ for Poisson K (module docstring).
+_LADDER = 64
+
+
+def _ladder_step(order: float) -> int:
+    """The least k with 2^{k/64} >= order − 1 (as floats: the ε̂ of step k is computed from that float)."""
+    k = math.ceil(_LADDER * math.log2(order - 1.0))
+    while 2.0 ** (k / _LADDER) < order - 1.0:
+        k += 1
+    return k
+
+
+def poisson_delta_hat(run, order: float) -> tuple[float, float]:
+    """(ε̂, δ̂) for Thm 6 at ``order``: ε̂ = ln(1 + 1/x) rounded down, x = 2^{k/64} >= order − 1
+    (so e^ε̂ <= 1 + 1/(order − 1)), and δ̂ an UPPER bound on the run's δ(ε̂) in both directions."""
+    try:
+        return _cached_delta_hat(run, _ladder_step(order))
+    except TypeError:  # an unhashable run (a matrix strategy)
+        return _delta_hat(run, _ladder_step(order))
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_delta_hat(run, step: int) -> tuple[float, float]:
+    return _delta_hat(run, step)
+
+
+def _delta_hat(run, step: int) -> tuple[float, float]:
+    from verifier.rdp.accountant import delta_upper_for
+
+    _both_directions(run, [2.0])  # a run without an UPPER Rényi curve is refused here too
+    with with_precision():
+        epsilon_hat = arb_bound((1 + 1 / arb(2.0 ** (step / _LADDER))).log(), Side.LOWER)
+    delta_hat = max(delta_upper_for(run, epsilon_hat, d).value for d in (Direction.REMOVE, Direction.ADD))
+    return epsilon_hat, min(1.0, delta_hat)
+
+
+def _extra_terms(scheme: RepeatAndSelect, grid, run) -> list[arb]:
+    """What Thm 2 (a constant) or Thm 6 (μ·δ̂ at each order) adds to ε(λ) + ln(μ)/(λ − 1)."""
+    if not scheme.poisson:
+        return [arb(selection_constant(scheme))] * len(grid)
+    return [arb(scheme.mean) * arb(poisson_delta_hat(scheme.scheme, float(a))[1]) if math.isfinite(e) else arb(0) for a, e in zip(grid, run)]
+
+
 def repeat_and_select_curve(scheme: RepeatAndSelect, orders: npt.ArrayLike, direction: Direction) -> RdpCurve:
-    """Thm 2's bound at each order (module docstring), the same in both directions."""
+    """Thm 2's (Thm 6's for Poisson K) bound at each order (module docstring), the same in both directions."""
     grid = check_orders(orders)
     run = _both_directions(scheme.scheme, grid)
-    constant = selection_constant(scheme)
     with with_precision():
+        extra = _extra_terms(scheme, grid, run)
         log_mean = arb(scheme.mean).log()
         values = np.array(
-            [math.inf if not math.isfinite(e) else arb_bound(arb(float(e)) + log_mean / (arb(float(a)) - 1) + arb(constant), Side.UPPER)
-             for a, e in zip(grid, run)]
+            [math.inf if not math.isfinite(e) else arb_bound(arb(float(e)) + log_mean / (arb(float(a)) - 1) + c, Side.UPPER)
+             for a, e, c in zip(grid, run, extra)]
         )
     values = np.minimum.accumulate(values[::-1])[::-1]  # D_α is non-decreasing in α: cap by larger orders
-    return RdpCurve(grid, values, np.zeros(len(grid), dtype=bool), direction, CITATION)
+    return RdpCurve(grid, values, np.zeros(len(grid), dtype=bool), direction, POISSON_CITATION if scheme.poisson else CITATION)

@@ -18,9 +18,17 @@ The member (:func:`member`, by scheme type through :data:`MEMBERS`):
   the claim covers. Order its outputs by U (ties have probability 0). The best of K runs of Q' is
   (Q(x)_J, U_max) with J the index of the largest U: J is independent of the runs' Q-outputs, so the
   release is distributed as (Q(x), V) with V independent of the data, and its δ(ε) equals Q's at every
-  ε. (Equivalently: a selector that ignores the scores and keeps the first run.) This needs K >= 1
-  almost surely, which holds for the truncated negative binomial distributions verifier supports
-  (support {1, 2, …}; Papernot & Steinke 2022, Def 1); Poisson-distributed K, which can be 0, is refused.
+  ε. (Equivalently: a selector that ignores the scores and keeps the first run.) That is the member
+  when K >= 1 almost surely (the truncated negative binomial distributions, support {1, 2, …};
+  Papernot & Steinke 2022, Def 1).
+- RepeatAndSelect with K ~ Poisson(μ) (shape = ∞) → the same selector, but K = 0 (probability
+  e^{−μ}) releases ⊥ under both datasets: the release is e^{−μ}·⊥ + (1 − e^{−μ})·(Q(x), V), the run
+  mixed with a common atom, so for ε >= 0 its δ(ε) = ∫(P' − e^ε Q')₊ = (1 − e^{−μ})·δ_run(ε) exactly
+  (the atom contributes e^{−μ}(1 − e^ε)₊ = 0), and ε(δ) = ε_run(δ/(1 − e^{−μ})) (0 where that is
+  >= 1). This is bounded where the repeat-and-select is the whole scheme (:meth:`Member._poisson_runs`:
+  the run's LOWER bounds scaled, 1 − e^{−μ} rounded down, δ/(1 − e^{−μ}) rounded up, ε_run being
+  non-increasing in δ); inside a composition or a sequence the member would need the common-atom
+  mixture of the run's pair, which no registered method composes, so the lower side declines there.
 - Composed, Sequence → the same composition of the members of their parts (each part's mechanism is
   chosen from its class independently, so the composition of members is a member of the composition).
 
@@ -30,8 +38,12 @@ cheapest first.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Sequence
 
+from flint import arb
+
+from verifier._directed import arb_bound, with_precision
 from verifier._types import Bound, Direction, Quantity, Side
 from verifier.certify.method import Guarantee, Method
 from verifier.errors import NotApplicable
@@ -49,11 +61,17 @@ def _sequence(scheme: SchemeSequence) -> SchemeSequence:
     return SchemeSequence(tuple(phases))
 
 
+def _run_of(scheme: RepeatAndSelect) -> Scheme:
+    if scheme.poisson:
+        raise NotApplicable("a repeat-and-select with Poisson runs (shape = inf) has a lower bound only as the whole scheme, not inside a composition")
+    return member(scheme.scheme)
+
+
 #: Scheme type → its member (module docstring); a type not listed is one mechanism, its own member.
 MEMBERS: dict[type, Callable[..., Scheme]] = {
     ZCDP: lambda scheme: Single(scheme.stand_in),
     SampledZCDP: lambda scheme: Poisson(scheme.step.stand_in, scheme.rate, scheme.steps),
-    RepeatAndSelect: lambda scheme: member(scheme.scheme),
+    RepeatAndSelect: lambda scheme: _run_of(scheme),
     Composed: lambda scheme: Composed(member(scheme.scheme), scheme.times),
     SchemeSequence: _sequence,
 }
@@ -82,7 +100,7 @@ def is_class(scheme: Scheme) -> bool:
 
 class Member(Method):
     name = "member"
-    citation = "LOWER bounds of a member of the class: the Gaussian with Delta/sigma = sqrt(2 rho) for (xi, rho)-zCDP (Steinke 2022, Lemma 12), Poisson-sampled when the class is; the run itself for repeat-and-select"
+    citation = "LOWER bounds of a member of the class: the Gaussian with Delta/sigma = sqrt(2 rho) for (xi, rho)-zCDP (Steinke 2022, Lemma 12), Poisson-sampled when the class is; the run itself for repeat-and-select (mixed with nothing released at e^-mean for Poisson runs)"
     returns = frozenset({Guarantee.LOWER})
     cost = 2
     scheme_types = (ZCDP, SampledZCDP, RepeatAndSelect, Composed, SchemeSequence)
@@ -93,6 +111,24 @@ class Member(Method):
         return is_class(scheme)
 
     def _bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
+        if isinstance(scheme, RepeatAndSelect) and scheme.poisson:
+            return self._poisson_runs(scheme, quantity, at, direction)
+        return self._member_bounds(scheme, quantity, at, direction)
+
+    def _poisson_runs(self, scheme: RepeatAndSelect, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
+        """The run mixed with ⊥ at e^{−μ} (module docstring): δ scaled by 1 − e^{−μ}, or ε at δ/(1 − e^{−μ})."""
+        with with_precision():
+            released = 1 - (-arb(scheme.mean)).exp()
+            if quantity is Quantity.DELTA:
+                weight = arb_bound(released, Side.LOWER)
+                found = self._member_bounds(scheme.scheme, quantity, at, direction)
+                return [replace(b, value=arb_bound(arb(b.value) * arb(weight), Side.LOWER), note=f"{b.note}; times 1 - e^-mean") for b in found]
+            run_delta = arb_bound(arb(at) / released, Side.UPPER)
+        if run_delta >= 1.0:
+            return [Bound(0.0, Side.LOWER, direction, quantity, at, self.name, self.citation, note="delta/(1 - e^-mean) >= 1: trivial")]
+        return [replace(b, at=at, note=f"{b.note}; the run's at delta/(1 - e^-mean)") for b in self._member_bounds(scheme.scheme, quantity, run_delta, direction)]
+
+    def _member_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
         from verifier.certify.registry import side_bounds
 
         found = [(method, bound) for method, bounds in side_bounds(member(scheme), quantity, at, direction, Side.LOWER) for bound in bounds]
