@@ -51,6 +51,7 @@ SCRIPTS = (
     "mmcc_posterior",
     "matrix_chain",
     "batch_sampling",
+    "discrete_gaussian",
 )
 
 

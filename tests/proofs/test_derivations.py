@@ -428,6 +428,12 @@ WRONG_CLAIMS += [
      * sp.Symbol("v", positive=True) ** (sp.Symbol("r", positive=True) - 2)),
 ]
 
+WRONG_CLAIMS += [
+    # discrete_gaussian (the ratio's sign of the 1; the tail as its first term only)
+    ("discrete_gaussian", "ratio", sp.exp(-(2 * _module("discrete_gaussian").x - 1) / (2 * sigma**2))),
+    ("discrete_gaussian", "tail", sp.exp(-_module("discrete_gaussian").m ** 2 / (2 * sigma**2))),
+]
+
 
 @pytest.mark.parametrize(
     ("name", "key", "wrong"), WRONG_CLAIMS, ids=[f"{n}-{k_}" for n, k_, _ in WRONG_CLAIMS]

@@ -7,6 +7,10 @@ dp_accounting need not be importable. Nodes with a rigorous model (:data:`MODELL
 - ``LaplaceDpEvent(noise_multiplier)``: a Laplace step of sensitivity 1 and scale = noise multiplier;
 - ``DiscreteLaplaceDpEvent(noise_parameter, sensitivity)``: the discrete Laplace pair (exact masses,
   :class:`verifier.pairs.DiscreteLaplace`);
+- ``DiscreteGaussianDpEvent(sigma, sensitivity, dimension)`` (main branch): the discrete Gaussian pair
+  N_ℤ(1, σ²) against N_ℤ(0, σ²) (:class:`verifier.pairs.DiscreteGaussian`), for ``dimension`` 1 and
+  ``sensitivity`` 1 only (other values exit 2: the multivariate pair, and the shifts up to an integer
+  Δ > 1, are not modelled);
 - ``RandomizedResponseDpEvent(noise_parameter, num_buckets)``: randomized response by noise level
   (:class:`verifier.pairs.UniformResponse`, the mechanism on two values; one bucket releases nothing);
 - ``MixtureOfGaussiansDpEvent(standard_deviation, sensitivities, sampling_probs)``: the pair
@@ -99,7 +103,6 @@ def _non_private() -> dict:
 #: Classes refused (exit 2), with the reason: no rigorous bound in verifier yet.
 REFUSED = {
     "UnsupportedDpEvent": "dp_accounting's placeholder for a mechanism it cannot describe: there is nothing to bound",
-    "DiscreteGaussianDpEvent": "the discrete Gaussian pair (infinite lattice support) is not built yet",
     "ExponentialMechanismDpEvent": "an ε-DP selection whose pair depends on the scores: only the generic ε-DP upper bound "
     "exists, no lower bound",
     "PermuteAndFlipDpEvent": "an ε-DP selection whose pair depends on the scores: only the generic ε-DP upper bound "
@@ -111,6 +114,7 @@ MODELLED = {
     "GaussianDpEvent": "gaussian (σ = noise multiplier, Δ = 1)",
     "LaplaceDpEvent": "laplace (b = noise multiplier, Δ = 1)",
     "DiscreteLaplaceDpEvent": "discrete_laplace (exact masses)",
+    "DiscreteGaussianDpEvent": "discrete_gaussian (σ, sensitivity 1, dimension 1; masses as balls, tails bounded)",
     "RandomizedResponseDpEvent": "rr_uniform (the mechanism on two values)",
     "MixtureOfGaussiansDpEvent": "gaussian_mixture (Σ p_i N(c_i, σ²) against N(0, σ²))",
     "EpsilonDeltaDpEvent": "approx_dp ((ε₀, δ₀)-randomized response)",
@@ -158,6 +162,8 @@ def _mechanism(event: Any, path: str) -> dict | None:
         parameter = _number(event, "noise_parameter", path)
         mechanism = {"name": "discrete_laplace", "parameter": parameter, "sensitivity": _get(event, "sensitivity", path)}
         return _noise(event, "noise_parameter", path, mechanism)
+    if name == "DiscreteGaussianDpEvent":
+        return _discrete_gaussian(event, path)
     if name == "RandomizedResponseDpEvent":
         buckets = _get(event, "num_buckets", path)
         if buckets == 1:
@@ -182,6 +188,20 @@ def _mechanism(event: Any, path: str) -> dict | None:
     if name in _STRUCTURE:
         raise InvalidArgument(path, name, "is not a one-step noise event (a sampling node samples one noise step)")
     raise InvalidArgument(path, name, "is not a dp_accounting event class verifier knows (see verifier.adapters.dp_event)")
+
+
+def _discrete_gaussian(event: Any, path: str) -> dict:
+    """The univariate discrete Gaussian of sensitivity 1 (the defaults: sensitivity 1.0, dimension None)."""
+    sigma = _number(event, "sigma", path)
+    sensitivity = _number(event, "sensitivity", path) if _has(event, "sensitivity") else 1.0
+    dimension = _get(event, "dimension", path) if _has(event, "dimension") else None
+    if dimension != 1:
+        raise InvalidArgument(f"{path}.dimension", dimension, "must be 1: the multivariate discrete Gaussian (and an unknown "
+                              "dimension, None) is not modelled")
+    if sensitivity != 1.0:
+        raise InvalidArgument(f"{path}.sensitivity", sensitivity, "must be 1: the shifts of an integer-valued query up to a "
+                              "larger sensitivity are not modelled")
+    return _noise(event, "sigma", path, {"name": "discrete_gaussian", "sigma": sigma})
 
 
 def _zcdp(event: Any, path: str) -> dict | None:

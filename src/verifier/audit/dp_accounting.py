@@ -5,7 +5,8 @@ neighbouring relations verifier models (``ADD_OR_REMOVE_ONE``; ``REPLACE_ONE``; 
 a record replaced by one that contributes nothing, which for these additive mechanisms is the
 add/remove shift), on a grid per class: Gaussian and Laplace steps and compositions, Poisson
 sampling (both relations), fixed-size batches (replace-one) at batch fractions from 0.1% to 100%,
-randomized response, discrete Laplace, mixtures of Gaussians, tree aggregation, truncated Poisson
+randomized response, discrete Laplace, discrete Gaussians (dp_accounting 0.6 has no DiscreteGaussianDpEvent: its
+PLD of the discrete Gaussian mechanism, ``from_discrete_gaussian_mechanism``, is judged on the event's claim), mixtures of Gaussians, tree aggregation, truncated Poisson
 sampling (both relations), the non-private release, zCDP steps (alone, (ξ, ρ), composed with DP-SGD) and repeat-and-select (DP-SGD, a Gaussian,
 a zCDP step; logarithmic, geometric, shape-2.5 and Poisson numbers of runs).
 
@@ -79,6 +80,8 @@ def events(quick: bool) -> list[tuple[str, Any]]:
     selects = [(dpsgd, 10.0, 1.0)] if quick else [(dpsgd, 10.0, 1.0), (dpsgd, 10.0, 0.0), (E.GaussianDpEvent(4.0), 5.0, 2.5), (E.ZCDpEvent(0.02), 20.0, 1.0)]
     selects += [] if quick else [(dpsgd, 10.0, math.inf), (E.GaussianDpEvent(2.0), 10.0, math.inf)]  # Poisson runs (Thm 6)
     cells += [("add_or_remove", E.RepeatAndSelectDpEvent(run, mean, shape)) for run, mean, shape in selects]
+    if hasattr(E, "DiscreteGaussianDpEvent"):  # dp_accounting's main branch (0.6: :func:`_discrete_gaussian_pld`)
+        cells.append(("add_or_remove", E.SelfComposedDpEvent(E.DiscreteGaussianDpEvent(2.0, 1, 1), 10)))
     if hasattr(E, "EpsilonDeltaDpEvent"):  # dp_accounting's main branch
         cells.append(("add_or_remove", E.SelfComposedDpEvent(E.EpsilonDeltaDpEvent(0.5, 1e-6), 10)))
     return cells
@@ -126,6 +129,8 @@ def rows(examples: int = 0, quick: bool = False) -> tuple[list[AuditRow], list[s
         cells += [("add_or_remove", truncated), ("replace_one", truncated)]
     for relation, event in cells:
         out += judge_event(relation, event, _group(event), refused)
+    if not hasattr(E, "DiscreteGaussianDpEvent"):
+        out += [_discrete_gaussian_pld(sigma, steps) for sigma, steps in ([(2.0, 10)] if quick else [(2.0, 10), (0.5, 5), (10.0, 100)])]
     notes += [f"{who} refuses {', '.join(sorted(kinds))} events" for who, kinds in sorted(refused.items())]
     notes.append("Opacus's RDP, PRV and GDP accountants are run on the add/remove cells an Opacus history expresses (Poisson-sampled or "
                  "full-batch Gaussian phases; GDP on one phase only: it reads the last)" if _opacus_installed() else
@@ -134,6 +139,18 @@ def rows(examples: int = 0, quick: bool = False) -> tuple[list[AuditRow], list[s
     if examples:
         out += _hypothesis_rows(examples)
     return out, notes, unjudged
+
+
+def _discrete_gaussian_pld(sigma: float, steps: int) -> AuditRow:
+    """dp_accounting 0.6's PLD of ``steps`` discrete Gaussian steps (σ, sensitivity 1; its default
+    pessimistic estimate), judged on the claim of the main branch's event (dimension 1)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    event = {"class_name": "SelfComposedDpEvent", "count": steps,
+             "event": {"class_name": "DiscreteGaussianDpEvent", "sigma": sigma, "sensitivity": 1.0, "dimension": 1}}
+    claim = claim_object_from_dp_event(event, epsilon=1.0, delta=DELTA)
+    eps = float(pld.from_discrete_gaussian_mechanism(sigma).self_compose(steps).get_epsilon_for_delta(DELTA))
+    return judge("dp_accounting PLD (from_discrete_gaussian_mechanism)", claim, eps, group="DiscreteGaussianDpEvent")
 
 
 def judge_event(relation: str, event: Any, group: str, refused: dict[str, set[str]]) -> list[AuditRow]:

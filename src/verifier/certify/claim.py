@@ -28,7 +28,8 @@ Errors inside a phase name it by position (``scheme.phases[1].rate``).
 
 Mechanisms beyond the flags (claim files and dp_accounting events): ``rr_uniform`` (noise p, k:
 with probability 1 − p the true bucket, else a uniform one), ``discrete_laplace`` (parameter a,
-integer sensitivity C), ``finite`` (p, q: any finite pair, masses taken as exact), ``gaussian_mixture``
+integer sensitivity C), ``discrete_gaussian`` (sigma: N_ℤ(1, σ²) against N_ℤ(0, σ²), sensitivity 1,
+add/remove only: a replacement can move the query by 2), ``finite`` (p, q: any finite pair, masses taken as exact), ``gaussian_mixture``
 (sigma, sensitivities, probabilities: Σ p_i N(c_i, σ²) against N(0, σ²), add/remove). For the record
 pairs (``rr``, ``rr_uniform``, ``approx_dp``, ``finite``: the step on two records) ``replace_one``
 under ``single``/``composed`` is the pair itself.
@@ -111,7 +112,7 @@ from verifier._types import Direction, directions_for
 from verifier._validation import check_choice, check_integer, check_positive, check_real
 from verifier._validation import check_half_open_unit, check_nonnegative, check_rate, check_unit
 from verifier.errors import InvalidArgument
-from verifier.pairs import ApproxDP, DiscreteLaplace, DiscretePair, DominatingPair, Gaussian, Laplace, RandomizedResponse, UniformResponse
+from verifier.pairs import ApproxDP, DiscreteGaussian, DiscreteLaplace, DiscretePair, DominatingPair, Gaussian, Laplace, RandomizedResponse, UniformResponse
 from verifier.pairs.mixture import mixture_of_gaussians
 import verifier.matrix as matrix
 from verifier.matrix.strategy import Strategy
@@ -275,6 +276,7 @@ MECHANISMS: dict[str, _Spec] = {
     "approx_dp": _Spec({"epsilon0": (check_nonnegative, _REQUIRED), "delta0": (check_half_open_unit, _REQUIRED)}, ApproxDP, record_pair=True),
     "rr_uniform": _Spec({"noise": (check_unit, _REQUIRED), "k": (_rr_outcomes, 2)}, UniformResponse, record_pair=True),
     "discrete_laplace": _Spec({"parameter": (check_positive, _REQUIRED), "sensitivity": (_positive_integer, 1)}, DiscreteLaplace, additive=True),
+    "discrete_gaussian": _Spec({"sigma": (check_positive, _REQUIRED)}, DiscreteGaussian),
     "finite": _Spec({"p": (_numbers, _REQUIRED), "q": (_numbers, _REQUIRED)}, lambda p, q: DiscretePair(tuple(p), tuple(q)), record_pair=True),
     "gaussian_mixture": _Spec(
         {"sigma": (check_positive, _REQUIRED), "sensitivities": (_numbers, _REQUIRED), "probabilities": (_numbers, _REQUIRED)},

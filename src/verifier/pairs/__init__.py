@@ -4,6 +4,7 @@ divergences, privacy-ratio moments and privacy-loss laws in both directions."""
 from verifier.pairs.antipodal import AntipodalMixture, poisson_replace_one_step
 from verifier.pairs.approx_dp import ApproxDP, ApproxDPComposition
 from verifier.pairs.base import DominatingPair
+from verifier.pairs.discrete_gaussian import DiscreteGaussian
 from verifier.pairs.finite import DiscreteLaplace, DiscretePair, FinitePair, RandomizedResponse, UniformResponse
 from verifier.pairs.finite_composition import FiniteComposition, SubsampledFinite
 from verifier.pairs.gaussian import Gaussian
@@ -13,4 +14,4 @@ from verifier.pairs.laplace_composition import LaplaceComposition
 from verifier.pairs.subsampled import PoissonSubsampled
 from verifier.pairs.substitution import SubstitutionSubsampled, replace_one_pair
 
-__all__ = ["AntipodalMixture", "DominatingPair", "FinitePair", "DiscretePair", "RandomizedResponse", "Gaussian", "Laplace", "PoissonSubsampled", "SubstitutionSubsampled", "replace_one_pair", "poisson_replace_one_step", "ApproxDP", "ApproxDPComposition", "FiniteComposition", "SubsampledFinite", "LaplaceComposition", "UniformResponse", "DiscreteLaplace"]
+__all__ = ["AntipodalMixture", "DominatingPair", "FinitePair", "DiscretePair", "RandomizedResponse", "Gaussian", "Laplace", "PoissonSubsampled", "SubstitutionSubsampled", "replace_one_pair", "poisson_replace_one_step", "ApproxDP", "ApproxDPComposition", "FiniteComposition", "SubsampledFinite", "LaplaceComposition", "UniformResponse", "DiscreteLaplace", "DiscreteGaussian"]
