@@ -1,12 +1,12 @@
 """jax_privacy 2.0's DpEvent builders (jax_privacy.experimental.accounting) read through
 from_dp_event map to the schemes they describe (issue 25, Done-when 4). Skipped without
-jax_privacy; slow (importing jax takes ~20 s)."""
+jax_privacy; in the default run because the peers extra installs it on CPU (~20 s, mostly importing jax)."""
 
 from __future__ import annotations
 
 import pytest
 
-pytestmark = [pytest.mark.peer, pytest.mark.slow]
+pytestmark = pytest.mark.peer
 
 accounting = pytest.importorskip("jax_privacy.experimental.accounting")
 
@@ -49,11 +49,14 @@ def test_amplified_bandmf_event_is_poisson_over_rounds():
 
 def test_audit_finds_the_fixed_batch_rdp_understatement():
     """jax_privacy documents fixed_dpsgd_event for dp_accounting's RDP accountant under REPLACE_ONE;
-    that accountant understates it (#378: σ = 4, n = 1000, B = 100, 100 steps: 2.2941 < 2.3373)."""
+    that accountant understates it (#378: σ = 4, n = 1000, B = 100, 100 steps: 2.2941 < 2.3373).
+    Where Opacus is installed its accountants run beside dp_accounting's on the Poisson-sampled events,
+    and its GDP approximation is the only other finding (below the rigorous lower bound there too)."""
     from verifier.audit import audit
 
     report = audit("jax_privacy", quick=True)
     found = {(r.group, r.accountant) for r in report.findings}
-    assert found == {("fixed_dpsgd_event", "dp_accounting RdpAccountant")}
+    assert {f for f in found if f[1].startswith("dp_accounting")} == {("fixed_dpsgd_event", "dp_accounting RdpAccountant")}
+    assert {accountant for _, accountant in found if not accountant.startswith("dp_accounting")} <= {"opacus GaussianAccountant"}
     assert all(r.verdict == "VIOLATED" for r in report.findings)
     assert {r.group for r in report.rows} == {"dpsgd_event", "fixed_dpsgd_event", "truncated_dpsgd_event", "amplified_bandmf_event"}
