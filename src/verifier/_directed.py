@@ -84,10 +84,8 @@ def arb_bounds_many(balls: Sequence[arb]) -> tuple[npt.NDArray[np.float64], npt.
     step outward, as :func:`arb_bound` takes unless the end is a double. NaN gives ±∞."""
     lower = np.fromiter((float(b.lower()) for b in balls), dtype=np.float64, count=len(balls))
     upper = np.fromiter((float(b.upper()) for b in balls), dtype=np.float64, count=len(balls))
-    lower, upper = np.nextafter(lower, -np.inf), np.nextafter(upper, np.inf)
-    lower[np.isnan(lower)] = -np.inf
-    upper[np.isnan(upper)] = np.inf
-    return lower, upper
+    ends = _outward(lower, upper)
+    return ends.lo, ends.hi
 
 
 def arb_bound(x: arb, side: Side) -> float:

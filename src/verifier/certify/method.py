@@ -17,7 +17,7 @@ from verifier.errors import NotApplicable
 from verifier.schemes import Composed, Scheme
 from verifier.schemes import Sequence as SchemeSequence
 
-__all__ = ["Method", "EstimateMethod", "Guarantee", "step_pairs", "unwrap_composed"]
+__all__ = ["Method", "EstimateMethod", "Guarantee", "QuantityMethod", "step_pairs", "unwrap_composed"]
 
 
 def unwrap_composed(scheme: Scheme) -> tuple[Scheme, int]:
@@ -167,6 +167,21 @@ class Method(abc.ABC):
         if self.returns & {Guarantee.LOWER, Guarantee.EXACT}:
             out.add(Side.LOWER)
         return frozenset(out)
+
+
+class QuantityMethod(Method):
+    """A method that answers δ(ε) and ε(δ) by one routine: it implements :meth:`quantity_bounds`, and
+    :meth:`delta_bounds` and :meth:`epsilon_bounds` call it."""
+
+    @abc.abstractmethod
+    def quantity_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> Sequence[Bound]:
+        """Rigorous bounds on δ(``at``) (``quantity`` DELTA) or ε(``at``) (EPSILON) in ``direction``."""
+
+    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
+        return self.quantity_bounds(scheme, Quantity.DELTA, epsilon, direction)
+
+    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
+        return self.quantity_bounds(scheme, Quantity.EPSILON, delta, direction)
 
 
 class EstimateMethod(Method):

@@ -36,7 +36,7 @@ from flint import arb
 
 from verifier._directed import ARB_PRECISION_BITS, arb_bound, with_precision
 from verifier._types import Bound, Direction, Quantity, Side
-from verifier.certify.method import Guarantee, Method
+from verifier.certify.method import Guarantee, QuantityMethod
 from verifier.errors import NotApplicable
 from verifier.pairs import Gaussian
 from verifier.schemes import BandedPoisson, Poisson, Scheme
@@ -119,7 +119,7 @@ def run_bound(reduced: Scheme, side: Side, quantity: Quantity, at: float, direct
     return pick(found, key=lambda b: b.value), sum(p.steps for p in getattr(reduced, "phases", (reduced,)))
 
 
-class BandedPoissonMethod(Method):
+class BandedPoissonMethod(QuantityMethod):
     name = "banded-poisson"
     citation = _CITATION
     returns = frozenset({Guarantee.UPPER, Guarantee.LOWER})
@@ -129,7 +129,7 @@ class BandedPoissonMethod(Method):
     def supports(self, scheme: Scheme) -> bool:
         return isinstance(scheme, BandedPoisson)
 
-    def _bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
+    def quantity_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
         if not isinstance(scheme, BandedPoisson):
             raise NotApplicable(f"{self.name} needs a BandedPoisson scheme, got {type(scheme).__name__}")
         out: list[Bound] = []
@@ -140,12 +140,6 @@ class BandedPoissonMethod(Method):
                 note = f"{bound.method} on {steps} Poisson-subsampled Gaussian steps ({'dominating profile of every group' if side is Side.UPPER else 'one group, attained'})"
                 out.append(Bound(bound.value, side, direction, quantity, at, self.name, _CITATION, bound.error_budget, note=note))
         return out
-
-    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        return self._bounds(scheme, Quantity.DELTA, epsilon, direction)
-
-    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        return self._bounds(scheme, Quantity.EPSILON, delta, direction)
 
 
 METHODS = [BandedPoissonMethod()]

@@ -39,13 +39,13 @@ cheapest first.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import Callable
 
 from flint import arb
 
 from verifier._directed import arb_bound, with_precision
 from verifier._types import Bound, Direction, Quantity, Side
-from verifier.certify.method import Guarantee, Method
+from verifier.certify.method import Guarantee, QuantityMethod
 from verifier.errors import NotApplicable
 from verifier.schemes import Composed, Poisson, RepeatAndSelect, SampledZCDP, Scheme, Single, ZCDP
 from verifier.schemes import Sequence as SchemeSequence
@@ -98,7 +98,7 @@ def is_class(scheme: Scheme) -> bool:
     return False
 
 
-class Member(Method):
+class Member(QuantityMethod):
     name = "member"
     citation = "LOWER bounds of a member of the class: the Gaussian with Delta/sigma = sqrt(2 rho) for (xi, rho)-zCDP (Steinke 2022, Lemma 12), Poisson-sampled when the class is; the run itself for repeat-and-select (mixed with nothing released at e^-mean for Poisson runs)"
     returns = frozenset({Guarantee.LOWER})
@@ -110,7 +110,7 @@ class Member(Method):
     def supports(self, scheme: Scheme) -> bool:
         return is_class(scheme)
 
-    def _bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
+    def quantity_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
         if isinstance(scheme, RepeatAndSelect) and scheme.poisson:
             return self._poisson_runs(scheme, quantity, at, direction)
         return self._member_bounds(scheme, quantity, at, direction)
@@ -137,12 +137,6 @@ class Member(Method):
         method, best = max(found, key=lambda pair: pair[1].value)
         note = f"member {type(member(scheme)).__name__}: {method.name}"
         return [Bound(best.value, Side.LOWER, direction, quantity, at, self.name, f"{self.citation}; {best.citation}", note=note)]
-
-    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        return self._bounds(scheme, Quantity.DELTA, epsilon, direction)
-
-    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        return self._bounds(scheme, Quantity.EPSILON, delta, direction)
 
 
 METHODS = [Member()]

@@ -14,13 +14,12 @@ Poisson DP-SGD.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Sequence
 
 import numpy as np
 
 from verifier._directed import up
 from verifier._types import Bound, Direction, Quantity, Side
-from verifier.certify.method import Guarantee, Method
+from verifier.certify.method import Guarantee, QuantityMethod
 from verifier.certify.methods.banded_poisson import poisson_run, run_bound
 from verifier.certify.methods.matrix_cc import DELTA_E
 from verifier.errors import NotApplicable
@@ -86,7 +85,7 @@ def _lower_plds(scheme: MatrixPoisson, direction: Direction) -> list:
     return [(block_pld(block_pairs(a, columns, scheme.rate, length), direction), length) for length in block_lengths(a, columns)]
 
 
-class MMCC(Method):
+class MMCC(QuantityMethod):
     name = "mmcc"
     citation = CITATION_MMCC
     returns = frozenset({Guarantee.UPPER, Guarantee.LOWER})
@@ -111,7 +110,7 @@ class MMCC(Method):
                 out.append(Bound(bound.value, side, direction, quantity, at, self.name, self.citation, bound.error_budget, note=note))
         return out
 
-    def _bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
+    def quantity_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
         if not isinstance(scheme, MatrixPoisson):
             raise NotApplicable(f"{self.name} needs a MatrixPoisson scheme, got {type(scheme).__name__}")
         norms = _exact_norms(scheme)
@@ -139,12 +138,6 @@ class MMCC(Method):
             note = f"block projection, blocks of {length} rows (group 0)"
             out.append(Bound(max(0.0, value) if quantity is Quantity.DELTA else value, Side.LOWER, direction, quantity, at, "mmcc", CITATION_BLOCKS, note=note))
         return out
-
-    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        return self._bounds(scheme, Quantity.DELTA, epsilon, direction)
-
-    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        return self._bounds(scheme, Quantity.EPSILON, delta, direction)
 
 
 METHODS = [MMCC()]
