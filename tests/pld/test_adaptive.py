@@ -181,3 +181,27 @@ def test_a_grid_too_narrow_for_the_paths_stays_on_each_side():
     for epsilon, truth in zip(epsilons, truths):
         assert lower.delta(epsilon) <= truth <= upper.delta(epsilon)
     assert upper.delta(0.5) > truths[-1] + 1e-3  # the narrow grid costs tightness, not validity
+
+
+def test_tilted_fft_keeps_both_sides_and_narrows_small_deltas():
+    """300 steps of the remove/add family at q = 0.02 read at δ = 1e-7: without the tilt the FFT's
+    absolute error bound (set by the values near 1) leaves a bracket [14.32, 14.50] on ε; tilted by
+    λ = 1 it is within 0.02. Both runs are rigorous, so each bracket must meet the other (a tilt not
+    undone, or undone at the wrong u, moves the tilted values by factors e^{λu} and fails this)."""
+    pair = PoissonSubsampled(Gaussian(1.1, 2.0), 0.02)
+    runs = {}
+    for tilt in (0.0, 1.0):
+        for side, dominance in ((Side.UPPER, Dominance.DOMINATING), (Side.LOWER, Dominance.DOMINATED)):
+            members = [pld_from_pair(pair, d, dominance, 2.0**-8) for d in (Direction.REMOVE, Direction.ADD)]
+            runs[tilt, side] = adaptive_value(members, 300, side, -16.0, 8.0, tilt=tilt)
+    for tilt, other in ((0.0, 1.0), (1.0, 0.0)):
+        assert runs[tilt, Side.LOWER].epsilon(1e-7) <= runs[other, Side.UPPER].epsilon(1e-7)
+        assert runs[tilt, Side.LOWER].delta(5.0) <= runs[other, Side.UPPER].delta(5.0)
+    tilted = runs[1.0, Side.UPPER].epsilon(1e-7) - runs[1.0, Side.LOWER].epsilon(1e-7)
+    plain = runs[0.0, Side.UPPER].epsilon(1e-7) - runs[0.0, Side.LOWER].epsilon(1e-7)
+    assert tilted < 0.03 < 0.1 < plain
+
+
+def test_tilt_outside_its_range_is_refused():
+    with pytest.raises(InvalidArgument):
+        adaptive_value([_pld(0, Dominance.DOMINATING)], 1, Side.UPPER, -1.0, 1.0, tilt=-1.0)

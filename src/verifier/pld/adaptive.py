@@ -29,14 +29,26 @@ its REMOVE-direction discrete PLD (law of ln(P_m/Q_m) under P_m):
 
 Convolutions: direct for short kernels (each entry a sum of k non-negative products, relative error
 <= γ_k, Higham Lemma 3.1), else verifier's radix-2 FFT with the entrywise bound of
-:mod:`verifier.pld.fft` (Higham Thm 24.2).
+:mod:`verifier.pld.fft` (Higham Thm 24.2). That bound is absolute and scales with the operands' norms,
+which the values near 1 (u > 0) dominate, while δ is read where U ~ 1e-5: over thousands of steps the
+added bound would swamp it. With ``tilt`` λ > 0 the FFT convolves the tilted operands
+Ũ(u) = U(u)·e^{−λu} and p̃_j = p_j·e^{λℓ_j} and multiplies the result back by e^{λu}:
+
+    Σ_j p_j U(u + ℓ_j) = e^{λu} Σ_j p̃_j Ũ(u + ℓ_j)   (exactly),
+
+so the error at u is e^{λu} times a bound set by the tilted norms, small where U is small. The tilted
+kernel's mass E_P[e^{λL}] grows fast with λ (a Rényi moment of order λ + 1), and with it the norms: the
+requested λ is halved until every member's tilted mass is at most 3/2 (0 after six halvings). λ is rounded
+to a multiple of 2^-8, which makes every λ·u and λ·ℓ on the dyadic grid exact; each exponential is
+trusted to 8 ulp (libm's documented accuracy, with a margin) and every product is rounded toward the
+side with that margin.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -85,11 +97,15 @@ class AdaptiveValue:
         return -math.inf if above.size == 0 else -float((self.first + above[0]) * self.step)
 
 
-def adaptive_value(members: Sequence[DiscretePLD], steps: int, side: Side, u_low: float, u_high: float) -> AdaptiveValue:
+def adaptive_value(
+    members: Sequence[DiscretePLD], steps: int, side: Side, u_low: float, u_high: float, *, tilt: float = 0.0,
+    progress: Callable[[int], None] | None = None,
+) -> AdaptiveValue:
     """U_T on the grid [u_low, u_high] (rounded outward to the members' step) for the family whose
     REMOVE-direction PLDs are ``members``: DOMINATING ones for ``side`` UPPER, DOMINATED for LOWER
     (see the module docstring). T = ``steps``; the work is T·|F| convolutions of the grid with a
-    member's PLD."""
+    member's PLD. ``tilt`` is the λ of the tilted FFT (module docstring; about ln(1/δ)/ε for the δ
+    and ε to be read, 0 for none); ``progress`` is called with the number of steps done."""
     if not members:
         raise InvalidArgument("members", members, "the family must hold at least one step pair")
     t = check_integer("steps", steps, minimum=1)
@@ -104,11 +120,25 @@ def adaptive_value(members: Sequence[DiscretePLD], steps: int, side: Side, u_low
         raise InvalidArgument("u range", (u_low, u_high), "must be finite with u_low < u_high")
     first, last = math.floor(u_low / h), math.ceil(u_high / h)
     grid = (first + np.arange(last - first + 1, dtype=np.float64)) * h
+    if not (math.isfinite(tilt) and 0.0 <= tilt <= 64.0):
+        raise InvalidArgument("tilt", tilt, "must be in [0, 64]")
     values = _start(grid, side)
-    stepper = _Stepper(members, grid.size, side)
-    for _ in range(t):
+    stepper = _Stepper(members, first, grid.size, side, _moderate(members, round(tilt * 256) / 256))
+    for done in range(t):
         values = stepper.step(values, grid)
+        if progress is not None:
+            progress(done + 1)
     return AdaptiveValue(h, first, values, side)
+
+
+def _moderate(members: Sequence[DiscretePLD], tilt: float) -> float:
+    """``tilt`` halved until every member's tilted mass Σ p_j e^{λℓ_j} is at most 3/2 (module
+    docstring); 0 if six halvings do not get there. Only the error bound's size depends on it."""
+    for _ in range(7):
+        if all(float(np.sum(m.probs * np.exp(tilt * (m.offset + np.arange(m.probs.size)) * m.step))) <= 1.5 for m in members):
+            return tilt
+        tilt = math.floor(tilt * 128) / 256
+    return 0.0
 
 
 def _start(grid: npt.NDArray[np.float64], side: Side) -> npt.NDArray[np.float64]:
@@ -119,24 +149,45 @@ def _start(grid: npt.NDArray[np.float64], side: Side) -> npt.NDArray[np.float64]
     return np.clip(raw + slack if side is Side.UPPER else raw - slack, 0.0, 1.0)
 
 
+#: Trusted accuracy of numpy's exp (8 ulp), plus the product it enters: the tilt's relative margin.
+_EXP_MARGIN = 20 * _U
+
+
 class _Stepper:
     """One step of the recursion: the grid vector extended beyond both ends, correlated with each
-    member's masses, the errors moved to ``side``, the maximum over members."""
+    member's masses (tilted by e^{λℓ} on the FFT path), the errors moved to ``side``, the maximum
+    over members."""
 
-    def __init__(self, members: Sequence[DiscretePLD], size: int, side: Side) -> None:
+    def __init__(self, members: Sequence[DiscretePLD], first: int, size: int, side: Side, tilt: float) -> None:
         self.side = side
         self.size = size
+        self.tilt = tilt
         self.low = max(0, -min(m.offset for m in members))
         self.high = max(0, max(m.offset + m.probs.size - 1 for m in members))
         self.length = self.low + size + self.high
+        h = members[0].step
+        # e^{∓λu} on the extended grid and back on the grid (λu exact: λ ∈ 2^-8·ℤ, u ∈ h·ℤ).
+        extended_u = (first - self.low + np.arange(self.length, dtype=np.float64)) * h
+        self.untilt_in = self._directed(np.exp(-tilt * extended_u))
+        self.tilt_out = self._directed(np.exp(tilt * (first + np.arange(size, dtype=np.float64)) * h))
         longest = max(m.probs.size for m in members)
         self.fft_size = 1 << (self.length + longest - 2).bit_length()
         self.kernels = []
         for m in members:
             reversed_probs = np.ascontiguousarray(m.probs[::-1])
-            operand = None if m.probs.size <= DIRECT_LIMIT else Operand(reversed_probs, self.fft_size)
+            operand = None
+            if m.probs.size > DIRECT_LIMIT:
+                losses = (m.offset + np.arange(m.probs.size, dtype=np.float64)) * h
+                tilted = self._directed(m.probs * self._directed(np.exp(tilt * losses)))
+                operand = Operand(np.ascontiguousarray(tilted[::-1]), self.fft_size)
             infinite = up(m.infinite_mass) if side is Side.UPPER else m.infinite_mass
             self.kernels.append((m.offset, reversed_probs, operand, infinite))
+
+    def _directed(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """x (a product of at most two roundings and one exp) moved past its error toward the side."""
+        if self.side is Side.UPPER:
+            return up(x * (1 + _EXP_MARGIN))
+        return down(x * (1 - _EXP_MARGIN))
 
     def _extended(self, values: npt.NDArray[np.float64], grid: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         h = grid[1] - grid[0] if grid.size > 1 else 1.0
@@ -159,9 +210,11 @@ class _Stepper:
                 error = gamma * np.abs(approx) / (1 - gamma)
             else:
                 if spectrum is None:
-                    spectrum = Operand(extended, self.fft_size)
+                    spectrum = Operand(self._directed(extended * self.untilt_in), self.fft_size)
                 full, bound = convolve_bracket(spectrum, operand)
-                approx, error = full[start : start + self.size], bound
+                tilted = full[start : start + self.size]
+                shifted = tilted + bound if self.side is Side.UPPER else np.maximum(tilted - bound, 0.0)
+                approx, error = self._directed(self._directed(shifted) * self.tilt_out), 0.0
             if self.side is Side.UPPER:
                 value = up(up(approx + error) + infinite) * (1 + 4 * _U)
             else:

@@ -25,4 +25,5 @@ ADAPTERS = [
     "verifier.certify.methods.banded_poisson",
     "verifier.certify.methods.member",
     "verifier.certify.methods.mmcc",
+    "verifier.certify.methods.adaptive_batches",
 ]
