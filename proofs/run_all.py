@@ -44,6 +44,7 @@ SCRIPTS = (
     "allocation_add_taylor",
     "antipodal_dominance",
     "fixed_batch_domination",
+    "gram_step_split",
     "tradeoff_conversion",
     "shuffle_count",
     "shuffle_coupling",

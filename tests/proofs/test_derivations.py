@@ -429,6 +429,19 @@ WRONG_CLAIMS += [
 ]
 
 WRONG_CLAIMS += [
+    # gram_step_split: r1 and r0 swapped in the high atom; the low atom's sign; F' without the
+    # denominator; the far branch without ln q
+    ("gram_step_split", "split_high",
+     (sp.Symbol("P", positive=True) - sp.Symbol("r1", positive=True) * sp.Symbol("Q", positive=True))
+     / (1 - sp.Symbol("r0", positive=True) / sp.Symbol("r1", positive=True))),
+    ("gram_step_split", "split_low", -_module("gram_step_split").claims()["split_low"]),
+    ("gram_step_split", "loss_derivative", sp.Symbol("q", positive=True) * sp.exp(sp.Symbol("x", real=True))),
+    ("gram_step_split", "far_branch",
+     sp.Symbol("x", real=True) + sp.log(1 + (1 - sp.Symbol("q", positive=True)) / sp.Symbol("q", positive=True)
+                                        * sp.exp(-sp.Symbol("x", real=True)))),
+]
+
+WRONG_CLAIMS += [
     # discrete_gaussian (the ratio's sign of the 1; the tail as its first term only)
     ("discrete_gaussian", "ratio", sp.exp(-(2 * _module("discrete_gaussian").x - 1) / (2 * sigma**2))),
     ("discrete_gaussian", "tail", sp.exp(-_module("discrete_gaussian").m ** 2 / (2 * sigma**2))),
