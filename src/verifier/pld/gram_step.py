@@ -89,6 +89,9 @@ _EXP_MARGIN = 16.0 * _U
 _LOSS_CAP = 600.0
 #: Widest cell of an edge grid relative to the narrowest (:func:`_edge_sets`).
 _MAX_WIDTH_RATIO = 24.0
+#: Quantum of the exact grid sums (:func:`_assemble`).
+_QUANTUM = 2.0**-62
+_QUANTUM_INVERSE = 2.0**62
 #: Cells per block of rows (bounds the memory of the vectorised cell computations).
 _BLOCK = 1 << 18
 
@@ -303,20 +306,27 @@ def _split(
 
 
 def _assemble(indices: npt.NDArray[np.int64], masses: npt.NDArray[np.float64], h: float, tail: float) -> DiscretePLD:
-    """Grid sums rounded down, the deficit to +∞, tails cut (step 5). Sums by math.fsum (correctly
-    rounded, so one step down is below the exact sum): a bin near loss 0 collects ~10^5 cells, where
-    the recursive-summation bound of Higham Lemma 3.1 would send ~10^-11 to +∞."""
+    """Grid sums rounded down, the deficit to +∞, tails cut (step 5). A bin near loss 0 collects ~10^5
+    cells, where the recursive-summation bound of Higham Lemma 3.1 would send ~10^-11 to +∞, so the
+    sums are exact: each mass (< 2) is k·2^-62 + r with k = ⌊m·2^62⌋ < 2^63 and 0 <= r < 2^-62 (both
+    exact); k is split into 31-bit halves whose float sums stay below 2^53 (exact integers) and
+    recombined in int64 (Σk <= 2^62: the masses are lower bounds of masses summing to <= 1); the
+    remainders, at most count·2^-62 a bin, are summed in float and scaled by 1 − (count + 2)u."""
     used = masses > 0
     indices, masses = indices[used], masses[used]
     if indices.size == 0:
         return DiscretePLD(h, 0, np.zeros(1), 1.0, 0.0, Dominance.DOMINATING, Direction.REMOVE, 1.0)
-    order = np.argsort(indices, kind="stable")
-    indices, masses = indices[order], masses[order]
-    starts = np.flatnonzero(np.diff(indices)) + 1
-    first = int(indices[0])
-    probs = np.zeros(int(indices[-1]) - first + 1)
-    sums = [math.fsum(group) for group in np.split(masses, starts)]
-    probs[indices[np.concatenate([[0], starts])] - first] = np.maximum(down(np.array(sums)), 0.0)
+    first = int(indices.min())
+    position = indices - first
+    units = np.floor(masses * _QUANTUM_INVERSE)  # exact: a power-of-two scaling, then floor
+    remainder = masses - units * _QUANTUM  # exact: the low bits of the mass
+    whole = units.astype(np.int64)
+    high = np.bincount(position, weights=(whole >> 31).astype(np.float64))
+    low = np.bincount(position, weights=(whole & ((1 << 31) - 1)).astype(np.float64))
+    exact_units = (high.astype(np.int64) << 31) + low.astype(np.int64)
+    counts = np.bincount(position)
+    rest = np.maximum(down(np.bincount(position, weights=remainder) * (1.0 - (counts + 2) * _U)), 0.0)
+    probs = np.maximum(down(down(exact_units.astype(np.float64) * _QUANTUM) + rest), 0.0)
     infinite = max(0.0, up(1.0 - down(math.fsum(probs))))
     probs, offset, moved_up, moved_off = _truncate(probs, first, tail, True)
     infinite = up(infinite + moved_off)
