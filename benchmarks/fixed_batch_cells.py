@@ -5,7 +5,7 @@ family, measured in FLOAT (a planning experiment, NOT a bound: scipy FFT, float 
     .venv/bin/python benchmarks/fixed_batch_cells.py [--out FILE.md]
 
 A step pair E(A, B, C) = ((1 − q)N(0) + qN(a), (1 − q)N(0) + qN(b)) with Gram matrix
-[[A, C], [C, B]] (a = (√A, 0), b = (C/√A, √(B − C²/A)); 2-D on a 0.01 grid, 1-D where the rank is one).
+[[A, C], [C, B]] (a = (√A, 0), b = (C/√A, √(B − C²/A)); 2-D on a grid of σ/110 (0.01 at σ = 1.1), 1-D where the rank is one).
 Its loss law is split onto the grid kh (h = 2^-9) keeping P- and Q-mass (the connect-the-dots
 discretisation), and the recursion U_k(u) = max_m E[U_{k−1}(u + L_m)], U_0 = (1 − e^{−u})_+, runs on
 u ∈ [−17, 20] once for every ε (translation invariance). Rows: the remove/add family alone, then
@@ -43,35 +43,35 @@ def _split(loss: np.ndarray, weight: np.ndarray) -> tuple[int, np.ndarray]:
     k = np.floor(loss / H).astype(np.int64)
     share = (np.exp(-(loss - k * H)) - math.exp(-H)) / -math.expm1(-H)
     first = int(k.min())
-    mass = np.zeros(int(k.max()) - first + 2)
-    np.add.at(mass, k - first, weight * share)
-    np.add.at(mass, k - first + 1, weight * (1 - share))
-    return first, mass
+    size = int(k.max()) - first + 2
+    return first, np.bincount(k - first, weight * share, size) + np.bincount(k - first + 1, weight * (1 - share), size)
 
 
-def loss_law(a_sq: float, b_sq: float, c: float) -> tuple[int, np.ndarray]:
+def loss_law(a_sq: float, b_sq: float, c: float, sigma: float = SIGMA, q: float = Q) -> tuple[int, np.ndarray]:
+    """The grid law of ln(P/Q) under P for E(A, B, C): 1-D where the rank is one, else 2-D on a
+    grid of σ/110 over [−8σ − 2, 8σ + 2]^2."""
     from scipy.stats import norm
 
     if a_sq == 0 or b_sq == 0 or abs(c * c - a_sq * b_sq) < 1e-14:
         a1 = math.sqrt(a_sq)
         b1 = (c / a1) if a_sq > 0 else -math.sqrt(b_sq)
-        y = np.linspace(min(a1, b1, 0) - 14 * SIGMA, max(a1, b1, 0) + 14 * SIGMA, 2_000_001)
-        p = (1 - Q) * norm.pdf(y, 0, SIGMA) + Q * norm.pdf(y, a1, SIGMA)
-        qq = (1 - Q) * norm.pdf(y, 0, SIGMA) + Q * norm.pdf(y, b1, SIGMA)
+        y = np.linspace(min(a1, b1, 0) - 14 * sigma, max(a1, b1, 0) + 14 * sigma, 2_000_001)
+        p = (1 - q) * norm.pdf(y, 0, sigma) + q * norm.pdf(y, a1, sigma)
+        qq = (1 - q) * norm.pdf(y, 0, sigma) + q * norm.pdf(y, b1, sigma)
         return _split(np.log(p / qq), p / p.sum())
     a1 = math.sqrt(a_sq)
     b1 = c / a1
     b2 = math.sqrt(max(b_sq - b1 * b1, 0.0))
-    axis = np.arange(-8 * SIGMA - 2, 8 * SIGMA + 2, 0.01)
+    axis = np.arange(-8 * sigma - 2, 8 * sigma + 2, sigma / 110)
     y1, y2 = np.meshgrid(axis, axis, indexing="ij")
-    base = norm.pdf(y1, 0, SIGMA) * norm.pdf(y2, 0, SIGMA)
-    p = (1 - Q) * base + Q * norm.pdf(y1, a1, SIGMA) * norm.pdf(y2, 0, SIGMA)
-    qq = (1 - Q) * base + Q * norm.pdf(y1, b1, SIGMA) * norm.pdf(y2, b2, SIGMA)
+    base = norm.pdf(y1, 0, sigma) * norm.pdf(y2, 0, sigma)
+    p = (1 - q) * base + q * norm.pdf(y1, a1, sigma) * norm.pdf(y2, 0, sigma)
+    qq = (1 - q) * base + q * norm.pdf(y1, b1, sigma) * norm.pdf(y2, b2, sigma)
     return _split(np.log(p / qq).ravel(), (p / p.sum()).ravel())
 
 
-def epsilon(laws: list[tuple[int, np.ndarray]]) -> float:
-    """ε(DELTA) of the float recursion over ``laws`` (interpolated between grid points)."""
+def epsilon(laws: list[tuple[int, np.ndarray]], steps: int = T, delta: float = DELTA) -> float:
+    """ε(delta) of the float recursion over ``laws`` after ``steps`` steps (interpolated)."""
     from scipy import fft
 
     size = int(round((U_HIGH - U_LOW) / H)) + 1
@@ -81,13 +81,13 @@ def epsilon(laws: list[tuple[int, np.ndarray]]) -> float:
     n = fft.next_fast_len(size + low + high + max(m.size for _, m in laws))
     kernels = [(k, m.size, fft.rfft(m[::-1], n)) for k, m in laws]
     values = np.maximum(0.0, -np.expm1(-u))
-    for _ in range(T):
+    for _ in range(steps):
         spectrum = fft.rfft(np.concatenate([np.full(low, values[0]), values, np.ones(high)]), n)
         values = np.max(
             [fft.irfft(spectrum * kern, n)[low + k + length - 1 : low + k + length - 1 + size] for k, length, kern in kernels], axis=0
         )
-    i = int(np.searchsorted(values, DELTA))
-    return -(u[i - 1] + (DELTA - values[i - 1]) / (values[i] - values[i - 1]) * H)
+    i = int(np.searchsorted(values, delta))
+    return -(u[i - 1] + (delta - values[i - 1]) / (values[i] - values[i - 1]) * H)
 
 
 def main() -> None:

@@ -60,6 +60,16 @@ map after seeing the past outputs.
    kappa and than add at another, at (sigma, q) = (1.1, 0.1). So a finite family must hold more
    members than the two orientations: cell dominators of step 6.
 
+8. Transitivity of step 4's order (sympy ``cauchy_schwarz_gap``): if G <= G' <= G'' then
+   C'' <= C' + sqrt((A'' - A')(B'' - B')) <= C + sqrt((A' - A)(B' - B)) + sqrt((A'' - A')(B'' - B'))
+   <= C + sqrt((A'' - A)(B'' - B)), since (x1 + x2)(y1 + y2) - (sqrt(x1 y1) + sqrt(x2 y2))^2 =
+   (sqrt(x1 y2) - sqrt(x2 y1))^2 >= 0 (it is also the composition of the two post-processings and
+   Plackett steps: profile domination is transitive). So a member dominated by another member may be
+   dropped, and a cell whose step-6 dominator taken at any corner (A*, B*) >= (A1, B1) has C at least
+   a member's C* (same A*, B*) is covered by that member: verifier.pld.gram_cover builds such a
+   finite cover (graded dyadic cells, rigorous outward-rounded floors) and checks it; ``_check_cells``
+   also runs its cell_floor as a rule.
+
 The theorem the recursion (verifier.pld.adaptive) would rest on: if the cells of a finite family
 cover [0, 4]^2 and the family holds each cell's dominator and its mirror (A <-> B), the recursion over
 the members' DOMINATING PLDs is an UPPER bound on delta(eps) for every adaptive adversary, in both
@@ -87,6 +97,7 @@ from proofs._common import DerivationFailed, merge_claims, record_check, require
 __all__ = ["A", "B", "EXPORT_SYMBOLS", "claims", "cell_dominator", "cmin", "derive", "dominated"]
 
 EXPORT_SYMBOLS = {
+    "cauchy_schwarz_gap": ("x1", "x2", "y1", "y2"),
     "circumradius_root": ("A", "B"),
     "cmin_r3": ("A", "B"),
     "perspective_mixed_partial": ("u", "v"),
@@ -101,6 +112,7 @@ _S, _T = sp.symbols("s t", real=True)
 _RHO = sp.Symbol("rho", real=True)
 _TA, _TB = sp.symbols("tau_a tau_b", positive=True)
 _PHI = sp.Function("phi")
+_X1, _X2, _Y1, _Y2 = sp.symbols("x1 x2 y1 y2", positive=True)
 
 #: Random configurations of step 5 and random cells of step 6 (fixed seeds: the check is repeatable).
 _SAMPLES = 20000
@@ -113,6 +125,7 @@ _ATOL = 1e-12
 def claims() -> dict[str, sp.Expr]:
     rab = sp.sqrt(A * B)
     return {
+        "cauchy_schwarz_gap": (sp.sqrt(_X1 * _Y2) - sp.sqrt(_X2 * _Y1)) ** 2,
         "circumradius_root": (rab - sp.sqrt((4 - A) * (4 - B))) / 4,
         "cmin_r3": (A * B - sp.sqrt(A * B * (4 - A) * (4 - B))) / 4,
         "perspective_mixed_partial": -(_V / _U**2) * sp.Subs(sp.Derivative(_PHI(_KAPPA), _KAPPA, 2), _KAPPA, _V / _U),
@@ -159,6 +172,13 @@ def cell_dominator(a0: float, a1: float, b0: float, b1: float) -> tuple[float, f
             slack = math.sqrt(max(0.0, (a1 - edges_a[i + 1]) * (b1 - edges_b[j + 1])))
             low = min(low, box + slack)
     return a1, b1, max(-math.sqrt(a1 * b1), low - _ATOL)
+
+
+def _package_dominator(a0: float, a1: float, b0: float, b1: float) -> tuple[float, float, float]:
+    """Step 6's dominator with verifier.pld.gram_cover's rigorous cell floor (the cover's rule)."""
+    from verifier.pld.gram_cover import cell_floor
+
+    return a1, b1, max(-math.sqrt(a1 * b1), float(cell_floor(a0, a1, b0, b1, a1, b1)))
 
 
 def dominated(gram: tuple[float, float, float], dominator: tuple[float, float, float]) -> bool:
@@ -277,8 +297,12 @@ def derive(*, claimed: Mapping[str, sp.Expr] | None = None) -> dict[str, sp.Expr
         for s0, t0 in ((0, 0), (sp.Rational(1, 3), -2))
     ]
     require_equal(sp.diff(_bivariate(), _RHO), claim["plackett_unequal"], "Plackett: d phi/d rho = tau_a tau_b d^2 phi/ds dt", rho_points)
+    gap = (_X1 + _X2) * (_Y1 + _Y2) - (sp.sqrt(_X1 * _Y1) + sp.sqrt(_X2 * _Y2)) ** 2
+    xy_points = [{_X1: sp.Rational(1, 3), _X2: 2, _Y1: sp.Rational(5, 7), _Y2: 3}, {_X1: 4, _X2: sp.Rational(1, 9), _Y1: 1, _Y2: sp.Rational(7, 2)}]
+    require_equal(gap, claim["cauchy_schwarz_gap"], "step 8: Cauchy-Schwarz gap", xy_points)
     _check_cmin(claim["cmin_r3"])
     _check_cells()
+    _check_cells(rule=_package_dominator)
     _check_obstacle()
     return {name: claim[name] for name in EXPORT_SYMBOLS}
 

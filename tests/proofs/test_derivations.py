@@ -396,6 +396,9 @@ WRONG_CLAIMS = [
     ("shuffle_coupling", "fmt_margin", 1 + sp.exp(-epsilon0) / 2),
     # fixed_batch_domination: the other root of the quadratic; the + sign in Cmin; the perspective's
     # sign; tau_a^2 in place of tau_a tau_b in Plackett's identity
+    ("fixed_batch_domination", "cauchy_schwarz_gap",
+     (sp.sqrt(sp.Symbol("x1", positive=True) * sp.Symbol("y2", positive=True))
+      + sp.sqrt(sp.Symbol("x2", positive=True) * sp.Symbol("y1", positive=True))) ** 2),
     ("fixed_batch_domination", "circumradius_root",
      (sp.sqrt(_module("fixed_batch_domination").A * _module("fixed_batch_domination").B)
       + sp.sqrt((4 - _module("fixed_batch_domination").A) * (4 - _module("fixed_batch_domination").B))) / 4),
