@@ -5,8 +5,9 @@ References: at T = 1 the best adaptive choice is the larger of the two orientati
 computed here by mpmath quadrature of the Gaussian mixture (independent of the PLD engine); for more
 steps the value must not fall below the fixed orientation (the ``pld`` method's attained pair, an
 adversary the recursion also contains) and must lie below the rigorous UPPER end of the ``pld``
-method (the symmetrised profile). A family that lost the add member, or read the wrong grid point,
-fails the first test; one that mixed up the sides fails the second."""
+method (the symmetrised profile). A family that lost the add member gains nothing over the fixed
+orientation and fails the second test; one that read the wrong grid point or mixed up the sides
+fails the first or the second."""
 
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ def test_several_steps_lie_between_the_fixed_orientation_and_the_upper_end():
     pld = PLDMethod().epsilon_bounds(scheme, delta, Direction.REMOVE)
     fixed = max(b.value for b in pld if b.side is Side.LOWER)
     upper = min(b.value for b in pld if b.side is Side.UPPER)
-    assert fixed < adaptive.value < upper
+    assert fixed + 0.05 < adaptive.value < upper  # 8.005 < 8.084 < 8.467: the add member is used
     assert adaptive.quantity is Quantity.EPSILON
 
 
