@@ -17,7 +17,8 @@ import mpmath
 import pytest
 
 from verifier._types import Direction, Quantity, Side
-from verifier.certify.methods.adaptive_batches import AdaptiveBatches
+from verifier.certify.methods import adaptive_batches
+from verifier.certify.methods.adaptive_batches import AdaptiveBatches, AdaptiveCover
 from verifier.certify.methods.pld import PLDMethod
 from verifier.certify.registry import methods_for
 from verifier.pairs import Gaussian, Laplace
@@ -76,3 +77,41 @@ def test_registered_for_gaussian_fixed_batches_only():
     assert not any(m.name == "adaptive" for m in methods_for(laplace))
     cost = AdaptiveBatches().estimate_cost(WithoutReplacement(Gaussian(SIGMA, 2.0), 60000, 256, 2344))
     assert cost is not None and 1.0 < cost.seconds < math.inf
+
+
+@pytest.fixture
+def coarse_members(monkeypatch):
+    """Members' PLDs on 128 cells per axis (the method's bound stays rigorous, only looser), so the
+    UPPER tests run in seconds; the caches are emptied before and after."""
+    monkeypatch.setattr(adaptive_batches, "_CELLS", 128)
+    adaptive_batches._upper_family.cache_clear()
+    adaptive_batches._upper.cache_clear()
+    yield
+    adaptive_batches._upper_family.cache_clear()
+    adaptive_batches._upper.cache_clear()
+
+
+def test_cover_upper_is_above_every_orientation_at_one_step(coarse_members):
+    """T = 1: the worst realisable step is at least as bad as either orientation (mpmath)."""
+    scheme = WithoutReplacement(Gaussian(SIGMA, 2.0), N, B, 1)
+    for epsilon in (0.5, 1.0, 2.0):
+        truth = float(max(_orientation_delta(epsilon, True), _orientation_delta(epsilon, False)))
+        (bound,) = AdaptiveCover().delta_bounds(scheme, epsilon, Direction.ADD)
+        assert bound.side is Side.UPPER and bound.method == "adaptive-cover"
+        assert truth <= bound.value <= truth * 1.05
+
+
+def test_cover_upper_closes_most_of_the_gap(coarse_members):
+    """T = 20, δ = 1e-3: pld gives [8.005, 8.467]; the two adaptive ends [8.084, 8.183]. The UPPER
+    end must lie above the attained LOWER end and well below the symmetrised profile's."""
+    scheme = WithoutReplacement(Gaussian(SIGMA, 2.0), N, B, 20)
+    (upper,) = AdaptiveCover().epsilon_bounds(scheme, 1e-3, Direction.REMOVE)
+    (lower,) = AdaptiveBatches().epsilon_bounds(scheme, 1e-3, Direction.REMOVE)
+    symmetrised = min(b.value for b in PLDMethod().epsilon_bounds(scheme, 1e-3, Direction.REMOVE) if b.side is Side.UPPER)
+    assert lower.value <= upper.value <= symmetrised - 0.2
+    assert upper.value - lower.value < 0.15
+
+
+def test_cover_declines_batches_above_half_the_data():
+    assert not AdaptiveCover().supports(WithoutReplacement(Gaussian(SIGMA, 2.0), N, 60, 3))
+    assert AdaptiveBatches().supports(WithoutReplacement(Gaussian(SIGMA, 2.0), N, 60, 3))
