@@ -25,8 +25,9 @@ import time
 from pathlib import Path
 
 from verifier._types import Direction, Side
-from verifier.certify.methods.adaptive_batches import AdaptiveBatches
+from verifier.certify.methods.adaptive_batches import AdaptiveBatches, AdaptiveCover
 from verifier.certify.methods.pld import PLDMethod
+from verifier.errors import NotApplicable
 from verifier.pairs import Gaussian
 from verifier.schemes import WithoutReplacement
 
@@ -57,8 +58,17 @@ def verifier_brackets(sigma: float, batch: int, steps: int):
     """(before, after): the PLD method's ε bounds alone, then with the adaptive method's beside them."""
     scheme = WithoutReplacement(Gaussian(sigma, 2.0), N, batch, steps)
     pld = [b for d in Direction for b in PLDMethod().epsilon_bounds(scheme, DELTA, d)]
-    adaptive = [b for d in Direction for b in AdaptiveBatches().epsilon_bounds(scheme, DELTA, d)]
+    adaptive = [b for m in (AdaptiveBatches(), AdaptiveCover()) if m.supports(scheme) for b in _bounds(m, scheme)]
     return _bracket(pld), _bracket(pld + adaptive)
+
+
+def _bounds(method, scheme: WithoutReplacement) -> list:
+    """The method's ε bounds in both directions, none where it declines (e.g. no cover planned)."""
+    try:
+        return [b for d in Direction for b in method.epsilon_bounds(scheme, DELTA, d)]
+    except NotApplicable as reason:
+        print(f"  {method.name} declines: {reason}", flush=True)
+        return []
 
 
 def _width(bracket: tuple[float, float]) -> str:
