@@ -43,9 +43,11 @@ def test_cover_checks_and_is_mirror_closed(cover: GramCover) -> None:
 
 def test_random_configurations_are_dominated_by_their_cells_member(cover: GramCover) -> None:
     grams = _configurations(np.random.default_rng(7), 4000)
+    grams[:, :2] = np.minimum(grams[:, :2], 4.0)  # float noise of |x - z|^2 on the sphere
+    edges = np.array([[float(c.a0), float(c.a1), float(c.b0), float(c.b1)] for c in cover.cells])
     for a_sq, b_sq, c in grams:
-        a_sq, b_sq = min(a_sq, 4.0), min(b_sq, 4.0)  # float noise of |x - z|^2 on the sphere
-        owners = [cell.member for cell in cover.cells if cell.a0 <= a_sq <= cell.a1 and cell.b0 <= b_sq <= cell.b1]
+        inside = (edges[:, 0] <= a_sq) & (a_sq <= edges[:, 1]) & (edges[:, 2] <= b_sq) & (b_sq <= edges[:, 3])
+        owners = [cover.cells[i].member for i in np.flatnonzero(inside)]
         assert owners, (a_sq, b_sq)
         assert any(dominates(cover.members[i], (a_sq, b_sq, c), atol=1e-12) for i in owners), (a_sq, b_sq, c)
 
@@ -96,3 +98,24 @@ def test_cmin_lower_is_below_realisable_c_in_random_boxes() -> None:
     # the wrong-way rule, Cmin at the box's upper corner (4, 1/2), is 1/2: realisable C go below it
     inside = grams[(grams[:, 0] >= 3.5) & (grams[:, 1] <= 0.5)]
     assert inside[:, 2].min() < 0.5 and float(cmin_lower(3.5, 4.0, 0.0, 0.5)) <= inside[:, 2].min()
+
+
+def test_a_coarser_cell_than_the_quadtree_made_fails(cover: GramCover) -> None:
+    """Merging four sibling cells into their parent (which the quadtree split because no member
+    covered it) keeps the tiling exact but must fail the cover check, whichever member it gets."""
+    cells = {(c.a0, c.b0, c.a1 - c.a0): c for c in cover.cells if c.a1 - c.a0 == c.b1 - c.b0 < 1}  # the quadtree starts at 1
+    for (a0, b0, size), cell in cells.items():
+        corner = (a0 // (2 * size) * 2 * size, b0 // (2 * size) * 2 * size)
+        siblings = [cells.get((corner[0] + i * size, corner[1] + j * size, size)) for i in (0, 1) for j in (0, 1)]
+        if all(siblings) and corner == (a0, b0):
+            break
+    else:
+        pytest.fail("no four sibling cells")
+    rest = [c for c in cover.cells if c not in siblings]
+    check_tiling(rest + [replace(cell, a1=a0 + 2 * size, b1=b0 + 2 * size)])
+    for index, member in enumerate(cover.members):
+        if member.a_sq < a0 + 2 * size or member.b_sq < b0 + 2 * size:
+            continue  # fails on the corner alone
+        parent = replace(cell, a1=a0 + 2 * size, b1=b0 + 2 * size, member=index)
+        with pytest.raises(NumericalFailure):
+            check_cover(replace(cover, cells=tuple(rest + [parent])))
