@@ -220,7 +220,7 @@ class AdaptiveCover(AdaptiveBatches):
 
     name = "adaptive-cover"
     returns = frozenset({Guarantee.UPPER})
-    members = 48
+    members = 36
     step = UPPER_STEP
 
     def supports(self, scheme: Scheme) -> bool:
