@@ -1,7 +1,8 @@
 """Fixed-size batches under replace-one, Gaussian noise: which elementary steps a Bellman recursion
 over a finite family must dominate, and the ordering lemmas that make a finite family of cell
 dominators enough (issue 29). What is proven here is the reduction to a two-dimensional set of Gram
-matrices and the domination of a cell by one pair; no finite cover is built yet (README).
+matrices and the domination of a cell by one pair; the finite cover is built and checked by
+verifier.pld.gram_cover, and the UPPER bound that rests on it is the adaptive-cover method (README).
 
 Setting: n records, batches of B drawn without replacement (q = B/n), the sum of the batch's
 gradients (each clipped to norm <= 1; scale sigma by the clipping norm) plus N(0, sigma^2 I),
@@ -70,11 +71,13 @@ map after seeing the past outputs.
    finite cover (graded dyadic cells, rigorous outward-rounded floors) and checks it; ``_check_cells``
    also runs its cell_floor as a rule.
 
-The theorem the recursion (verifier.pld.adaptive) would rest on: if the cells of a finite family
+The theorem the recursion (verifier.pld.adaptive) rests on: if the cells of a finite family
 cover [0, 4]^2 and the family holds each cell's dominator and its mirror (A <-> B), the recursion over
 the members' DOMINATING PLDs is an UPPER bound on delta(eps) for every adaptive adversary, in both
-directions. Measured but not used: at the DP-SGD setting the dominators of the two corners (4, 0) and
-(0, 4) cost eps; the rest of the square has wide margin (README).
+directions. It is used by the adaptive-cover method (verifier.certify.methods.adaptive_batches) with
+the cover of verifier.pld.gram_cover (check_cover re-checks the tiling and every cell before use) and
+the member PLDs of verifier.pld.gram_step (proofs/gram_step_split.py); at the DP-SGD setting the
+cells touching the corners (4, 0) and (0, 4) set the cost (README).
 """
 
 from __future__ import annotations
