@@ -534,6 +534,12 @@ def _pair(path: str, mechanism: Any, scheme_path: str, scheme_name: str, neighbo
                 "(both orientations of the mixture: Balle et al. 2018 Thm 10, Dong, Roth & Su Thm 4.2) and below by "
                 "one fixed orientation (an attained pair of neighbours)"
             )
+            if mech_name == "gaussian":
+                modelling += (
+                    "; for Gaussian steps also by the adaptive adversary's recursion, below over the attained "
+                    "remove/add orientations and above over a finite cover of every realisable step "
+                    "(proofs/fixed_batch_domination.py)"
+                )
     elif scheme_name in _NATIVE_REPLACE_ONE:
         if neighboring != "replace_one":
             raise InvalidArgument(
