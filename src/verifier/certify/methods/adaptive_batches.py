@@ -25,8 +25,8 @@ a = x − z, b = x′ − z for clipped gradients x, x′, z; E depends only on 
 dominated by every member above it in the order of proofs/fixed_batch_domination.py (step 4), and
 every realisable Gram matrix lies in a cell of the cover whose member dominates it (steps 5-6,
 :func:`verifier.pld.gram_cover.check_cover`, run here before the cover is used). The recursion over
-the members' DOMINATING PLDs (remove (4, 0, 0) and add (0, 4, 0) from the PLD engine's one-dimensional
-mixture pair, the others from :func:`verifier.pld.gram_step.gram_step_pld`) is then an UPPER bound on
+the members' DOMINATING PLDs (:func:`verifier.pld.gram_step.gram_step_pld`, rank-one Gram matrices
+included; remove (4, 0, 0) itself is dominated by the cover's corner member) is then an UPPER bound on
 δ(ε) for every adaptive adversary, in both directions (the theorem at the end of
 proofs/fixed_batch_domination.py; README, "Fixed-size batches").
 """
@@ -76,14 +76,14 @@ _CELLS = 1024
 _SECONDS_PER_POINT = 7e-8
 
 
-def _range(scheme: WithoutReplacement, epsilon: float) -> tuple[float, float]:
+def _range(epsilon: float) -> tuple[float, float]:
     """The recursion's grid [−(ε + 2), U_HIGH] and the tilt about ln(1e5)/ε, at most 2 (module
     verifier.pld.adaptive; the tilt only sizes the FFT error bound)."""
     return -(epsilon + 2.0), min(2.0, 11.5 / max(epsilon, 1.0))
 
 
 @functools.lru_cache(maxsize=8)
-def _members(pair: Gaussian, rate: float) -> tuple:
+def _members(pair: Gaussian, rate: float) -> tuple[DiscretePLD, ...]:
     subsampled = PoissonSubsampled(pair, rate)
     return tuple(
         pld_sides_from_pair(subsampled, direction, STEP, _TAIL, sides=(Dominance.DOMINATED,))[0]
@@ -102,7 +102,7 @@ def _value(pair: Gaussian, rate: float, steps: int, u_low: float, tilt: float) -
 
 def lower_value(scheme: WithoutReplacement, epsilon: float) -> AdaptiveValue:
     """The LOWER recursion over {remove, add} (module docstring) on a grid that holds u = −ε."""
-    u_low, tilt = _range(scheme, epsilon)
+    u_low, tilt = _range(epsilon)
     # Coarse positions share one run: the grid's bottom is rounded down to a whole number.
     return _value(scheme.pair, scheme.rate, scheme.steps, float(math.floor(u_low)), tilt)
 
@@ -135,19 +135,10 @@ def _upper_family(pair: Gaussian, rate: float) -> tuple[DiscretePLD, ...]:
     cover = _cover(s)
     if isinstance(cover, str):
         raise NotApplicable(cover)
-    subsampled = PoissonSubsampled(pair, rate)
-    one_dimensional = {
-        (4.0, 0.0, 0.0): Direction.REMOVE,
-        (0.0, 4.0, 0.0): Direction.ADD,
-    }
     out = []
     for done, m in enumerate(cover.members):
         ACTIVITY.set(f"adaptive (upper): member {done + 1}/{len(cover.members)}")
-        direction = one_dimensional.get((m.a_sq, m.b_sq, m.c))
-        if direction is not None:
-            out.append(pld_sides_from_pair(subsampled, direction, UPPER_STEP, _TAIL, sides=(Dominance.DOMINATING,))[0])
-        else:
-            out.append(gram_step_pld(s, rate, m.a_sq, m.b_sq, m.c, UPPER_STEP, cells=_CELLS))
+        out.append(gram_step_pld(s, rate, m.a_sq, m.b_sq, m.c, UPPER_STEP, cells=_CELLS))
     return tuple(out)
 
 
@@ -164,13 +155,13 @@ def _upper(pair: Gaussian, rate: float, steps: int, u_low: float, tilt: float) -
 
 def upper_value(scheme: WithoutReplacement, epsilon: float) -> AdaptiveValue:
     """The UPPER recursion over the cover's members (module docstring) on a grid that holds u = −ε."""
-    u_low, tilt = _range(scheme, epsilon)
+    u_low, tilt = _range(epsilon)
     return _upper(scheme.pair, scheme.rate, scheme.steps, float(math.floor(u_low)), tilt)
 
 
 def _epsilon_guess(scheme: WithoutReplacement, delta: float) -> float:
-    """Where ε(δ) lies, for the grid only (any value keeps the bound rigorous): the fixed
-    orientation's ε from the PLD method's lower side, or 1 where that says nothing."""
+    """Where ε(δ) lies, for the grid only (any value keeps the bound rigorous): the PLD method's
+    upper end (the symmetrised profile, at or above the adaptive value), or 1 where that says nothing."""
     from verifier.certify.methods.pld import PLDMethod
 
     bounds = PLDMethod().epsilon_bounds(scheme, delta, Direction.REMOVE)
