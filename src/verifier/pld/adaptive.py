@@ -135,7 +135,7 @@ def _moderate(members: Sequence[DiscretePLD], tilt: float) -> float:
     """``tilt`` halved until every member's tilted mass Σ p_j e^{λℓ_j} is at most 3/2 (module
     docstring); 0 if six halvings do not get there. Only the error bound's size depends on it."""
     for _ in range(7):
-        if all(float(np.sum(m.probs * np.exp(tilt * (m.offset + np.arange(m.probs.size)) * m.step))) <= 1.5 for m in members):
+        if all(float(np.sum(m.probs * np.exp(tilt * m.losses()))) <= 1.5 for m in members):
             return tilt
         tilt = math.floor(tilt * 128) / 256
     return 0.0
@@ -161,7 +161,6 @@ class _Stepper:
     def __init__(self, members: Sequence[DiscretePLD], first: int, size: int, side: Side, tilt: float) -> None:
         self.side = side
         self.size = size
-        self.tilt = tilt
         self.low = max(0, -min(m.offset for m in members))
         self.high = max(0, max(m.offset + m.probs.size - 1 for m in members))
         self.length = self.low + size + self.high
@@ -177,8 +176,7 @@ class _Stepper:
             reversed_probs = np.ascontiguousarray(m.probs[::-1])
             operand = None
             if m.probs.size > DIRECT_LIMIT:
-                losses = (m.offset + np.arange(m.probs.size, dtype=np.float64)) * h
-                tilted = self._directed(m.probs * self._directed(np.exp(tilt * losses)))
+                tilted = self._directed(m.probs * self._directed(np.exp(tilt * m.losses())))
                 operand = Operand(np.ascontiguousarray(tilted[::-1]), self.fft_size)
             infinite = up(m.infinite_mass) if side is Side.UPPER else m.infinite_mass
             self.kernels.append((m.offset, reversed_probs, operand, infinite))
