@@ -84,11 +84,11 @@ def coarse_members(monkeypatch):
     """Members' PLDs on 128 cells per axis (the method's bound stays rigorous, only looser), so the
     UPPER tests run in seconds; the caches are emptied before and after."""
     monkeypatch.setattr(adaptive_batches, "_CELLS", 128)
-    adaptive_batches._upper_family.cache_clear()
-    adaptive_batches._upper.cache_clear()
+    adaptive_batches.upper_family.cache_clear()
+    adaptive_batches._recursion.cache_clear()
     yield
-    adaptive_batches._upper_family.cache_clear()
-    adaptive_batches._upper.cache_clear()
+    adaptive_batches.upper_family.cache_clear()
+    adaptive_batches._recursion.cache_clear()
 
 
 def test_cover_upper_is_above_every_orientation_at_one_step(coarse_members):

@@ -47,7 +47,7 @@ from verifier.pld.construction import pld_sides_from_pair
 from verifier.pld.distribution import DiscretePLD
 from verifier.schemes import Scheme, WithoutReplacement
 
-__all__ = ["AdaptiveBatches", "AdaptiveCover", "METHODS", "STEP", "UPPER_STEP", "lower_value", "upper_family", "upper_value"]
+__all__ = ["AdaptiveBatches", "AdaptiveCover", "METHODS", "STEP", "UPPER_STEP", "recursion_value", "upper_family"]
 
 _CITATION = (
     "Bellman recursion over the step pairs an adaptive adversary picks from the history (verifier.pld.adaptive; "
@@ -83,34 +83,13 @@ def _range(epsilon: float) -> tuple[float, float]:
 
 
 @functools.lru_cache(maxsize=8)
-def _members(pair: Gaussian, rate: float) -> tuple[DiscretePLD, ...]:
+def _lower_family(pair: Gaussian, rate: float) -> tuple[DiscretePLD, ...]:
+    """The remove and add orientations' DOMINATED REMOVE-direction PLDs on STEP (module docstring)."""
     subsampled = PoissonSubsampled(pair, rate)
     return tuple(
         pld_sides_from_pair(subsampled, direction, STEP, _TAIL, sides=(Dominance.DOMINATED,))[0]
         for direction in (Direction.REMOVE, Direction.ADD)
     )
-
-
-@functools.lru_cache(maxsize=8)
-def _value(pair: Gaussian, rate: float, steps: int, u_low: float, tilt: float) -> AdaptiveValue:
-    def progress(done: int) -> None:
-        if done % 64 == 0 or done == steps:
-            ACTIVITY.set(f"adaptive (lower): step {done}/{steps}")
-
-    return adaptive_value(_members(pair, rate), steps, Side.LOWER, u_low, _U_HIGH, tilt=tilt, progress=progress)
-
-
-def lower_value(scheme: WithoutReplacement, epsilon: float) -> AdaptiveValue:
-    """The LOWER recursion over {remove, add} (module docstring) on a grid that holds u = −ε."""
-    u_low, tilt = _range(epsilon)
-    # Coarse positions share one run: the grid's bottom is rounded down to a whole number.
-    return _value(scheme.pair, scheme.rate, scheme.steps, float(math.floor(u_low)), tilt)
-
-
-def upper_family(pair: Gaussian, rate: float) -> tuple[DiscretePLD, ...]:
-    """The members' DOMINATING REMOVE-direction PLDs on UPPER_STEP (module docstring); the cover is
-    checked (tiling and cell domination) before use."""
-    return _upper_family(pair, rate)
 
 
 @functools.lru_cache(maxsize=8)
@@ -128,7 +107,9 @@ def _cover(s: float):
 
 
 @functools.lru_cache(maxsize=4)
-def _upper_family(pair: Gaussian, rate: float) -> tuple[DiscretePLD, ...]:
+def upper_family(pair: Gaussian, rate: float) -> tuple[DiscretePLD, ...]:
+    """The cover's members' DOMINATING REMOVE-direction PLDs on UPPER_STEP (module docstring); the
+    cover is checked (tiling and cell domination) before use."""
     from verifier.pld.gram_step import gram_step_pld
 
     s = 2.0 * pair.sigma / pair.sensitivity  # σ in units of the clipping norm C = Δ_r/2
@@ -142,21 +123,28 @@ def _upper_family(pair: Gaussian, rate: float) -> tuple[DiscretePLD, ...]:
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=8)
-def _upper(pair: Gaussian, rate: float, steps: int, u_low: float, tilt: float) -> AdaptiveValue:
-    members = upper_family(pair, rate)
+#: Per side: the family and the grid's top.
+_SIDES = {Side.LOWER: (_lower_family, _U_HIGH), Side.UPPER: (upper_family, _U_HIGH_UPPER)}
+
+
+@functools.lru_cache(maxsize=16)
+def _recursion(side: Side, pair: Gaussian, rate: float, steps: int, u_low: float, tilt: float) -> AdaptiveValue:
+    family, u_high = _SIDES[side]
+    members = family(pair, rate)
 
     def progress(done: int) -> None:
         if done % 16 == 0 or done == steps:
-            ACTIVITY.set(f"adaptive (upper, {len(members)} members): step {done}/{steps}")
+            ACTIVITY.set(f"adaptive ({side.value}, {len(members)} members): step {done}/{steps}")
 
-    return adaptive_value(members, steps, Side.UPPER, u_low, _U_HIGH_UPPER, tilt=tilt, progress=progress)
+    return adaptive_value(members, steps, side, u_low, u_high, tilt=tilt, progress=progress)
 
 
-def upper_value(scheme: WithoutReplacement, epsilon: float) -> AdaptiveValue:
-    """The UPPER recursion over the cover's members (module docstring) on a grid that holds u = −ε."""
+def recursion_value(scheme: WithoutReplacement, epsilon: float, side: Side) -> AdaptiveValue:
+    """The recursion on ``side`` (module docstring: LOWER over remove/add, UPPER over the cover) on a
+    grid that holds u = −ε."""
     u_low, tilt = _range(epsilon)
-    return _upper(scheme.pair, scheme.rate, scheme.steps, float(math.floor(u_low)), tilt)
+    # Coarse positions share one run: the grid's bottom is rounded down to a whole number.
+    return _recursion(side, scheme.pair, scheme.rate, scheme.steps, float(math.floor(u_low)), tilt)
 
 
 def _epsilon_guess(scheme: WithoutReplacement, delta: float) -> float:
@@ -191,18 +179,15 @@ class AdaptiveBatches(QuantityMethod):
         seconds = self.members * scheme.steps * points * _SECONDS_PER_POINT
         return Cost(seconds=seconds, bytes=8.0 * points * (self.members + 4), what=f"t = {scheme.steps}")
 
-    def value(self, scheme: WithoutReplacement, epsilon: float) -> AdaptiveValue:
-        return lower_value(scheme, epsilon)
-
     def quantity_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> Sequence[Bound]:
         if not self.supports(scheme):
             raise NotApplicable("the adaptive recursion is built for fixed-size batches with Gaussian steps")
         assert isinstance(scheme, WithoutReplacement)
-        if quantity is Quantity.DELTA:
-            found = self.value(scheme, at).delta(at)
-        else:
-            found = self.value(scheme, _epsilon_guess(scheme, at)).epsilon(at)
         (side,) = self.sides()
+        if quantity is Quantity.DELTA:
+            found = recursion_value(scheme, at, side).delta(at)
+        else:
+            found = recursion_value(scheme, _epsilon_guess(scheme, at), side).epsilon(at)
         return [Bound(found, side, direction, quantity, at, self.name, _CITATION, self.step)]
 
 
@@ -217,9 +202,6 @@ class AdaptiveCover(AdaptiveBatches):
     def supports(self, scheme: Scheme) -> bool:
         # gram_step_pld's loss bounds assume λ <= 1/2; at larger λ the symmetrised profile is close.
         return super().supports(scheme) and scheme.rate <= 0.5
-
-    def value(self, scheme: WithoutReplacement, epsilon: float) -> AdaptiveValue:
-        return upper_value(scheme, epsilon)
 
 
 METHODS = [AdaptiveBatches(), AdaptiveCover()]
