@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fixed_batches import DELTA, N, verifier_brackets
+from fixed_batches import DELTA, N, pld_bracket
 
 SHIFT, H, L_MIN, ABOVE = 2.0, 2e-3, -30.0, 30.0  # grid [L_MIN, ε + ABOVE]
 ROWS = ((1.1, 256, 2344), (1.1, 6000, 100), (2.0, 600, 1000), (4.0, 6000, 100))
@@ -167,7 +167,7 @@ def main() -> None:
     ]
     print(lines[0], flush=True)
     dp_sgd = ROWS[0]
-    lower = verifier_brackets(*dp_sgd)[0][0]
+    lower = pld_bracket(*dp_sgd)[0]
     policy: list = []
     both = bellman_delta(lower, dp_sgd[2], loss_pmfs(dp_sgd[0], dp_sgd[1] / N), True, policy)
     more = bellman_delta(lower, dp_sgd[2], loss_pmfs(dp_sgd[0], dp_sgd[1] / N, (REMOVE, ADD) + INTERMEDIATE), True)
@@ -179,7 +179,7 @@ def main() -> None:
     lines.insert(2, f"Same ε, every realizable step up to Plackett's ordering on a 2-D grid: remove/add alone δ = {two:.9e}; with all {len(plane)} configurations (x, x') at angles α, β in {{0, π/4, π/2, 3π/4, π}} on either side of z: δ = {every:.9e} (relative difference {every / two - 1:+.1e}, FFT noise).")
     print(lines[2], flush=True)
     for sigma, batch, steps in ROWS:
-        lower, upper = verifier_brackets(sigma, batch, steps)[0]
+        lower, upper = pld_bracket(sigma, batch, steps)
         pmfs = loss_pmfs(sigma, batch / N)
         fixed = epsilon_at(steps, pmfs, False, lower - 0.02, lower + 0.02)
         adaptive = epsilon_at(steps, pmfs, True, fixed, fixed + (upper - lower) / 2)

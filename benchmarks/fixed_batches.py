@@ -54,10 +54,19 @@ def _bracket(bounds) -> tuple[float, float]:
     return lower, upper
 
 
+def _pld_bounds(scheme: WithoutReplacement) -> list:
+    return [b for d in Direction for b in PLDMethod().epsilon_bounds(scheme, DELTA, d)]
+
+
+def pld_bracket(sigma: float, batch: int, steps: int) -> tuple[float, float]:
+    """The PLD method's ε bracket alone ("before")."""
+    return _bracket(_pld_bounds(WithoutReplacement(Gaussian(sigma, 2.0), N, batch, steps)))
+
+
 def verifier_brackets(sigma: float, batch: int, steps: int):
-    """(before, after): the PLD method's ε bounds alone, then with the adaptive method's beside them."""
+    """(before, after): the PLD method's ε bounds alone, then with the adaptive methods' beside them."""
     scheme = WithoutReplacement(Gaussian(sigma, 2.0), N, batch, steps)
-    pld = [b for d in Direction for b in PLDMethod().epsilon_bounds(scheme, DELTA, d)]
+    pld = _pld_bounds(scheme)
     adaptive = [b for m in (AdaptiveBatches(), AdaptiveCover()) if m.supports(scheme) for b in _bounds(m, scheme)]
     return _bracket(pld), _bracket(pld + adaptive)
 
