@@ -52,6 +52,7 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
+from verifier._directed import down, up
 from verifier._validation import check_positive
 from verifier.errors import InvalidArgument, NumericalFailure
 
@@ -133,14 +134,6 @@ def dominates(member: Member, gram: tuple[float, float, float], *, atol: float =
     return member.c <= c + math.sqrt(max(0.0, (member.a_sq - a_sq) * (member.b_sq - b_sq))) + atol
 
 
-def _down(x):
-    return np.nextafter(x, -np.inf)
-
-
-def _up(x):
-    return np.nextafter(x, np.inf)
-
-
 def cmin_lower(a0: npt.ArrayLike, a1: npt.ArrayLike, b0: npt.ArrayLike, b1: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """A rigorous lower bound of Cmin(A, B) over each box [a0, a1] x [b0, b1] in [0, 4]^2 (elementwise;
     ends exact floats). Valid everywhere: C >= −sqrt(AB) >= −sqrt(a1·b1) and C >= (A + B − 4)/2 >=
@@ -149,11 +142,11 @@ def cmin_lower(a0: npt.ArrayLike, a1: npt.ArrayLike, b0: npt.ArrayLike, b1: npt.
     third piece at (a0, b0) bounds it. Every operation is rounded one ulp toward the safe side."""
     a0, a1, b0, b1 = (np.asarray(x, dtype=np.float64) for x in (a0, a1, b0, b1))
     with np.errstate(invalid="ignore"):
-        low = np.maximum(-_up(np.sqrt(_up(a1 * b1))), _down(_down(a0 + b0) - 4.0) / 2)
-        outside = (_down(_down(np.sqrt(a0)) + _down(np.sqrt(b0))) >= 2.0) & (_down(a0 + b0) >= 4.0)
-        product = _down(a0 * b0)
-        root = _up(np.sqrt(_up(_up(a0 * b0) * _up(_up(4.0 - a0) * _up(4.0 - b0)))))
-        third = _down(_down(product - root) / 4)
+        low = np.maximum(-up(np.sqrt(up(a1 * b1))), down(down(a0 + b0) - 4.0) / 2)
+        outside = (down(down(np.sqrt(a0)) + down(np.sqrt(b0))) >= 2.0) & (down(a0 + b0) >= 4.0)
+        product = down(a0 * b0)
+        root = up(np.sqrt(up(up(a0 * b0) * up(up(4.0 - a0) * up(4.0 - b0)))))
+        third = down(down(product - root) / 4)
     return np.where(outside, np.maximum(low, third), low)
 
 
@@ -170,9 +163,9 @@ def cell_floor(
     edges_b = b0[..., None] + (b1 - b0)[..., None] * fractions
     lo_a, hi_a = edges_a[..., :-1, None], edges_a[..., 1:, None]
     lo_b, hi_b = edges_b[..., None, :-1], edges_b[..., None, 1:]
-    width = np.maximum(0.0, _down(a_star[..., None, None] - hi_a)) * np.maximum(0.0, _down(b_star[..., None, None] - hi_b))
-    slack = np.maximum(0.0, _down(np.sqrt(np.maximum(0.0, _down(width)))))
-    total = _down(cmin_lower(lo_a, hi_a, lo_b, hi_b) + slack)
+    width = np.maximum(0.0, down(a_star[..., None, None] - hi_a)) * np.maximum(0.0, down(b_star[..., None, None] - hi_b))
+    slack = np.maximum(0.0, down(np.sqrt(np.maximum(0.0, down(width)))))
+    total = down(cmin_lower(lo_a, hi_a, lo_b, hi_b) + slack)
     return total.min(axis=(-2, -1))
 
 
