@@ -2,42 +2,92 @@
 
 Rigorous upper and lower bounds, high-confidence Monte Carlo estimates and verdicts for the privacy
 of a mechanism (a dominating pair) run through a sampling/composition scheme.
+
+The Python entry points mirror the commands (:mod:`verifier.api`)::
+
+    import verifier
+    result = verifier.certify({"mechanism": {"name": "gaussian", "sigma": 1.0},
+                               "scheme": {"name": "poisson", "rate": 0.01, "steps": 1000}},
+                              epsilon=2.0, delta=1e-5)
+    result.verdict            # Verdict.CERTIFIED
+
+``verifier.certify`` is also the :mod:`verifier.certify` package (claims, methods, verdicts):
+calling it decides a claim. Every other name is imported on first use, so ``import verifier``
+loads neither numpy nor a kernel (start-up time of every command: issue 41).
 """
 
-from verifier._types import Bound, Bracket, Direction, Dominance, Estimate, Measure, Quantity, Side, directions_for
-from verifier.errors import (
-    AccuracyNotReachable,
-    IncompatibleObjects,
-    InconsistentBounds,
-    InvalidArgument,
-    NotApplicable,
-    NotCertified,
-    NumericalFailure,
-    VerifierError,
-)
-from verifier.pairs import DiscretePair, DominatingPair, Gaussian, Laplace, RandomizedResponse
+from __future__ import annotations
+
+import importlib
+import types
+
+from verifier import certify as _certify_package  # a docstring only: cheap to load
 
 
-def __getattr__(name: str):
-    """``verifier.__version__``, looked up on first use (importlib.metadata costs ~50 ms of every
-    command's start-up otherwise: issue 17), and ``verifier.calibrate``, imported on first use."""
-    if name == "calibrate":  # certified calibration (verifier.certify.calibrate), imported on first use
-        from verifier.certify.calibrate import calibrate
+class _CallableCertifyPackage(types.ModuleType):
+    """The :mod:`verifier.certify` package, callable as :func:`verifier.api.certify` (the module
+    keeps its submodules: ``verifier.certify.verdict`` still resolves)."""
 
-        globals()["calibrate"] = calibrate
-        return calibrate
-    if name != "__version__":
+    def __call__(self, claim: object = None, /, **options: object) -> object:
+        from verifier.api import certify
+
+        return certify(claim, **options)
+
+
+_certify_package.__class__ = _CallableCertifyPackage
+
+#: Public name -> the module it is defined in (imported on first use: PEP 562).
+_WHERE = {
+    **dict.fromkeys(("Bound", "Bracket", "Direction", "Dominance", "Estimate", "Measure", "Quantity", "Side", "directions_for"), "verifier._types"),
+    **dict.fromkeys(
+        (
+            "AccuracyNotReachable",
+            "IncompatibleObjects",
+            "InconsistentBounds",
+            "InvalidArgument",
+            "NotApplicable",
+            "NotCertified",
+            "NumericalFailure",
+            "VerifierError",
+        ),
+        "verifier.errors",
+    ),
+    **dict.fromkeys(("DiscretePair", "DominatingPair", "Gaussian", "Laplace", "RandomizedResponse"), "verifier.pairs"),
+    **dict.fromkeys(("epsilon", "delta", "tradeoff", "Certification", "Profile", "claim_of"), "verifier.api"),
+    "calibrate": "verifier.certify.calibrate",
+}
+
+
+def __getattr__(name: str) -> object:
+    """A public name, imported from its module on first use; ``verifier.__version__`` is read
+    from the installed metadata then (importlib.metadata costs ~50 ms: issue 17)."""
+    if name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+    elif name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("verifier")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree without installing
+            value = "0.0.0+unknown"
+    else:
         raise AttributeError(f"module 'verifier' has no attribute {name!r}")
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        value = version("verifier")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree without installing
-        value = "0.0.0+unknown"
-    globals()["__version__"] = value
+    globals()[name] = value
     return value
 
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
 __all__ = [
+    "certify",
+    "epsilon",
+    "delta",
+    "tradeoff",
+    "Certification",
+    "Profile",
+    "claim_of",
     "calibrate",
     "Bound",
     "Bracket",

@@ -187,6 +187,8 @@ def _mechanism(event: Any, path: str) -> dict | None:
         raise InvalidArgument(path, name, f"is not supported: {REFUSED[name]}")
     if name in _STRUCTURE:
         raise InvalidArgument(path, name, "is not a one-step noise event (a sampling node samples one noise step)")
+    if hasattr(event, "ledger"):  # a PrivacyAccountant: what it composed is its ledger
+        raise InvalidArgument(path, name, "is a dp_accounting accountant, not a DpEvent", fix="pass its ledger (accountant.ledger), or the accountant itself to verifier.certify")
     raise InvalidArgument(path, name, "is not a dp_accounting event class verifier knows (see verifier.adapters.dp_event)")
 
 

@@ -119,7 +119,7 @@ from verifier.matrix.strategy import Strategy
 from verifier.schemes import AGGREGATIONS, Allocation, BandedPoisson, CheckIn, Composed, MatrixMechanism, MatrixPoisson, Poisson, Scheme, Sequence, Shuffle, Single
 from verifier.schemes import PoissonReplaceOne, RepeatAndSelect, SampledZCDP, ShuffledBatches, TruncatedPoisson, WithoutReplacement, WithReplacement, ZCDP
 
-__all__ = ["Claim", "parse_claim", "model_of", "load_claim", "read_json", "json_value", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES"]
+__all__ = ["Claim", "parse_claim", "model_of", "load_claim", "read_json", "json_value", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES", "PEER_NAMES"]
 
 NEIGHBORING = ("add_or_remove", "add", "remove", "replace_one")
 
@@ -469,9 +469,27 @@ def _unknown(path: str, obj: Mapping[str, Any], allowed: tuple[str, ...]) -> Non
         raise InvalidArgument(f"{where}{shown}", obj[key], f"unknown field (allowed: {', '.join(allowed)})")
 
 
+#: The peers' names for the same fields (dp_accounting, Opacus, prv_accountant): accepted in a claim
+#: object where the field exists, normalised to verifier's name.
+PEER_NAMES = {"noise_multiplier": "sigma", "sampling_probability": "rate", "sample_rate": "rate", "num_steps": "steps"}
+
+
+def _peer_names(path: str, obj: Mapping[str, Any], fields: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``obj`` with the peers' names of :data:`PEER_NAMES` renamed where ``fields`` has the field;
+    a field given under both names is refused."""
+    renamed = dict(obj)
+    for peer, ours in PEER_NAMES.items():
+        if peer in renamed and ours in fields:
+            if ours in renamed:
+                raise InvalidArgument(f"{path}.{peer}", renamed[peer], f"gives {ours} a second time ({peer} is another name for {ours})")
+            renamed[ours] = renamed.pop(peer)
+    return renamed
+
+
 def _read(path: str, obj: Mapping[str, Any], kinds: dict[str, _Spec], extra: tuple[str, ...] = ()) -> tuple[str, _Spec, dict]:
     """Validate one JSON object against ``kinds``; returns (kind name, spec, normalised fields).
-    ``extra`` names fields the caller reads itself (a phase's ``mechanism``)."""
+    ``extra`` names fields the caller reads itself (a phase's ``mechanism``); the peers' names
+    (:data:`PEER_NAMES`) are read as verifier's."""
     obj = _object(path, obj)
     if "name" not in obj:
         raise InvalidArgument(f"{path}.name", None, f"the field is missing (one of {', '.join(kinds)})")
@@ -479,6 +497,7 @@ def _read(path: str, obj: Mapping[str, Any], kinds: dict[str, _Spec], extra: tup
     if not isinstance(name, str) or name not in kinds:
         raise InvalidArgument(f"{path}.name", name, f"must be one of {', '.join(kinds)}")
     spec = kinds[name]
+    obj = _peer_names(path, obj, spec.fields)
     _unknown(path, obj, ("name", *spec.fields, *extra))
     values: dict[str, Any] = {}
     for key, (check, default) in spec.fields.items():

@@ -13,6 +13,7 @@ from pathlib import Path
 from verifier._validation import check_integer
 from verifier.audit import PEERS, AuditReport, audit
 from verifier.cli._table import wrapped
+from verifier.cli import SUMMARIES
 
 __all__ = ["register", "report_lines", "class_table", "LOOSE"]
 
@@ -20,7 +21,7 @@ __all__ = ["register", "report_lines", "class_table", "LOOSE"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "audit",
-        help=f"run an installed accountant ({', '.join(sorted(PEERS))}) against verifier's rigorous bounds",
+        help=SUMMARIES["audit"],
         description=f"Run a peer accountant ({', '.join(sorted(PEERS))}) on a grid of claims (plus the property catalogue with Hypothesis when "
         "--examples > 0) and report every number below verifier's rigorous lower bound (UNSOUND, with a "
         "reproducer) and how far the others sit above the upper bound. Exit status: 0 no finding, 1 findings.",

@@ -26,6 +26,7 @@ from verifier.errors import InvalidArgument
 from verifier.rdp.checkin_published import RESULT_ORDERS, checkin_results
 from verifier.report import plot_delta_curves
 from verifier.report.curves import EstimateCurve, grid_curves
+from verifier.cli import SUMMARIES
 
 __all__ = ["register", "table_lines", "estimate_lines", "TABLE_WIDTH"]
 
@@ -36,7 +37,7 @@ MAX_POINTS = 1000
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "bounds",
-        help="table (and plot) of every applicable method's bounds on δ(ε) over a grid of ε",
+        help=SUMMARIES["bounds"],
         description="Every applicable method's rigorous bounds on δ(ε) at a grid of ε, per direction, and "
         "the estimate-only methods' (Monte Carlo) estimates with their confidence intervals, apart.",
     )

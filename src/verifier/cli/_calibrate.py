@@ -18,6 +18,7 @@ from verifier.cli._certify import add_neighboring_option, claim_json_from_flags,
 from verifier.cli._options import add_mechanism_options, add_scheme_options
 from verifier.cli._report import add_report_option, write_report_if_asked
 from verifier.errors import NotCertified
+from verifier.cli import SUMMARIES
 
 __all__ = ["register", "calibration_lines"]
 
@@ -25,7 +26,7 @@ __all__ = ["register", "calibration_lines"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "calibrate",
-        help="smallest σ (or largest rate/steps/epochs) that meets (ε, δ), with a certificate",
+        help=SUMMARIES["calibrate"],
         description="Find the value of one parameter (σ by default) at which a rigorous upper bound meets the "
         "target (ε, δ), and a rigorous lower bound showing how far it is from the best possible value. "
         "Exit status: 0 found, 3 nothing in range certified, 2 invalid input.",

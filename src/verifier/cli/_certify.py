@@ -21,6 +21,7 @@ from verifier.certify.verdict import Outcome, certify
 from verifier.cli._options import add_mechanism_options, add_scheme_options, check_option_uses, model_json_from_flags
 from verifier.cli._report import add_report_option, write_report_if_asked
 from verifier.errors import InvalidArgument
+from verifier.cli import SUMMARIES
 
 __all__ = ["register", "add_neighboring_option", "claim_from_flags", "claim_json_from_flags", "describe_part", "describe_model", "summary_lines"]
 
@@ -34,7 +35,7 @@ _CLAIM_FLAGS += ("delta0", "claim_rho", "batches", "matrix", "matrix_file", "ban
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "certify",
-        help="decide an (ε, δ) claim: CERTIFIED (0), VIOLATED (1), INCONCLUSIVE (3)",
+        help=SUMMARIES["certify"],
         description="Decide an (ε, δ) claim from rigorous bounds. The claim is a JSON file, a built-in "
         "example (--example) or the flags below. Exit status: 0 CERTIFIED, 1 VIOLATED, 3 INCONCLUSIVE, "
         "2 invalid input, 4 a defect in verifier (e.g. a rigorous upper bound below a rigorous lower bound).",

@@ -21,6 +21,7 @@ from verifier._validation import check_integer
 from verifier.errors import InvalidArgument
 from verifier.properties.check_bound import BUILTINS, BoundCheck, check_dp_to_rdp, check_epsilon_bound
 from verifier.schemes import Composed, Poisson, Single
+from verifier.cli import SUMMARIES
 
 __all__ = ["register", "load_function"]
 
@@ -28,7 +29,7 @@ __all__ = ["register", "load_function"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "check-bound",
-        help="search for parameters where a candidate bound crosses verifier's rigorous bracket",
+        help=SUMMARIES["check-bound"],
         description="Grid + Hypothesis search for the worst violation of a candidate bound: an epsilon bound "
         "f(scheme, delta) (upper or lower) on Gaussian schemes, or a DP->RDP conversion f(order, epsilon, delta) "
         "against epsilon-randomized response. Exit status: 1 refuted, 0 no violation found, 2 invalid input.",

@@ -30,6 +30,7 @@ from verifier.cli._table import numbered_table, table_number, wrapped
 from verifier.pairs import Gaussian
 from verifier.report.plots import legend_outside, pyplot, save_figure
 from verifier.schemes import Allocation
+from verifier.cli import SUMMARIES
 
 __all__ = ["register", "Series", "compare_series"]
 
@@ -43,7 +44,7 @@ MAX_POINTS = 200
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "compare",
-        help="ε against σ for every method (Gaussian random allocation), as a PNG and a table",
+        help=SUMMARIES["compare"],
         description="Upper and lower bounds on ε(δ) of Gaussian k-out-of-t random allocation against σ, "
         "one curve per method, with Poisson subsampling at rate k/t for comparison.",
     )

@@ -18,6 +18,7 @@ from verifier.certify.certificate import to_certificate
 from verifier.certify.examples import DEMO, example
 from verifier.certify.verdict import Outcome, certify
 from verifier.cli._certify import summary_lines
+from verifier.cli import SUMMARIES
 
 __all__ = ["register", "DEMO_CLAIMS", "REPORTED"]
 
@@ -31,7 +32,7 @@ REPORTED = "dp-sgd-opacus"
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "demo",
-        help="decide a DP-SGD claim, a balls-in-bins claim, a refuted textbook calibration and an undecidable one",
+        help=SUMMARIES["demo"],
         description="Decide the claims users bring (one screen each) and write the HTML report of the DP-SGD claim.",
     )
     parser.add_argument("--json", action="store_true", help="print the certificates as one JSON list")

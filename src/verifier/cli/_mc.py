@@ -22,6 +22,7 @@ from verifier._types import Estimate
 from verifier._validation import check_open_unit
 from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, requested_directions
 from verifier.montecarlo import DEFAULT_CHUNK_SIZE, IMPORTANCE, INTERVALS, estimate_delta
+from verifier.cli import SUMMARIES
 
 __all__ = ["register"]
 
@@ -29,7 +30,7 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "mc",
-        help="Monte Carlo estimate of δ(ε) with a confidence interval (an estimate, never a bound)",
+        help=SUMMARIES["mc"],
         description="Monte Carlo estimates of δ(ε) = E[(1 − e^{ε−L})_+] with KL–Chernoff / empirical-"
         "Bernstein confidence intervals, in-process or on dask, resumable from a results file.",
     )

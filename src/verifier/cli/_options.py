@@ -31,6 +31,7 @@ __all__ = [
     "requested_directions",
     "model_json_from_flags",
     "emit",
+    "refuse_option",
 ]
 
 MECHANISMS = ("gaussian", "laplace", "rr", "approx_dp")
@@ -39,7 +40,7 @@ MECHANISMS = ("gaussian", "laplace", "rr", "approx_dp")
 def add_mechanism_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("mechanism (one step)")
     group.add_argument("--mechanism", choices=MECHANISMS, default="gaussian", help="the step's mechanism (default: gaussian)")
-    group.add_argument("--sigma", type=float, help="gaussian: noise standard deviation σ > 0")
+    group.add_argument("--sigma", "--noise-multiplier", dest="sigma", type=float, help="gaussian: noise standard deviation σ > 0 (--noise-multiplier: the peers' name)")
     group.add_argument("--scale", type=float, help="laplace: noise scale b > 0")
     group.add_argument("--sensitivity", type=float, default=1.0, help="gaussian/laplace: sensitivity Δ > 0 (default 1)")
     group.add_argument("--epsilon0", type=float, help="rr: randomized-response parameter ε0 > 0; approx_dp: the step's ε0 >= 0")
@@ -57,8 +58,14 @@ def add_scheme_options(parser: argparse.ArgumentParser, method: bool = True) -> 
     group = parser.add_argument_group("scheme (how steps are sampled and composed)")
     group.add_argument("--scheme", choices=SCHEMES, default="single", help="sampling/composition scheme (default: single)")
     group.add_argument("--times", type=int, help="composed: number of compositions m >= 1")
-    group.add_argument("--rate", type=float, help="poisson/banded_poisson/matrix_poisson: sampling probability λ in (0, 1]; checkin: check-in rate γ in (0, 1]")
-    group.add_argument("--steps", type=int, help="poisson/allocation/without_replacement/banded_poisson/matrix_poisson: number of steps t >= 1")
+    group.add_argument(
+        "--rate", "--sampling-probability", "--sample-rate", dest="rate", type=float,
+        help="poisson/banded_poisson/matrix_poisson: sampling probability λ in (0, 1]; checkin: check-in rate γ in (0, 1] (--sampling-probability, --sample-rate: the peers' names)",
+    )
+    group.add_argument(
+        "--steps", "--num-steps", dest="steps", type=int,
+        help="poisson/allocation/without_replacement/banded_poisson/matrix_poisson: number of steps t >= 1 (--num-steps: the peers' name)",
+    )
     group.add_argument("--dataset-size", dest="dataset_size", type=int, help="without_replacement/shuffled: number of elements n >= 1")
     group.add_argument(
         "--batch-size", dest="batch_size", type=int,
@@ -237,6 +244,24 @@ def _fixed_batches(args: argparse.Namespace, pair: DominatingPair) -> WithoutRep
         _required(args, "batch_size", "without_replacement", "--scheme"),
         _required(args, "steps", "without_replacement", "--scheme"),
     )
+
+
+class _Refused(argparse.Action):
+    """An option a command does not take but a user is likely to give it (``verifier epsilon
+    --epsilon 1``): refused with status 2 and a line saying what to do instead, never read as
+    another option (issue 41)."""
+
+    def __init__(self, option_strings, dest, why: str = "", **kwargs) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.why = why
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        raise InvalidArgument(str(option_string).lstrip("-"), values, self.why)
+
+
+def refuse_option(parser: argparse.ArgumentParser, flag: str, why: str) -> None:
+    """Make ``flag`` an option of ``parser`` that is refused with ``why`` (hidden from the help)."""
+    parser.add_argument(flag, action=_Refused, why=why, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

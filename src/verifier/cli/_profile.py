@@ -7,23 +7,30 @@ import argparse
 from verifier._types import Quantity
 from verifier._validation import check_half_open_unit, check_real
 from verifier.certify.portfolio import collect_bounds
-from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, emit, requested_directions
+from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, emit, refuse_option, requested_directions
+from verifier.cli import SUMMARIES
 
 __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    delta = subparsers.add_parser("delta", help="bounds on δ at a given ε", description="Rigorous bracket of δ(ε).")
+    delta = subparsers.add_parser("delta", help=SUMMARIES["delta"], description="Rigorous bracket of δ(ε).")
     add_mechanism_options(delta)
     add_scheme_options(delta)
     delta.add_argument("--epsilon", type=float, required=True, help="ε (any real number)")
+    refuse_option(delta, "--delta", "`verifier delta` computes δ at --epsilon; to decide an (ε, δ) claim use `verifier certify … --epsilon E --delta D`")
     add_output_options(delta)
     delta.set_defaults(handler=_run_delta)
 
-    epsilon = subparsers.add_parser("epsilon", help="bounds on ε at a given δ", description="Rigorous bracket of ε(δ).")
+    epsilon = subparsers.add_parser("epsilon", help=SUMMARIES["epsilon"], description="Rigorous bracket of ε(δ).")
     add_mechanism_options(epsilon)
     add_scheme_options(epsilon)
     epsilon.add_argument("--delta", type=float, required=True, help="δ in [0, 1) (0: ε(0), the largest privacy loss, +inf where unbounded)")
+    refuse_option(
+        epsilon, "--epsilon",
+        "`verifier epsilon` computes ε at --delta; to decide an (ε, δ) claim use `verifier certify … --epsilon E --delta D` "
+        "(randomized response's parameter is --epsilon0)",
+    )
     add_output_options(epsilon)
     epsilon.set_defaults(handler=_run_epsilon)
 

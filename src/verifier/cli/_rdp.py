@@ -23,6 +23,7 @@ from verifier.cli._options import (
 )
 from verifier.errors import InvalidArgument, NotApplicable
 from verifier.rdp import DEFAULT_ORDERS, check_orders, curve_for
+from verifier.cli import SUMMARIES
 
 __all__ = ["register", "parse_orders"]
 
@@ -30,7 +31,7 @@ __all__ = ["register", "parse_orders"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "rdp",
-        help="the RDP curve (upper bounds on Rényi divergences) of a scheme",
+        help=SUMMARIES["rdp"],
         description="Bounds on the Rényi divergence D_α (nats) of the scheme at each order (upper bounds; "
         "lower bounds for --scheme shuffle, marked 'side'), with 'exact' true where the value is the exact "
         "divergence of what is described (rounded toward the side).",

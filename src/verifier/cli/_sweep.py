@@ -19,6 +19,7 @@ from verifier.certify.sweep import GRID_FIELDS, ResultStore, flat_rows, grid_poi
 from verifier.cli._certify import add_neighboring_option, claim_json_from_flags
 from verifier.cli._options import add_mechanism_options, add_scheme_options
 from verifier.errors import InvalidArgument
+from verifier.cli import SUMMARIES
 
 __all__ = ["register", "parse_grid"]
 
@@ -31,7 +32,7 @@ _INTEGER = ("steps", "epochs", "times", "k")
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "sweep",
-        help="ε(δ) brackets over a grid of parameters, on dask, resumable",
+        help=SUMMARIES["sweep"],
         description="Rigorous ε(δ) brackets (and verdicts, with --epsilon) for every point of a grid, evaluated "
         "in parallel on dask and stored as each finishes, so an interrupted sweep resumes. Fixed parameters "
         "come from the usual flags, swept ones from --grid NAME=V1,V2,...",

@@ -18,6 +18,7 @@ from verifier.certify.portfolio import Collected, collect_bounds
 from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, number_list
 from verifier.cli._options import requested_directions
 from verifier.pld.tradeoff import DEFAULT_FPRS, check_fprs
+from verifier.cli import SUMMARIES
 
 __all__ = ["register", "PLOT_POINTS"]
 
@@ -28,7 +29,7 @@ PLOT_POINTS = 41
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "tradeoff",
-        help="bounds on a membership attacker's TPR at given FPRs (the trade-off curve)",
+        help=SUMMARIES["tradeoff"],
         description="Rigorous brackets on the best true-positive rate of a membership-inference attacker at "
         "each false-positive rate α (TPR(α) = 1 − β(α), β the trade-off function), per neighbouring direction.",
     )

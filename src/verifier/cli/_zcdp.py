@@ -12,6 +12,7 @@ from verifier.cli._options import add_direction_option, add_mechanism_options, a
 from verifier.errors import InvalidArgument, NotApplicable
 from verifier.rdp.conversion import Conversion
 from verifier.rdp.zcdp import RHO_CITATION, delta_from_rho, epsilon_from_rho, rho_upper
+from verifier.cli import SUMMARIES
 
 __all__ = ["register"]
 
@@ -25,7 +26,7 @@ _NAMES = {
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "zcdp",
-        help="the zCDP parameter rho of a scheme and the (epsilon, delta) it converts to",
+        help=SUMMARIES["zcdp"],
         description="An upper bound on the zCDP parameter rho of the scheme (Gaussian rho = Delta^2/(2 sigma^2), "
         "pure eps0-DP rho = eps0^2/2, composition adds) and the (epsilon, delta) upper bounds of the "
         "standard (Remark 15) and tight (Prop 14) conversions.",
