@@ -48,6 +48,7 @@ SCRIPTS = (
     "tradeoff_conversion",
     "shuffle_count",
     "shuffle_coupling",
+    "shuffled_reduction",
     "zcdp_sup",
     "mmcc_posterior",
     "matrix_chain",

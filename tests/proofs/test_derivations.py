@@ -394,6 +394,13 @@ WRONG_CLAIMS = [
     ("shuffle_coupling", "tv_other", sp.exp(-epsilon0) * delta0),
     ("shuffle_coupling", "coupling", _module("shuffle_coupling").claims()["coupling"] / (1 + sp.exp(epsilon))),
     ("shuffle_coupling", "fmt_margin", 1 + sp.exp(-epsilon0) / 2),
+    # shuffled_reduction: (B - 1)! in place of B! (the generation's triple probability alone); the
+    # slack of one epoch for all E epochs
+    ("shuffled_reduction", "partition_probability",
+     sp.factorial(sp.Symbol("B", positive=True, integer=True) - 1) ** sp.Symbol("t", positive=True, integer=True)
+     / sp.factorial(sp.Symbol("t", positive=True, integer=True) * sp.Symbol("B", positive=True, integer=True))),
+    ("shuffled_reduction", "epochs_slack",
+     _module("shuffled_reduction").claims()["epochs_slack"] / sp.Symbol("epochs", positive=True, integer=True)),
     # fixed_batch_domination: the other root of the quadratic; the + sign in Cmin; the perspective's
     # sign; tau_a^2 in place of tau_a tau_b in Plackett's identity
     ("fixed_batch_domination", "cauchy_schwarz_gap",

@@ -1,0 +1,6 @@
+"""Put this directory on sys.path: shuffled_enumeration.py (the brute-force shuffled-batch densities)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
