@@ -49,6 +49,7 @@ SCRIPTS = (
     "shuffle_count",
     "shuffle_coupling",
     "shuffled_reduction",
+    "shuffle_binary",
     "zcdp_sup",
     "mmcc_posterior",
     "matrix_chain",

@@ -9,7 +9,15 @@ in ball arithmetic for
 - an m-fold composition and a Sequence: the sum of the steps' ε* (the loss of a product is the sum
   of independent losses, whose essential supremum is the sum of theirs; Steinke 2022, Thm 9);
 - Poisson sampling (add/remove): the subsampled pair's ε*, ln(1 + λ(e^{ε*} − 1)) removing and
-  −ln(1 − λ(1 − e^{−ε*})) adding (Balle, Barthe & Gaboardi 2018, Thm 8), times the steps.
+  −ln(1 − λ(1 − e^{−ε*})) adding (Balle, Barthe & Gaboardi 2018, Thm 8), times the steps;
+- the shuffle model (n reports of the step, replace-one): the step's ε*, no better and no worse.
+  Upper: the shuffled reports are a post-processing of the changed user's report (the others'
+  reports do not depend on it). Lower: on the datasets (x, x', …, x') against (x', …, x') the shuffled
+  multiset {y_1, …, y_n} has likelihood ratio (1/n)·Σ_i P(y_i)/Q(y_i), which is >= e^{ε* − η} where every
+  report lies in A = {ℓ >= ε* − η}, an event of positive probability under both laws for every
+  η > 0 (Q >= e^{−ε*}·P on it); where ε* = +∞ (a Gaussian step), a report in {ℓ >= L} for any L
+  does the same, or one in {Q = 0, P > 0}, which the second dataset never shows. So δ(ε) > 0 for
+  every ε < ε*, δ(ε) = 0 for ε >= ε*, and a Gaussian randomizer is decided at once (ε(0) = +∞).
 
 Rounded outward, ε* gives δ(ε) = 0 (both sides) for ε at or above its upper end, ε(0) in
 [lower end, upper end], and ε(δ) <= upper end for every δ. The pairs are attained (the mechanism on
@@ -28,7 +36,7 @@ from verifier._types import Bound, Bracket, Direction, Quantity, Side
 from verifier.certify.method import Guarantee, Method
 from verifier.errors import NotApplicable
 from verifier.pairs import DominatingPair, PoissonSubsampled
-from verifier.schemes import Composed, Poisson, Scheme, Single
+from verifier.schemes import Composed, Poisson, Scheme, Shuffle, Single
 from verifier.schemes import Sequence as SchemeSequence
 
 __all__ = ["MaxLoss", "METHODS", "max_loss_bracket"]
@@ -36,12 +44,12 @@ __all__ = ["MaxLoss", "METHODS", "max_loss_bracket"]
 
 def _steps(scheme: Scheme) -> list[tuple[DominatingPair, int]] | None:
     """(step pair, how many times it runs) for every step of the scheme, or None where the scheme is
-    not built from Single, Composed, Poisson (add/remove) and Sequence."""
+    not built from Single, Shuffle, Composed, Poisson (add/remove) and Sequence."""
     times = 1
     while isinstance(scheme, Composed):
         times *= scheme.times
         scheme = scheme.scheme
-    if isinstance(scheme, Single):
+    if isinstance(scheme, (Single, Shuffle)):
         return [(scheme.pair, times)]
     if isinstance(scheme, Poisson):
         return [(PoissonSubsampled(scheme.pair, scheme.rate), times * scheme.steps)]
@@ -74,11 +82,12 @@ class MaxLoss(Method):
     name = "max_loss"
     citation = (
         "ε(0) = ess sup of the privacy loss (Steinke 2022, Prop 7), summed over compositions (Thm 9); "
-        "Poisson sampling of an ε0-DP step by Balle, Barthe & Gaboardi 2018, Thm 8; ball arithmetic"
+        "Poisson sampling of an ε0-DP step by Balle, Barthe & Gaboardi 2018, Thm 8; a shuffle of ε0-DP reports is "
+        "ε0-DP exactly (post-processing; the pair (x, x', ..., x') vs (x', ..., x') attains it); ball arithmetic"
     )
     returns = frozenset({Guarantee.EXACT})
     cost = 0
-    scheme_types = (Single, Composed, Poisson, SchemeSequence)
+    scheme_types = (Single, Shuffle, Composed, Poisson, SchemeSequence)
     needs_float_range = False  # ball arithmetic
     answers_pure_dp = True
 

@@ -12,6 +12,10 @@ LOWER bound of shuffled randomized response through the count of reports.
 - "shuffle-rr-count": binary or k-ary randomized response on the datasets (1, 0, …, 0) against
   (0, …, 0), seen through the number of reports equal to 1 (:mod:`verifier.shuffle.count`): the
   exact δ of that pair, a LOWER bound on the shuffle model's δ in each orientation.
+- "shuffle-rr-exact": binary randomized response, the worst case over every dataset pair (every
+  background, both orders of the changed bit) scanned exactly (:mod:`verifier.shuffle.binary`),
+  for n <= :data:`~verifier.shuffle.binary.SCAN_LIMIT`. Replace-one neighbours: the worst case over
+  all ordered pairs of datasets is the same in both directions.
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ from verifier.certify.method import Guarantee, Method
 from verifier.errors import NotApplicable
 from verifier.schemes import Scheme, Shuffle
 from verifier.shuffle.approx import COUPLING_CITATION, shuffle_delta_upper, shuffle_epsilon_upper
+from verifier.shuffle.binary import BINARY_CITATION, SCAN_LIMIT, binary_shuffle
 from verifier.shuffle.clones import CLONES_CITATION, CLOSED_FORM_CITATION, closed_form_condition, fmt_closed_form, local_epsilon0
 from verifier.shuffle.count import CountPair, rr_count_pair
 
-__all__ = ["ShuffleClones", "ShuffleClosedForm", "ShuffleCountLower", "METHODS"]
+__all__ = ["ShuffleClones", "ShuffleClosedForm", "ShuffleCountLower", "ShuffleBinaryExact", "METHODS"]
 
 
 def _epsilon0(scheme: Scheme) -> float | None:
@@ -156,4 +161,33 @@ class ShuffleCountLower(Method):
         return [Bound(value, Side.LOWER, direction, Quantity.EPSILON, delta, self.name, self.citation)]
 
 
-METHODS = [ShuffleClosedForm(), ShuffleClones(), ShuffleCountLower()]
+class ShuffleBinaryExact(Method):
+    name = "shuffle-rr-exact"
+    citation = BINARY_CITATION
+    returns = frozenset({Guarantee.EXACT})
+    cost = 2
+    scheme_types = (Shuffle,)
+    needs_float_range = False  # binary RR's masses are bounded away from 0 for the eps0 it accepts
+
+    def supports(self, scheme: Scheme) -> bool:
+        from verifier.pairs import RandomizedResponse
+
+        return (isinstance(scheme, Shuffle) and isinstance(scheme.pair, RandomizedResponse) and scheme.pair.k == 2
+                and 2 <= scheme.users <= SCAN_LIMIT)
+
+    def _bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
+        if not self.supports(scheme):
+            raise NotApplicable(f"{self.name} needs a Shuffle of binary randomized response with 2 <= n <= {SCAN_LIMIT} users, got {scheme!r}")
+        scan = binary_shuffle(scheme.pair.epsilon0, scheme.users)  # type: ignore[union-attr]
+        found = scan.delta(at) if quantity is Quantity.DELTA else scan.epsilon(at)
+        return [Bound(found.lower, Side.LOWER, direction, quantity, at, self.name, self.citation),
+                Bound(found.upper, Side.UPPER, direction, quantity, at, self.name, self.citation)]
+
+    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
+        return self._bounds(scheme, Quantity.DELTA, epsilon, direction) if epsilon >= 0 else []
+
+    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
+        return self._bounds(scheme, Quantity.EPSILON, delta, direction)
+
+
+METHODS = [ShuffleClosedForm(), ShuffleClones(), ShuffleCountLower(), ShuffleBinaryExact()]
