@@ -252,7 +252,9 @@ class ShuffledBatches:
     Bounds (:mod:`verifier.certify.methods.shuffled`): LOWER from the attained pair of datasets
     (every other record v, the target v or −v), which over the ⌊n/B⌋ full batches is 1-out-of-⌊n/B⌋
     random allocation of the pair, mixed with "not used" at weight 1 − λ (:attr:`rate`); UPPER from
-    the step pair once per epoch (no amplification: Chua et al., ICML 2024, §3). Add/remove
+    the step pair once per epoch (no amplification: Chua et al., ICML 2024, §3) and, where smaller,
+    from FMT's clone pair for ⌊n/B⌋ shuffled users per epoch (:mod:`verifier.shuffle.batches`,
+    proofs/shuffled_reduction.py). Add/remove
     neighbours change n and with it the batch layout; no bound is proven for them."""
 
     pair: DominatingPair

@@ -31,15 +31,16 @@ def _noise_pdf(kind: str, scale: float) -> Callable[[np.ndarray], np.ndarray]:
     return lambda z: np.exp(-np.abs(z) / scale) / (2 * scale)
 
 
-def _layouts(values: Sequence[float], batch: int) -> Counter[tuple[tuple[float, ...], ...]]:
-    """Labelled partitions of the records into t = n/B batches, as the sorted values of each batch
-    (the density depends on nothing else), with their multiplicities."""
+def _layouts(values: Sequence[float], batch: int, drop_last: bool = False) -> Counter[tuple[tuple[float, ...], ...]]:
+    """Labelled partitions of the records into ⌊n/B⌋ batches of B and the n mod B left over (a last,
+    smaller batch, or nothing with ``drop_last``), as the sorted values of each released batch (the
+    density depends on nothing else), with their multiplicities."""
     n = len(values)
     out: Counter[tuple[tuple[float, ...], ...]] = Counter()
 
     def rec(left: tuple[int, ...], acc: tuple[tuple[float, ...], ...]) -> None:
-        if not left:
-            out[acc] += 1
+        if len(left) < batch:
+            out[acc if drop_last or not left else acc + (tuple(sorted(values[i] for i in left)),)] += 1
             return
         for chosen in itertools.combinations(left, batch):
             rest = tuple(i for i in left if i not in chosen)
@@ -61,10 +62,12 @@ def _sum_of(g: GradientMap, j: int, members: Sequence[float]) -> Callable[[list[
     return lambda hist: sum((np.asarray(g(j, hist, x), dtype=float) for x in members), np.zeros(1))
 
 
-def batch_density(values: Sequence[float], batch: int, g: GradientMap, noise: str, scale: float, grid: list[np.ndarray]) -> np.ndarray:
-    """Density of one epoch's outputs (y_1 … y_t), the layout uniform over labelled partitions."""
+def batch_density(
+    values: Sequence[float], batch: int, g: GradientMap, noise: str, scale: float, grid: list[np.ndarray], drop_last: bool = False
+) -> np.ndarray:
+    """Density of one epoch's outputs (y_1 … y_steps), the layout uniform over labelled partitions."""
     pdf = _noise_pdf(noise, scale)
-    layouts = _layouts(values, batch)
+    layouts = _layouts(values, batch, drop_last)
     total = sum(layouts.values())
     out = np.zeros(1)
     for layout, count in layouts.items():

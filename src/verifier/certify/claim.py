@@ -544,7 +544,8 @@ def _pair(path: str, mechanism: Any, scheme_path: str, scheme_name: str, neighbo
             from verifier.certify.methods.shuffled import ATTAINED_DATASETS
 
             modelling += (
-                f"shuffled batches bounded above by that pair once per epoch (no amplification) and below by the "
+                f"shuffled batches bounded above by that pair once per epoch (no amplification) or, where smaller, by the "
+                f"clone pair of floor(n/B) shuffled users per epoch (shuffled-clones), and below by the "
                 f"{ATTAINED_DATASETS} (C = {mech_values['sensitivity']:g})"
             )
         else:

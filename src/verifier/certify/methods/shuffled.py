@@ -30,14 +30,17 @@ of (D, D') is (Q^f, M), epochs independent:
   PLD paper, as profile bounds), on the grid ADD_STEP, composed over the epochs; its DOMINATED side
   is the lower bound.
 
-UPPER: given the permutation (independent of the data), D and D' differ in one element, which sits
+UPPER ("shuffled-clones", :class:`ShuffledClones`): one epoch is a post-processing of an adaptive
+sequential shuffle of ⌊n/B⌋ records (proofs/shuffled_reduction.py), so FMT's clone pair composed
+over the epochs bounds it (:mod:`verifier.shuffle.batches`); it declines where that is not below
+the unamplified bound below (small t, small σ).
+
+UPPER ("shuffled", unamplified): given the permutation (independent of the data), D and D' differ in one element, which sits
 in one batch of each epoch (or in none), so an epoch is the composition of f or f + 1 adaptive
 steps of which only one has sensitivity Δ: dominated by (P, Q) itself (Zhu, Dong & Wang 2022,
 Thm 10 for the adaptive composition; the hockey stick is jointly convex, so mixing over the
 permutation keeps the bound). E epochs: the E-fold composition of (P, Q), from the registered
-methods for Composed(Single(P, Q), E) (for a Gaussian step the exact closed form). No tighter bound
-is proven: shuffled batches do not amplify this bound (the records other than the target may make
-each batch's composition depend on the permutation).
+methods for Composed(Single(P, Q), E) (for a Gaussian step the exact closed form).
 """
 
 from __future__ import annotations
@@ -58,8 +61,9 @@ from verifier.pld.allocation import allocation_bracket
 from verifier.pld.bracket import PLDBracket
 from verifier.pld.subsample import subsample_direction
 from verifier.schemes import Allocation, Composed, Scheme, ShuffledBatches, Single
+from verifier.shuffle.batches import EPOCH_CITATION, shuffled_delta_upper, shuffled_epsilon_upper
 
-__all__ = ["ShuffledMethod", "METHODS", "ATTAINED_DATASETS", "ADD_STEP", "ADD_POINTS", "allocation_of"]
+__all__ = ["ShuffledMethod", "ShuffledClones", "unamplified_upper", "METHODS", "ATTAINED_DATASETS", "ADD_STEP", "ADD_POINTS", "allocation_of"]
 
 #: The attained datasets of the LOWER side, named in every bound and in the claim's modelling.
 ATTAINED_DATASETS = (
@@ -114,6 +118,18 @@ def _add_orientation(scheme: ShuffledBatches) -> PLDBracket:
     return subsample_direction(one_epoch, lam).self_compose(scheme.epochs)
 
 
+def unamplified_upper(scheme: ShuffledBatches, quantity: Quantity, at: float, direction: Direction) -> tuple[str, Bound] | None:
+    """(method name, smallest rigorous UPPER bound) of the first registered method that bounds the
+    step pair composed once per epoch (no amplification), or None."""
+    from verifier.certify.registry import side_bounds
+
+    unamplified = Composed(Single(scheme.pair), scheme.epochs)
+    for method, uppers in side_bounds(unamplified, quantity, at, direction, Side.UPPER):
+        if uppers:
+            return method.name, min(uppers, key=lambda b: b.value)
+    return None
+
+
 class ShuffledMethod(Method):
     name = "shuffled"
     citation = (
@@ -134,15 +150,12 @@ class ShuffledMethod(Method):
         return scheme  # type: ignore[return-value]
 
     def _upper(self, scheme: ShuffledBatches, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
-        from verifier.certify.registry import side_bounds
-
-        unamplified = Composed(Single(scheme.pair), scheme.epochs)
-        for method, uppers in side_bounds(unamplified, quantity, at, direction, Side.UPPER):
-            if uppers:
-                best = min(uppers, key=lambda b: b.value)
-                note = f"{method.name} on the step pair composed {scheme.epochs} times"
-                return [Bound(best.value, Side.UPPER, direction, quantity, at, self.name, _UPPER_CITATION, best.error_budget, note=note)]
-        return []
+        found = unamplified_upper(scheme, quantity, at, direction)
+        if found is None:
+            return []
+        method, best = found
+        note = f"{method} on the step pair composed {scheme.epochs} times"
+        return [Bound(best.value, Side.UPPER, direction, quantity, at, self.name, _UPPER_CITATION, best.error_budget, note=note)]
 
     def _lower(self, scheme: ShuffledBatches, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
         engine = AllocationPLD()
@@ -180,4 +193,40 @@ class ShuffledMethod(Method):
         return self._collect(scheme, Quantity.EPSILON, delta, direction)
 
 
-METHODS = [ShuffledMethod()]
+class ShuffledClones(Method):
+    """UPPER bound for shuffled batches through the shuffle model (:mod:`verifier.shuffle.batches`,
+    proofs/shuffled_reduction.py): FMT's clone pair for ⌊n/B⌋ users per epoch, composed over the
+    epochs, plus E·λ coupling terms for Gaussian steps. Declines, with the numbers, where it does
+    not get below the unamplified bound of :class:`ShuffledMethod`."""
+
+    name = "shuffled-clones"
+    citation = EPOCH_CITATION
+    returns = frozenset({Guarantee.UPPER})
+    cost = 3
+    scheme_types = (ShuffledBatches,)
+
+    def supports(self, scheme: Scheme) -> bool:
+        return isinstance(scheme, ShuffledBatches) and isinstance(scheme.pair, (Gaussian, Laplace))
+
+    def _bound(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
+        if not self.supports(scheme):
+            raise NotApplicable(f"{self.name} needs shuffled batches of an additive-noise step (Gaussian, Laplace), got {scheme!r}")
+        found = unamplified_upper(scheme, quantity, at, direction)  # type: ignore[arg-type]
+        if found is None:
+            raise NotApplicable(f"{self.name}: no unamplified bound to improve on at {quantity.value} {at:g}")
+        if quantity is Quantity.DELTA:
+            value, used = shuffled_delta_upper(scheme, at, found[1].value)  # type: ignore[arg-type]
+        else:
+            value, used = shuffled_epsilon_upper(scheme, at, found[1].value)  # type: ignore[arg-type]
+        note = (f"t = {scheme.full_batches} users per epoch, eps0 = {used.epsilon0:.6g}, delta0 = {used.delta0:.3g}, "  # type: ignore[attr-defined]
+                f"grid step {used.pld.step:g}; unamplified {found[1].value:.6g}")
+        return [Bound(value, Side.UPPER, direction, quantity, at, self.name, self.citation, note=note)]
+
+    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
+        return self._bound(scheme, Quantity.DELTA, epsilon, direction)
+
+    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
+        return self._bound(scheme, Quantity.EPSILON, delta, direction)
+
+
+METHODS = [ShuffledMethod(), ShuffledClones()]
