@@ -49,9 +49,15 @@ M ~ Bin(n - 1, q) with law b.
 Sampling with replacement (SampledWithReplacementDpEvent; replace-one, n public): m draws uniform
 over the n records. The record's multiplicity K ~ Bin(m, 1/n) (enumeration of all n^m draws), and
 given every multiplicity the step is N(s + Kx) against N(s + Kx'): revealing the multiplicities,
-DOMINATING sum_k P(K = k)[k] (x) Gaussian(sigma, k Delta_r), Delta_r = 2C; ATTAINED the record +C
-against -C, others 0: (sum_k P(k) N(kC), sum_k P(k) N(-kC)). Revealing K loses the amplification
-in epsilon (given K = 1 the step is the whole Gaussian): a rigorous but loose upper bound.
+DOMINATING sum_k P(K = k)[k] (x) Gaussian(sigma, k Delta_r), Delta_r = 2C. ATTAINED: the record +C
+against -C and every other record -C: the second dataset's sum is the constant -mC, the first's
+-mC + 2KC, so the pair is (sum_k P(k) N(2kC), N(0)) (checked: the enumerated output laws of that
+instance give the same hockey stick, step ``bracket``). At kappa = 3 it lies above the instance with
+the other records 0, (sum_k P(k) N(kC), sum_k P(k) N(-kC)), also checked; at kappa = 1 and 1/2 it
+does not (0.398 against 0.409 and 0.518 against 0.615 for n = 3, m = 2, sigma = C = 1), so
+verifier keeps both as LOWER bounds. Revealing K loses the amplification
+of the other draws' overlap (given K = 1 the step is the whole Gaussian): a rigorous but loose upper
+bound.
 
 4. Bracket (mpmath, 30 digits, step ``bracket``): for n <= 4, the target +C against -C, 0 or
    removed, and the other records in {-C, 0, C} (n = 3) or {-C, C} (n = 4) in one dimension, the exact output laws of the real mechanism (finite Gaussian mixtures) are
@@ -296,6 +302,12 @@ def _check_bracket(full: bool) -> None:
             for kappa in _KAPPAS:
                 upper = sum(w * mixture_hockey([(1, 2 * k)], [(1, 0)], sigma, kappa) for w, k in weights if k > 0)
                 upper += sum(w for w, k in weights if k == 0) * max(0, 1 - mpmath.mpf(kappa))
+                attained = mixture_hockey([(w, 2 * k) for w, k in weights], [(1, 0)], sigma, kappa)
+                others_at = lambda v, x: _multiset_output((x, *(v,) * (n - 1)), n, draws)
+                instance = mixture_hockey(others_at(Fraction(-1), Fraction(1)), others_at(Fraction(-1), Fraction(-1)), sigma, kappa)
+                zeros = mixture_hockey(others_at(Fraction(0), Fraction(1)), others_at(Fraction(0), Fraction(-1)), sigma, kappa)
+                if abs(instance - attained) > _ATOL or (mpmath.mpf(kappa) > 1 and zeros > attained + _ATOL) or attained > upper + _ATOL:
+                    raise DerivationFailed(f"with-replacement attained pair {attained} against its instance {instance}, others at 0 {zeros}, upper {upper}")
                 for x, x2, *others in itertools.product((Fraction(1),), (Fraction(-1), Fraction(0)), *[grid[::2]] * (n - 1)):
                     values = (x, x2, *others)
                     p_out = _multiset_output((x, *others), n, draws)

@@ -94,12 +94,17 @@ def test_buckets_hold_rates_within_the_ratio():
 
 @pytest.mark.parametrize("n, draws", [(2, 3), (3, 4), (5, 2), (1, 3)])
 def test_with_replacement_multiplicity_against_enumeration(n, draws):
+    """K's law by enumeration of all n^m draws: the lattice's weights, and the Gaussian mixture's
+    tails P(K >= j) at or just below the exact ones (rounded down: a LOWER pair)."""
     law = {}
     for seq in itertools.product(range(n), repeat=draws):
         law[seq.count(0)] = law.get(seq.count(0), Fraction(0)) + Fraction(1, n**draws)
-    upper, lower = with_replacement_step(1.0, 2.0, n, draws)
-    assert list(lower.weights) == pytest.approx([float(law.get(k, 0)) for k in range(len(lower.weights))], rel=RTOL, abs=1e-300)
+    upper, (mixture, lattice) = with_replacement_step(1.0, 2.0, n, draws)
+    assert list(lattice.weights) == pytest.approx([float(law.get(k, 0)) for k in range(len(lattice.weights))], rel=RTOL, abs=1e-300)
     assert sum(upper.weights) == pytest.approx(1.0, rel=RTOL)
+    exact = [sum((p for k, p in law.items() if k >= j), Fraction(0)) for j in range(len(mixture.tails))]
+    assert all(t <= e and float(t) == pytest.approx(float(e), rel=RTOL) for t, e in zip(mixture.tails, exact))
+    assert mixture.means == tuple(2.0 * j for j in range(len(mixture.tails)))
 
 
 def _hockey_1d(p, q, epsilon: float) -> float:
@@ -137,6 +142,73 @@ def test_labelled_mixture_is_the_weighted_sum():
         assert mix.delta(eps, Direction.ADD).upper == pytest.approx(ref, rel=1e-9)
     wide = AntipodalLattice(1.0, 1.0, (0.9, 0.1 - 1e-6), tail=1e-6).delta(0.5, Direction.REMOVE)
     assert wide.upper - wide.lower >= 1e-6 * (1 + math.exp(0.5)) * 0.99
+
+
+def _sum_law(values: tuple, n: int, draws: int) -> list[tuple[float, float]]:
+    """[(weight, mean)] of the sum over ``draws`` uniform draws with replacement of the 1-D records
+    ``values``, by enumeration of all n^m draws (the real mechanism's output law, σ = 1)."""
+    law: dict = {}
+    for seq in itertools.product(range(n), repeat=draws):
+        mean = sum(values[i] for i in seq)
+        law[mean] = law.get(mean, Fraction(0)) + Fraction(1, n**draws)
+    return [(float(w), float(m)) for m, w in law.items()]
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 1.5])
+def test_with_replacement_attained_mixture_is_the_real_instance(epsilon):
+    """The attained mixture's δ equals the hockey stick of the enumerated mechanism on the record
+    +1 against −1 with the others at −1 (mpmath quadrature), and exceeds the instance with the
+    others at 0, the antipodal lattice (a mutant keeping only the lattice, as before issue 42, is
+    below the instance at these ε)."""
+    n, draws = 3, 3
+    _, (mixture, lattice) = with_replacement_step(1.0, 2.0, n, draws)
+    ref = _hockey_1d(_sum_law((1, -1, -1), n, draws), _sum_law((-1, -1, -1), n, draws), epsilon)
+    got = mixture.delta(epsilon, Direction.REMOVE)
+    assert got.lower <= ref * (1 + 1e-9) and ref <= got.upper * (1 + 1e-9) + 1e-15
+    assert ref == pytest.approx(got.lower, rel=1e-9)
+    assert lattice.delta(epsilon, Direction.REMOVE).upper < 0.99 * ref
+
+
+def _one_sided_delta(epsilon: float, n: int, draws: int, sigma: float, shift: float) -> mpmath.mpf:
+    """δ(ε) of (Σ_k P(K = k) N(kΔ, σ²), N(0, σ²)) at 40 digits: the loss increases in y, so δ is
+    Σ_k P(k)Φ̄((t − kΔ)/σ) − e^ε Φ̄(t/σ) at the root t of the density ratio = e^ε (bisection)."""
+    with mpmath.workdps(40):
+        p = mpmath.mpf(1) / n
+        w = [mpmath.binomial(draws, k) * p**k * (1 - p) ** (draws - k) for k in range(draws + 1)]
+        kappa = mpmath.exp(epsilon)
+        ratio = lambda t: mpmath.log(mpmath.fsum(wk * mpmath.exp((k * shift * t - (k * shift) ** 2 / 2) / sigma**2) for k, wk in enumerate(w))) - epsilon
+        lo, hi = mpmath.mpf(-50), mpmath.mpf(200)
+        for _ in range(200):
+            lo, hi = ((lo + hi) / 2, hi) if ratio((lo + hi) / 2) < 0 else (lo, (lo + hi) / 2)
+        t = (lo + hi) / 2
+        sf = lambda z: mpmath.erfc(z / mpmath.sqrt(2)) / 2
+        return mpmath.fsum(wk * sf((t - k * shift) / sigma) for k, wk in enumerate(w)) - kappa * sf(t / sigma)
+
+
+def test_issue_42_one_step_claim_is_violated_by_the_closed_forms():
+    """n = 100, m = 20, σ = 1, replace-one, ε = 5.64244, δ = 1e-5 (issue 42): the batch-step closed
+    forms decide it VIOLATED without the PLD; the lower end of ε(1e-5) is the mpmath root of the
+    attained mixture's δ (28.8996), above the others-at-0 construction (5.6994)."""
+    from verifier.certify.verdict import certify
+
+    claim = parse_claim({"mechanism": {"name": "gaussian", "sigma": 1.0}, "scheme": {"name": "with_replacement", "dataset_size": 100,
+                         "sample_size": 20, "steps": 1}, "neighboring": "replace_one", "epsilon": 5.64244, "delta": 1e-5})
+    outcome = certify(claim)
+    assert outcome.decision.verdict.name == "VIOLATED"
+    assert {b.method for b in outcome.delta.bounds} == {"batch-step"}
+    lower = max(b.value for b in outcome.epsilon.bounds if b.side.name == "LOWER")
+    assert _one_sided_delta(lower - 1e-6, 100, 20, 1.0, 2.0) > 1e-5 > _one_sided_delta(lower + 1e-6, 100, 20, 1.0, 2.0)
+
+
+def test_fast_upper_epsilon_is_a_verified_point():
+    """The regula-falsi UPPER end of ε(δ) is a point where the ball's δ_U is <= δ, within 1e-8 of the
+    generic bisection's (a mutant returning the last point above δ fails the first assertion)."""
+    from verifier.certify.methods.batch_step import _upper_epsilon
+
+    upper, _ = with_replacement_step(1.0, 2.0, 50, 5)
+    got = _upper_epsilon(upper, 1e-6, Direction.REMOVE, 0.0)
+    assert upper.delta(got, Direction.REMOVE).upper <= 1e-6
+    assert got == pytest.approx(upper.epsilon(1e-6, Direction.REMOVE).upper, rel=1e-8)
 
 
 def _simulate_attained(n: int, q: float, batch: int, size: int, rng) -> np.ndarray:

@@ -228,12 +228,15 @@ def _with_replacement(
     sides: tuple[Dominance, ...] = BOTH_SIDES,
 ) -> PLDBracket:
     """Sampling with replacement under replace-one: DOMINATING the labelled mixture over the record's
-    multiplicity K (UPPER), DOMINATED the attained antipodal lattice (records +Δ/2 and −Δ/2, every
-    other record 0; LOWER), each composed ``steps`` times
+    multiplicity K (UPPER), DOMINATED the attained Gaussian mixture (Σ_k P(K = k) N(kΔ), N(0)) (the
+    record +Δ/2 against −Δ/2, every other record −Δ/2; LOWER) in the REMOVE orientation for both
+    directions (replace-one is symmetric: the swapped datasets are neighbours too), each composed
+    ``steps`` times
     (:func:`verifier.pairs.batch_sampling.with_replacement_step`; proofs/batch_sampling.py)."""
     pair = scheme.pair
-    upper, attained = with_replacement_step(pair.sigma, pair.sensitivity, scheme.dataset_size, scheme.sample_size)
-    of_side = {Dominance.DOMINATING: upper, Dominance.DOMINATED: attained}
+    upper, (attained, _) = with_replacement_step(pair.sigma, pair.sensitivity, scheme.dataset_size, scheme.sample_size)
+    # the swapped pair of datasets are neighbours too: the REMOVE orientation bounds both directions
+    of_side = {Dominance.DOMINATING: upper, Dominance.DOMINATED: attained.oriented(direction)}
     return _per_side(of_side, scheme.steps, direction, step, tail_mass, _coarsening(scheme.steps, step, tail_mass, target_delta), sides)
 
 
