@@ -55,6 +55,7 @@ SCRIPTS = (
     "matrix_chain",
     "batch_sampling",
     "discrete_gaussian",
+    "selection_mechanisms",
 )
 
 

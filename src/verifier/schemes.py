@@ -17,7 +17,7 @@ from verifier.errors import InvalidArgument
 from verifier.matrix.strategy import Strategy
 from verifier.pairs import DominatingPair, Gaussian
 
-__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "ShuffledBatches", "BandedPoisson", "ZCDP", "SampledZCDP", "RepeatAndSelect", "MatrixPoisson", "TruncatedPoisson", "WithReplacement", "AGGREGATIONS", "base_pair"]
+__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "ShuffledBatches", "BandedPoisson", "ZCDP", "Selection", "SELECTION_RULES", "SampledZCDP", "RepeatAndSelect", "MatrixPoisson", "TruncatedPoisson", "WithReplacement", "AGGREGATIONS", "base_pair"]
 
 
 def _check_pair(pair: object) -> DominatingPair:
@@ -345,6 +345,68 @@ class ZCDP:
         return Gaussian(1.0, mu)
 
 
+#: The selection rules :class:`Selection` describes: the exponential mechanism and permute-and-flip.
+SELECTION_RULES = ("exponential", "permute_and_flip")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One run of an ε-DP selection rule on score vectors whose entries each move by at most Δ between
+    neighbours, for every score function: the exponential mechanism (weights e^{ε u/(2Δ)}) or
+    permute-and-flip (McKenna & Sheldon 2020, arXiv 2010.12603: coins e^{ε (u − u*)/(2Δ)}; dp_accounting's
+    ``ExponentialMechanismDpEvent`` and ``PermuteAndFlipDpEvent``). A claim about it is a claim about
+    the worst score instance (proofs/selection_mechanisms.py). Three pairs describe the class:
+
+    - :attr:`dominating` dominates every instance (UPPER bounds of any composition): the ε-BR class's
+      tight pair :class:`~verifier.pairs.bounded_range.BoundedRange` for the exponential mechanism
+      (ε-bounded range, Durfee & Rogers 2019); randomized response RR(ε) for permute-and-flip (it is
+      ε-DP, and RR(ε) dominates every ε-DP pair: Kairouz, Oh & Viswanath 2015, Thm 2.1);
+    - :attr:`supremum` has, at every ε', the largest δ(ε') over the instances (LOWER bounds of one run):
+      BoundedRange(ε) again (each ε' attained by a two-candidate instance), Laplace with Δ/b = ε for
+      permute-and-flip (two candidates release the Laplace mechanism's output thresholded, and every
+      threshold is an instance);
+    - :attr:`member` is one instance's pair (LOWER bounds of compositions): the two candidates with
+      scores (−Δ, 0) against (0, −Δ) for the exponential mechanism, RR(ε/2); scores gap ±Δ' for
+      permute-and-flip, RR(ln(2e^{εΔ'/(2Δ)} − 1)) with Δ' <= Δ so that the value is rounded down.
+    """
+
+    rule: str
+    epsilon: float
+
+    def __post_init__(self) -> None:
+        if self.rule not in SELECTION_RULES:
+            raise InvalidArgument("rule", self.rule, f"must be one of {', '.join(SELECTION_RULES)}")
+        object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
+
+    @property
+    def dominating(self) -> DominatingPair:
+        from verifier.pairs import RandomizedResponse
+        from verifier.pairs.bounded_range import BoundedRange
+
+        return BoundedRange(self.epsilon) if self.rule == "exponential" else RandomizedResponse(self.epsilon)
+
+    @property
+    def supremum(self) -> DominatingPair:
+        from verifier.pairs import Laplace
+        from verifier.pairs.bounded_range import BoundedRange
+
+        return BoundedRange(self.epsilon) if self.rule == "exponential" else Laplace(1.0, self.epsilon)
+
+    @property
+    def member(self) -> DominatingPair:
+        from flint import arb
+
+        from verifier._directed import arb_bound, with_precision
+        from verifier._types import Side
+        from verifier.pairs import RandomizedResponse
+
+        if self.rule == "exponential":
+            return RandomizedResponse(self.epsilon / 2)
+        with with_precision():
+            epsilon0 = arb_bound((2 * (arb(self.epsilon) / 2).exp() - 1).log(), Side.LOWER)
+        return RandomizedResponse(epsilon0)
+
+
 @dataclass(frozen=True)
 class SampledZCDP:
     """``steps`` Poisson-sampled steps (each element included with probability ``rate``, add/remove
@@ -484,7 +546,7 @@ class WithReplacement:
         return self.sample_size / self.dataset_size
 
 
-Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches, BandedPoisson, ZCDP, SampledZCDP, RepeatAndSelect, MatrixPoisson, TruncatedPoisson, WithReplacement]
+Scheme = Union[Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches, BandedPoisson, ZCDP, Selection, SampledZCDP, RepeatAndSelect, MatrixPoisson, TruncatedPoisson, WithReplacement]
 
 
 def base_pair(scheme: Scheme) -> DominatingPair:

@@ -107,7 +107,7 @@ def test_replace_one_under_poisson_sampling_keeps_the_record_pair():
         ({"mechanism": {"name": "gaussian"}}, "mechanism.sigma"),
         ({"mechanism": {"sigma": 1}}, "mechanism.name"),
         ({"mechanism": {"name": "gaussian", "sigma": 1, "scale": 2}}, "mechanism.scale"),
-        ({"mechanism": {"name": "exponential", "sigma": 1}}, "mechanism.name"),
+        ({"mechanism": {"name": "report_noisy_max", "sigma": 1}}, "mechanism.name"),
         ({"mechanism": {"name": "rr", "epsilon0": 1, "k": 1}}, "mechanism.k"),
         ({"mechanism": [1, 2]}, "mechanism"),
         ({"scheme": {"name": "bogus_scheme"}}, "scheme.name"),

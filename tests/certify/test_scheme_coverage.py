@@ -8,7 +8,7 @@ from verifier.certify.registry import all_methods
 from verifier.pairs import Gaussian, Laplace, RandomizedResponse
 from verifier.matrix import bsr
 from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Sequence, Shuffle, Single, WithoutReplacement
-from verifier.schemes import BandedPoisson, MatrixPoisson, PoissonReplaceOne, RepeatAndSelect, SampledZCDP, ShuffledBatches, TruncatedPoisson, WithReplacement, ZCDP
+from verifier.schemes import BandedPoisson, MatrixPoisson, PoissonReplaceOne, RepeatAndSelect, SampledZCDP, Selection, ShuffledBatches, TruncatedPoisson, WithReplacement, ZCDP
 
 PAIRS = [Gaussian(1.0), Laplace(1.0), RandomizedResponse(1.0)]
 SAMPLES = [
@@ -31,6 +31,7 @@ SAMPLES += [MatrixMechanism(Gaussian(1.0), bsr(20, 3), 10, 2), BandedPoisson(Gau
 SAMPLES += [TruncatedPoisson(Gaussian(1.0), 100, 0.1, 5, 3), TruncatedPoisson(Gaussian(1.0), 100, 0.1, 5, 3, replace_one=True), WithReplacement(Gaussian(1.0, 2.0), 100, 10, 3)]
 SAMPLES += [Sequence((Composed(Single(pair), 2), Allocation(pair, 10, 2, 2))) for pair in PAIRS]
 SAMPLES += [ZCDP(0.5), Composed(ZCDP(0.1, 0.01), 3), SampledZCDP(ZCDP(0.5), 0.1, 4), Sequence((ZCDP(0.5), Poisson(Gaussian(1.0), 0.01, 10)))]
+SAMPLES += [Selection("exponential", 1.0), Composed(Selection("permute_and_flip", 0.5), 3), Sequence((Selection("exponential", 0.5), ZCDP(0.1)))]
 SAMPLES += [RepeatAndSelect(Poisson(Gaussian(1.0), 0.01, 10), 10.0, 1.0), Composed(RepeatAndSelect(Composed(ZCDP(0.1), 2), 3.0, 0.0), 2)]
 
 
@@ -61,7 +62,7 @@ def check_coverage(union: set[type], defined: set[type], handled_by) -> None:
 
 def test_scheme_union_lists_every_scheme_class():
     check_coverage(set(scheme_types()), defined_scheme_classes(), handlers)
-    assert set(scheme_types()) == {Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches, BandedPoisson, ZCDP, SampledZCDP, RepeatAndSelect, MatrixPoisson, TruncatedPoisson, WithReplacement}
+    assert set(scheme_types()) == {Single, Composed, Poisson, Allocation, Sequence, Shuffle, CheckIn, MatrixMechanism, WithoutReplacement, PoissonReplaceOne, ShuffledBatches, BandedPoisson, ZCDP, Selection, SampledZCDP, RepeatAndSelect, MatrixPoisson, TruncatedPoisson, WithReplacement}
     assert {type(s) for s in SAMPLES} == set(scheme_types())
 
 

@@ -464,6 +464,18 @@ WRONG_CLAIMS += [
 ]
 
 
+_SEL = _module("selection_mechanisms")
+WRONG_CLAIMS += [
+    # selection_mechanisms: the BR sup without the square (RR(eps0)'s line), the pair's curve at eps0/2,
+    # the loss gap halved, permute-and-flip's law without the 1/2, the 3-candidate law of the best two
+    ("selection_mechanisms", "br_delta", sp.Piecewise((1 - sp.exp(epsilon), epsilon < -epsilon0),
+                                                      ((_E - sp.exp(epsilon)) / (1 + _E), epsilon < epsilon0), (0, True))),
+    ("selection_mechanisms", "br_pair_delta", _SEL.claims()["br_delta"].subs(epsilon0, epsilon0 / 2)),
+    ("selection_mechanisms", "em_loss_gap", epsilon0 / 2),
+    ("selection_mechanisms", "pf_two", 1 - sp.exp(-epsilon0 * _SEL.s / (2 * Delta))),
+    ("selection_mechanisms", "pf_integral", _SEL.pf_output_law(_SEL.PF_SCORES[:2], epsilon0)[0]),
+]
+
 @pytest.mark.parametrize(
     ("name", "key", "wrong"), WRONG_CLAIMS, ids=[f"{n}-{k_}" for n, k_, _ in WRONG_CLAIMS]
 )

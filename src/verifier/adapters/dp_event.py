@@ -35,6 +35,9 @@ dp_accounting need not be importable. Nodes with a rigorous model (:data:`MODELL
   noise_multiplier)``: truncated Poisson batches of a Gaussian sum (both relations; add/remove with
   the record's dataset of size n);
 - ``RandomAllocationDpEvent(event, num_selected, num_steps)`` (main branch): k-out-of-t allocation;
+- ``ExponentialMechanismDpEvent(epsilon)``, ``PermuteAndFlipDpEvent(epsilon)`` (main branch): one
+  selection over scores that move by at most Δ, the worst score instance
+  (:class:`verifier.schemes.Selection`); ε = 0 selects uniformly and releases nothing;
 - ``ZCDpEvent(rho, xi)``: a step known only to be (ξ, ρ)-zCDP, the class :class:`verifier.schemes.ZCDP`
   (UPPER: the Rényi curve ξ + ρα; LOWER: its member, the Gaussian with Δ/σ = √(2ρ)); ρ = ξ = 0
   releases nothing; it composes (self-composed, composed); Poisson-sampled it is the class
@@ -103,10 +106,6 @@ def _non_private() -> dict:
 #: Classes refused (exit 2), with the reason: no rigorous bound in verifier yet.
 REFUSED = {
     "UnsupportedDpEvent": "dp_accounting's placeholder for a mechanism it cannot describe: there is nothing to bound",
-    "ExponentialMechanismDpEvent": "an ε-DP selection whose pair depends on the scores: only the generic ε-DP upper bound "
-    "exists, no lower bound",
-    "PermuteAndFlipDpEvent": "an ε-DP selection whose pair depends on the scores: only the generic ε-DP upper bound "
-    "exists, no lower bound",
 }
 
 #: Classes with a model: what each maps to (both sides of every bound are available for them).
@@ -127,10 +126,15 @@ MODELLED = {
     "SampledWithReplacementDpEvent": "with_replacement of a Gaussian event (replace-one)",
     "TruncatedSubsampledGaussianDpEvent": "truncated_poisson (gaussian σ = noise multiplier, Δ = 1)",
     "RandomAllocationDpEvent": "allocation",
+    "ExponentialMechanismDpEvent": "exponential (the worst score instance: eps-BR class pair above, two-candidate instances below)",
+    "PermuteAndFlipDpEvent": "permute_and_flip (the worst score instance: RR(eps) above, Laplace with Delta/b = eps below)",
     "ZCDpEvent": "zcdp (the worst (ξ, ρ)-zCDP step: Rényi curve above, Gaussian member below)",
     "RepeatAndSelectDpEvent": "repeat_and_select (Papernot & Steinke Thm 2 / Thm 6 (shape = ∞) above, the run below)",
     "NoOpDpEvent": "dropped (no release)",
 }
+
+#: The selection events (main branch) and their mechanism kinds; ε = 0 selects uniformly (no release).
+_SELECTIONS = {"ExponentialMechanismDpEvent": "exponential", "PermuteAndFlipDpEvent": "permute_and_flip"}
 
 #: Classes that mean "no release": dropped from the tree.
 NOTHING = ("NoOpDpEvent",)
@@ -183,6 +187,11 @@ def _mechanism(event: Any, path: str) -> dict | None:
         return _non_private()
     if name == "ZCDpEvent":
         return _zcdp(event, path)
+    if name in _SELECTIONS:
+        epsilon = _number(event, "epsilon", path)
+        if not 0.0 <= epsilon < float("inf"):
+            raise InvalidArgument(f"{path}.epsilon", epsilon, "must be a finite number >= 0")
+        return None if epsilon == 0.0 else {"name": _SELECTIONS[name], "epsilon": epsilon}
     if name in REFUSED:
         raise InvalidArgument(path, name, f"is not supported: {REFUSED[name]}")
     if name in _STRUCTURE:

@@ -38,7 +38,9 @@ Two kinds describe a class of mechanisms known only through a Rényi bound, and 
 about the worst member (UPPER from the Rényi bound, LOWER from a member; :mod:`verifier.certify.methods.member`):
 the mechanism ``zcdp`` (rho, xi = 0: a step that is (ξ, ρ)-zCDP, D_α <= ξ + ρα; under ``single`` or
 ``composed`` or as such a phase, or ``poisson`` under add_or_remove (no amplification claimed above);
-the statement holds for the claim's relation as given),
+the statement holds for the claim's relation as given), the mechanisms ``exponential`` and
+``permute_and_flip`` (epsilon: one ε-DP selection over scores that move by at most Δ, the worst
+score instance; under ``single`` or ``composed`` or as such a phase; :class:`verifier.schemes.Selection`),
 and the scheme ``repeat_and_select`` (run: a scheme object, optionally with its own mechanism; mean >= 1
 and shape in [0, ∞) of the truncated negative binomial number of runs, or "inf" for Poisson runs; times: how often the whole is
 repeated; Papernot & Steinke 2022)::
@@ -117,7 +119,7 @@ from verifier.pairs.mixture import mixture_of_gaussians
 import verifier.matrix as matrix
 from verifier.matrix.strategy import Strategy
 from verifier.schemes import AGGREGATIONS, Allocation, BandedPoisson, CheckIn, Composed, MatrixMechanism, MatrixPoisson, Poisson, Scheme, Sequence, Shuffle, Single
-from verifier.schemes import PoissonReplaceOne, RepeatAndSelect, SampledZCDP, ShuffledBatches, TruncatedPoisson, WithoutReplacement, WithReplacement, ZCDP
+from verifier.schemes import PoissonReplaceOne, RepeatAndSelect, SampledZCDP, Selection, ShuffledBatches, TruncatedPoisson, WithoutReplacement, WithReplacement, ZCDP
 
 __all__ = ["Claim", "parse_claim", "model_of", "load_claim", "read_json", "json_value", "strategy_from_fields", "NEIGHBORING", "MECHANISMS", "SCHEMES", "PEER_NAMES"]
 
@@ -136,7 +138,7 @@ class _Spec:
     additive: bool = False  # additive-noise mechanism (replace-one = add/remove with 2Δ)
     record_pair: bool = False  # the pair is the step on two records (replace-one: the pair itself)
     phased: bool = False  # a list of phases, each a scheme with its own mechanism (``sequence``)
-    step: bool = False  # a class of steps known through a Rényi bound, a scheme of its own (``zcdp``)
+    step: bool = False  # a class of steps, a scheme of its own (``zcdp``, ``exponential``, ``permute_and_flip``)
     nested: bool = False  # runs another scheme object, its ``run`` (``repeat_and_select``)
 
 
@@ -283,6 +285,8 @@ MECHANISMS: dict[str, _Spec] = {
         mixture_of_gaussians,
     ),
     "zcdp": _Spec({"rho": (check_positive, _REQUIRED), "xi": (check_nonnegative, 0.0)}, ZCDP, step=True),
+    "exponential": _Spec({"epsilon": (check_positive, _REQUIRED)}, lambda epsilon: Selection("exponential", epsilon), step=True),
+    "permute_and_flip": _Spec({"epsilon": (check_positive, _REQUIRED)}, lambda epsilon: Selection("permute_and_flip", epsilon), step=True),
 }
 
 #: The fields that describe a strategy C (matrix, banded_poisson and matrix_poisson schemes; see strategy_from_fields).
@@ -673,28 +677,41 @@ def _scheme(
 
 
 def _names_step(mechanism: Any) -> bool:
-    """Whether a (not yet validated) mechanism object names a class of steps (``zcdp``)."""
+    """Whether a (not yet validated) mechanism object names a class of steps (``zcdp``, a selection)."""
     spec = MECHANISMS.get(mechanism.get("name")) if isinstance(mechanism, Mapping) and isinstance(mechanism.get("name"), str) else None
     return spec is not None and spec.step
 
 
 def _class_step(path: str, name: str, values: dict, mechanism: Any, mechanism_path: str, neighboring: str) -> tuple[dict, dict, Scheme, str]:
-    """A ``zcdp`` step under ``single`` or ``composed``: the worst (ξ, ρ)-zCDP mechanism, bounded
-    above by its Rényi curve and below by its Gaussian member (:class:`verifier.schemes.ZCDP`); under
-    ``poisson`` (add/remove only), the same step Poisson-sampled (:class:`verifier.schemes.SampledZCDP`).
-    The statement is about the claim's neighbouring relation as given (no sensitivity is doubled)."""
+    """A class step under ``single`` or ``composed``: a ``zcdp`` step, the worst (ξ, ρ)-zCDP mechanism,
+    bounded above by its Rényi curve and below by its Gaussian member (:class:`verifier.schemes.ZCDP`;
+    under ``poisson`` with add/remove neighbours, the same step Poisson-sampled,
+    :class:`verifier.schemes.SampledZCDP`), or an ``exponential`` or ``permute_and_flip`` selection, the
+    worst score instance (:class:`verifier.schemes.Selection`). The statement is about the claim's
+    neighbouring relation as given (no sensitivity is doubled: the scores move by at most Δ under it)."""
     mech_name, mech_spec, mech_values = _read(mechanism_path, mechanism, MECHANISMS)
-    sampled = name == "poisson" and neighboring == "add_or_remove"
+    sampled = name == "poisson" and neighboring == "add_or_remove" and mech_name == "zcdp"
     if name not in _REPLACE_ONE_SCHEMES and not sampled:
+        known = "its Renyi bound" if mech_name == "zcdp" else "its selection rule on worst-case scores"
+        where = ", or poisson under add_or_remove neighbours" if mech_name == "zcdp" else ""
         raise InvalidArgument(
-            f"{path}.name", name, f"a {mech_name!r} step is known only through its Rényi bound: it runs under single or composed "
-            "(or such a phase of a sequence), or poisson under add_or_remove neighbours; other samplings are not modelled"
+            f"{path}.name", name, f"a {mech_name!r} step is known only through {known}: it runs under single or composed "
+            f"(or such a phase of a sequence){where}; other samplings are not modelled"
         )
     step = _build(mechanism_path, mech_spec.build, **mech_values)
     if sampled:
         model: Scheme = _build(path, SampledZCDP, step, values["rate"], values["steps"])
     else:
         model = step if name == "single" or values["times"] == 1 else Composed(step, values["times"])
+    if isinstance(step, Selection):
+        below = ("the supremum of its two-candidate instances (exact for one run)" if step.rule == "exponential" else
+                 "Laplace with Delta/b = epsilon, the supremum of its two-candidate instances")
+        modelling = (
+            f"the worst score instance of the {step.rule} selection (epsilon = {step.epsilon:g}, scores moving by at most Delta) "
+            f"under the claim's relation: UPPER from {'the eps-BR class pair' if step.rule == 'exponential' else 'RR(eps) (pure eps-DP)'}, "
+            f"LOWER from {below}; composed, from one fixed two-candidate instance (verifier.certify.methods.selection)"
+        )
+        return {"name": name, **values}, {"name": mech_name, **mech_values}, model, modelling
     modelling = (
         f"the worst (xi, rho)-zCDP mechanism (rho = {step.rho:g}, xi = {step.xi:g}) under the claim's relation: UPPER from its "
         f"Renyi curve xi + rho*alpha, LOWER from its member, the Gaussian with Delta/sigma = sqrt(2 rho)"

@@ -31,14 +31,18 @@ def side_bounds(scheme: Scheme, quantity: Quantity, at: float, direction: Direct
     """For each registered method that supports ``scheme`` and gives bounds of ``side``, cheapest
     first: the method and its rigorous bounds of that side on ``quantity`` at ``at`` (possibly none).
     A method that declines the case (NotApplicable), or cannot answer ε(0) (pure DP) when that is
-    the question, is passed over. For methods that bound a scheme through an equivalent, dominating
+    the question, is passed over. ``quantity`` TPR asks :meth:`Method.tpr_bounds` (``at`` is the
+    false-positive rate). For methods that bound a scheme through an equivalent, dominating
     or member one (shuffled batches, banded Poisson, a class's member)."""
     pure_dp = quantity is Quantity.EPSILON and at == 0.0
     for method in methods_for(scheme):
         if side not in method.sides() or (pure_dp and not method.answers_pure_dp):
             continue
         try:
-            found = method.quantity_bounds(scheme, quantity, at, direction)
+            if quantity is Quantity.TPR:
+                found = method.tpr_bounds(scheme, at, direction)
+            else:
+                found = method.quantity_bounds(scheme, quantity, at, direction)
         except NotApplicable:
             continue
         yield method, [b for b in found if b.side is side and b.rigorous]

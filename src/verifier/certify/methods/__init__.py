@@ -25,6 +25,7 @@ ADAPTERS = [
     "verifier.certify.methods.matrix_chain",
     "verifier.certify.methods.banded_poisson",
     "verifier.certify.methods.member",
+    "verifier.certify.methods.selection",
     "verifier.certify.methods.mmcc",
     "verifier.certify.methods.adaptive_batches",
 ]
