@@ -75,3 +75,18 @@ def test_compare_figure_title_stays_inside_the_figure(tmp_path, monkeypatch, cap
     assert saved
     for title, axes, figure in saved:
         assert title.width <= axes.width and figure.x0 <= title.x0 and title.x1 <= figure.x1, (title, axes, figure)
+
+
+def test_audit_class_table_fits_120_columns():
+    """Issue 40: an unjudged class's reason (dp_accounting's note on SampledWithReplacementDpEvent made
+    rows 222 wide) and a class name longer than the old 36-character column. Catches the reason
+    appended on one line, and a wrapped reason that loses words."""
+    why = ("verifier bounds it (with_replacement, replace-one) but neither the RDP nor the PLD accountant of dp_accounting 0.6 "
+           "accepts it: nothing to audit")
+    group = "PoissonSampledDpEvent(MixtureOfGaussiansDpEvent)"
+    rows = (AuditRow("dp_accounting PLDAccountant", "add_or_remove", "case", 1.0, Bracket(0.9, 1.1), "sound", group=group),)
+    lines = report_lines(AuditReport("peer", rows, unjudged=(("SampledWithReplacementDpEvent", why),)))
+    start = lines.index("") + 1
+    assert all(len(line) <= TABLE_WIDTH for line in lines)
+    assert " ".join(" ".join(lines[start:]).split()).endswith(" ".join(why.split()))
+    assert any(line.split()[:5] == [group, "1", "0", "1", "0"] for line in lines)

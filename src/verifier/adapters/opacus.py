@@ -14,6 +14,11 @@ history still reads as Poisson. Given that ``data_loader``, the claim is about w
 the ``shuffled`` scheme (n = ``len(dataset)``, B = ``batch_size``, ``drop_last``, epochs =
 num_steps / len(data_loader)) under replace-one neighbours (the relation shuffled batches are defined
 for; :mod:`verifier.certify.methods.shuffled`), with the ε Opacus reported.
+
+A loader whose batches the history's rates do not describe is refused with one line naming its
+sampler: a ``WeightedRandomSampler`` (records drawn with unequal probabilities, while Opacus records
+1/len(data_loader) as if uniform: opacus#813), a DPDataLoader whose batch sampler is not Opacus's
+uniform Poisson sampler or whose rate differs from the history's.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ def from_opacus(accountant: Any, *, delta: float, epsilon: float | None = None, 
     if epsilon is None:
         epsilon = float(accountant.get_epsilon(delta=delta))
     source = f"opacus {type(accountant).__name__}"
+    if data_loader is not None:
+        _check_sampler(data_loader, phases)
     if data_loader is not None and not _poisson_loader(data_loader):
         obj = _shuffled(phases, data_loader)
         return parse_claim({**obj, "neighboring": "replace_one", "epsilon": epsilon, "delta": delta, "source": f"{source}, poisson_sampling=False"})
@@ -59,6 +66,38 @@ def from_opacus(accountant: Any, *, delta: float, epsilon: float | None = None, 
 def _poisson_loader(loader: Any) -> bool:
     """Whether ``loader`` is Opacus's DPDataLoader (Poisson sampling, ``poisson_sampling=True``)."""
     return any(cls.__name__ == "DPDataLoader" and cls.__module__.startswith("opacus") for cls in type(loader).__mro__)
+
+
+#: Opacus's Poisson batch samplers: every record included independently at ``sample_rate``.
+_UNIFORM_BATCH_SAMPLERS = ("UniformWithReplacementSampler", "DistributedUniformWithReplacementSampler")
+
+#: Samplers whose batches no (noise multiplier, sample rate) history describes, and why.
+_NON_UNIFORM = {
+    "WeightedRandomSampler": "draws records with unequal probabilities (and with replacement), so no single sample rate "
+    "describes a record's inclusion; Opacus records 1/len(data_loader) = batch_size/num_samples anyway (opacus#813)",
+}
+
+
+def _check_sampler(loader: Any, phases: list[dict]) -> None:
+    """Refuse, naming the sampler, a loader whose sampling the history's rates cannot state: a
+    DPDataLoader whose batch sampler is not Opacus's uniform Poisson sampler or whose rate is not the
+    history's, and a plain loader with a non-uniform sampler (:data:`_NON_UNIFORM`)."""
+    if _poisson_loader(loader):
+        batch_sampler = getattr(loader, "batch_sampler", None)
+        name = type(batch_sampler).__name__
+        if name not in _UNIFORM_BATCH_SAMPLERS:
+            raise InvalidArgument("data_loader.batch_sampler", name, "is not Opacus's uniform Poisson sampler "
+                                  f"({', '.join(_UNIFORM_BATCH_SAMPLERS)}): the history's sample rate does not describe its batches")
+        rate = getattr(batch_sampler, "sample_rate", None)
+        for index, phase in enumerate(phases):
+            if rate is not None and not math.isclose(phase["rate"], float(rate), rel_tol=1e-9):
+                raise InvalidArgument(f"history[{index}].sample_rate", phase["rate"], f"must be the loader's Poisson rate {float(rate):g} "
+                                      f"({name}.sample_rate): the history is not of this loader")
+        return
+    for part in ("sampler", "batch_sampler"):
+        name = type(getattr(loader, part, None)).__name__
+        if name in _NON_UNIFORM:
+            raise InvalidArgument(f"data_loader.{part}", name, f"is not supported: {_NON_UNIFORM[name]}")
 
 
 def _shuffled(phases: list[dict], loader: Any) -> dict:

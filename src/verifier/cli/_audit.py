@@ -100,11 +100,21 @@ LOOSE = 0.10
 
 def class_table(report: AuditReport) -> list[str]:
     """One line per group (a peer's event class): how many numbers were judged, how many unsound,
-    sound within LOOSE of verifier's upper bound, loose; then the groups judged not at all, why."""
+    sound within LOOSE of verifier's upper bound, loose; then the groups judged not at all, why. The
+    class column is as wide as its widest name and the last column wraps under itself, so every line
+    fits TABLE_WIDTH (issue 40: the notes of unjudged classes made rows 222 characters wide)."""
     groups = list(dict.fromkeys(r.group for r in report.rows if r.group))
     if not groups and not report.unjudged:
         return []
-    lines = ["", f"per class: {'class':36} {'numbers':>7} {'unsound':>7} {'sound':>6} {'loose':>6}  finding"]
+    width = max(len(name) for name in ["class", *groups, *(group for group, _ in report.unjudged)])
+    lead = "per class: "
+    indent = " " * (len(lead) + width + 32)  # under the finding column
+
+    def row(group: str, counts: tuple[str, str, str, str], finding: str, first: str = " " * len(lead)) -> list[str]:
+        n, unsound, sound, loose = counts
+        return wrapped(f"{first}{group:{width}} {n:>7} {unsound:>7} {sound:>6} {loose:>6}  {finding}", indent)
+
+    lines = ["", *row("class", ("numbers", "unsound", "sound", "loose"), "finding", lead)]
     for group in groups:
         mine = [r for r in report.rows if r.group == group]
         unsound = sum(r.status == "UNSOUND" for r in mine)
@@ -114,8 +124,9 @@ def class_table(report: AuditReport) -> list[str]:
         finding = "UNSOUND (see FINDING lines)" if unsound else (f"sound, loose by > {LOOSE:.0%} somewhere" if loose else "sound")
         if lower_only and not unsound:
             finding = "not refuted (held against a rigorous lower bound only)"
-        lines.append(f"           {group:36} {len(mine):>7} {unsound:>7} {sound:>6} {loose:>6}  {finding}")
-    lines += [f"           {group:36} {'-':>7} {'-':>7} {'-':>6} {'-':>6}  {why}" for group, why in report.unjudged]
+        lines += row(group, (str(len(mine)), str(unsound), str(sound), str(loose)), finding)
+    for group, why in report.unjudged:
+        lines += row(group, ("-", "-", "-", "-"), why)
     return lines
 
 
