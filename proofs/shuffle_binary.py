@@ -1,5 +1,5 @@
-"""Shuffled randomized response: the exact scan over backgrounds (verifier.shuffle.binary) and the
-blanket decomposition behind the UPPER bound of verifier.shuffle.blanket.
+"""Shuffled randomized response: the exact scan over backgrounds (verifier.shuffle.binary), and the
+clone share of randomized response and Laplace behind verifier.shuffle.clones.CloneWeight.TAILED.
 
 Setting: n users, k-ary randomized response with parameter eps0 (truth with probability
 e^eps0/Z, every other symbol 1/Z, Z = e^eps0 + k - 1), reports shuffled (the release is the histogram
@@ -16,18 +16,19 @@ of reports); replace-one neighbours change one user's input. p = e^eps0/(e^eps0 
    (1 - rho + rho e^theta)^N = exp(-N KL(a || rho)) for a > rho; the infimum is derived here (the
    stationary point theta* = ln(a (1 - rho)/(rho (1 - a)))) and the bound checked against exact
    binomial tails for N <= 12.
-3. Blanket (exports ``blanket_weight``, ``blanket_weight_k``). Each k-RR report law is a mixture
-   w U + (1 - w) delta_x with U uniform on the k symbols and w = k/Z (2/(e^eps0 + 1) for k = 2;
-   solved here from w/k = 1/Z). Revealing, for every OTHER user, which component it drew (and the
-   input, a fixed part of the dataset) is a release the histogram is a post-processing of, and the
-   joint law of those revelations does not depend on the victim, so by joint convexity
-   H(hist_X || hist_X') <= E_C[ H(e_V + M_C || e_V' + M_C) ], C ~ Bin(n - 1, w) the number of uniform
-   reports and M_C their (multinomial, uniform) histogram, V, V' the victim's two report laws; for
-   k = 2 given C = c that is the count pair (p, 1 - p, 1/2, c) of proofs/shuffle_count.py, FMT's clone
-   pair with clone probability 2/(e^eps0 + 1) in place of e^-eps0 (Feldman, McMillan & Talwar,
-   arXiv:2012.12803, Thm 3.2, and their SODA 2023 "stronger clones"; Wang et al., VLDB 2024, use the
-   same weight for binary RR; derived here without their general theorem). Checked: the bound is
-   above the exact delta of every dataset pair (n <= 5, k = 2 and 3) at rational points.
+3. Clone share (export ``clone_share_rr``). FMT's clone reduction needs
+   only that every other user's report law R(x_i) dominates w (R(x) + R(x'))/2 pointwise for the
+   changed user's inputs x != x' (proofs/shuffle_coupling.py, step 2); then C ~ Bin(n - 1, w) clones
+   and, given C = c, the count pair (p, 1 - p, 1/2, c) of proofs/shuffle_count.py. Any eps0-DP
+   randomizer has w = e^-eps0 (FMT Thm 3.2). The infimum of the ratio is derived here for k-ary
+   randomized response, any k: at y = x (x_i != x) it is (1/Z)/((e^eps0 + 1)/(2Z)) = 2/(e^eps0 + 1),
+   elsewhere >= 1. (Not for the Laplace mechanism: with the changed user's inputs at distance d the
+   infimum is 2 e^-eps0/(1 + e^(-d/b)), which tends to FMT's e^-eps0 as d -> 0; a bound would have to
+   take the supremum over d of the clone bound at loss d/b and that share.) This is the weight of FMT's SODA 2023 "stronger clones" and of Wang et al.'s (VLDB 2024) binary-RR
+   bound, derived here for these two randomizers only (FMT's erratum restricts the general theorem).
+   Checked: with C ~ Bin(n - 1, 2/(e^eps0 + 1)) the clone bound is above the exact delta of every
+   dataset pair (n <= 5, k = 2 and 3; rational points), and the share is attained, so no larger w
+   satisfies the condition.
 
 Sources: as cited; the mirror and the window are derived here. Typos found: none.
 
@@ -38,8 +39,7 @@ name               expression                                             free s
 =================  =====================================================  =====================
 mirror_background  n - 1 - m                                              m, n
 chernoff_tail      exp(-N (a ln(a/rho) + (1 - a) ln((1 - a)/(1 - rho))))  N, a, rho
-blanket_weight     2/(e^eps0 + 1)                                         epsilon0
-blanket_weight_k   k/(e^eps0 + k - 1)                                     epsilon0, k
+clone_share_rr     2/(e^eps0 + 1)                                         epsilon0
 =================  =====================================================  =====================
 """
 
@@ -63,8 +63,7 @@ __all__ = ["EXPORT_SYMBOLS", "claims", "derive", "histogram_law", "hockey"]
 EXPORT_SYMBOLS = {
     "mirror_background": ("m", "n"),
     "chernoff_tail": ("N", "a", "rho"),
-    "blanket_weight": ("epsilon0",),
-    "blanket_weight_k": ("epsilon0", "k"),
+    "clone_share_rr": ("epsilon0",),
 }
 
 n, m = sp.symbols("n m", positive=True, integer=True)
@@ -80,8 +79,7 @@ def claims() -> dict[str, sp.Expr]:
     return {
         "mirror_background": n - 1 - m,
         "chernoff_tail": sp.exp(-N * (a * sp.log(a / rho) + (1 - a) * sp.log((1 - a) / (1 - rho)))),
-        "blanket_weight": 2 / (_E0 + 1),
-        "blanket_weight_k": k / (_E0 + k - 1),
+        "clone_share_rr": 2 / (_E0 + 1),
     }
 
 
@@ -170,59 +168,39 @@ def _check_chernoff_tails(claimed: sp.Expr) -> None:
     record_check("points")
 
 
-def _blanket_derived_k() -> sp.Expr:
-    w, z = sp.Symbol("w", positive=True), _E0 + k - 1
-    roots = sp.solve(sp.Eq(w / k, 1 / z), w)  # a non-input symbol's mass: only the uniform part
-    if len(roots) != 1:
-        raise DerivationFailed(f"blanket weight: expected one root, got {roots}")
-    weight = roots[0]
-    truth = weight / k + (1 - weight)  # the input's mass must come out e^eps0/Z
-    require_equal(truth, _E0 / z, "blanket mixture gives the input e^eps0/Z")
-    return weight
+def _share_rr_derived() -> sp.Expr:
+    """inf over y of R(x_i)(y)/((R(x)(y) + R(x')(y))/2), x != x', for k-RR: the three cases of y."""
+    z = _E0 + k - 1
+    at_x = (1 / z) / ((_E0 / z + 1 / z) / 2)  # y = x, x_i != x (x_i = x gives e^eps0/Z on top: larger)
+    elsewhere = (1 / z) / ((1 / z + 1 / z) / 2)  # y outside {x, x'}: 1
+    if not sp.simplify(elsewhere - 1) == 0:
+        raise DerivationFailed("k-RR share: the ratio outside {x, x'} is not 1")
+    return sp.simplify(at_x)
 
 
-def _blanket_bound(users: int, big: Fraction, kk: int, level: Fraction, weight: Fraction) -> Fraction:
-    """E_C[H(e_V + M_C || e_V' + M_C)], C ~ Bin(n - 1, w), V, V' the reports on inputs 1 and 0."""
-    total = Fraction(0)
-    for c in range(users):
-        uniform = [Fraction(1, kk)] * kk
-        law: Law = {tuple([0] * kk): Fraction(1)}
-        for _ in range(c):
-            nxt: Law = {}
-            for hist, mass in law.items():
-                for y in range(kk):
-                    h = list(hist)
-                    h[y] += 1
-                    nxt[tuple(h)] = nxt.get(tuple(h), Fraction(0)) + mass * uniform[y]
-            law = nxt
-        victim = {}
-        for x in (1, 0):
-            out: Law = {}
-            for hist, mass in law.items():
-                for y, py in enumerate(_report(x, big, kk)):
-                    h = list(hist)
-                    h[y] += 1
-                    out[tuple(h)] = out.get(tuple(h), Fraction(0)) + mass * py
-            victim[x] = out
-        prob = sp.binomial(users - 1, c) * weight**c * (1 - weight) ** (users - 1 - c)
-        total += Fraction(int(sp.numer(prob)), int(sp.denom(prob))) * hockey(victim[1], victim[0], level)
-    return total
+def _count_delta(c: int, big0: Fraction, level: Fraction) -> Fraction:
+    """delta of the count pair (p, 1 - p, 1/2, c) at E = ``level``, by direct summation."""
+    p = big0 / (big0 + 1)
+    s = [Fraction(int(sp.binomial(c, j)), 2**c) for j in range(c + 1)]
+    pmf = lambda j: s[j] if 0 <= j <= c else Fraction(0)  # noqa: E731
+    return sum((max(Fraction(0), p * pmf(j - 1) + (1 - p) * pmf(j) - level * ((1 - p) * pmf(j - 1) + p * pmf(j))) for j in range(c + 2)), Fraction(0))
 
 
-def _check_blanket(weight_k: sp.Expr) -> None:
+def _check_clone_bound(share: sp.Expr) -> None:
     for kk in (2, 3):
         for big in (Fraction(3), Fraction(7, 5)):
-            weight_sym = sp.nsimplify(weight_k.subs({epsilon0: sp.log(sp.Rational(big)), k: kk}))
-            weight = Fraction(int(sp.numer(weight_sym)), int(sp.denom(weight_sym)))
-            if not 0 <= weight <= 1:
-                raise DerivationFailed(f"blanket weight {weight} is not a probability")
-            for users in range(2, 6 if kk == 2 else 4):
+            w_sym = sp.nsimplify(share.subs({epsilon0: sp.log(sp.Rational(big))}))
+            w = Fraction(int(sp.numer(w_sym)), int(sp.denom(w_sym)))
+            if not 0 <= w <= 1:
+                raise DerivationFailed(f"clone share {w} is not a probability")
+            for users in range(2, 6 if kk == 2 else 5):
                 for level in (Fraction(1), Fraction(6, 5)):
-                    bound = _blanket_bound(users, big, kk, level, weight)
+                    bound = sum((Fraction(int(sp.binomial(users - 1, c))) * w**c * (1 - w) ** (users - 1 - c) * _count_delta(c, big, level)
+                                 for c in range(users)), Fraction(0))
                     worst = max(hockey(histogram_law((1,) + others, big, kk), histogram_law((0,) + others, big, kk), level)
                                 for others in itertools.combinations_with_replacement(range(kk), users - 1))
                     if bound < worst:
-                        raise DerivationFailed(f"blanket bound {float(bound)} < exact {float(worst)} (k = {kk}, n = {users}, E0 = {big})")
+                        raise DerivationFailed(f"clone bound {float(bound)} < exact {float(worst)} (k = {kk}, n = {users}, E0 = {big}, E = {level})")
     record_check("points")
 
 
@@ -234,10 +212,9 @@ def derive(*, claimed: Mapping[str, sp.Expr] | None = None) -> dict[str, sp.Expr
     require_equal(_chernoff_derived(), claim["chernoff_tail"], "Chernoff bound at its optimal theta",
                   [{N: s, a: sp.Rational(j, 10), rho: sp.Rational(r, 10)} for s in (3, 40) for j in (5, 9) for r in (1, 4)])
     _check_chernoff_tails(claim["chernoff_tail"])
-    weight_k = _blanket_derived_k()
-    require_equal(weight_k, claim["blanket_weight_k"], "k-RR blanket weight", [{epsilon0: e, k: kk} for e in (sp.Rational(1, 2), 2) for kk in (2, 3, 10)])
-    require_equal(weight_k.subs(k, 2), claim["blanket_weight"], "binary RR blanket weight", [{epsilon0: e} for e in (sp.Rational(1, 2), 2)])
-    _check_blanket(claim["blanket_weight_k"])
+    require_equal(_share_rr_derived(), claim["clone_share_rr"], "k-RR clone share (any k)",
+                  [{epsilon0: e, k: kk} for e in (sp.Rational(1, 2), 2) for kk in (2, 3, 10)])
+    _check_clone_bound(claim["clone_share_rr"])
     return {name: claim[name] for name in EXPORT_SYMBOLS}
 
 

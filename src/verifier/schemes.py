@@ -139,14 +139,16 @@ class Shuffle:
     Neighbours are replace-one: one user's report law changes from Q to P (the pair (P, Q) is the
     step on the two records). Only the divergence of one specific pair of datasets is known
     (D' = that user at P, everyone else at Q), which bounds the shuffle model's privacy from BELOW;
-    the worst case over datasets is an open problem (the paper's §6)."""
+    the worst case over datasets is an open problem (the paper's §6) in general, and computed
+    exactly for binary randomized response (:mod:`verifier.shuffle.binary`). At least two users: one
+    report alone is not shuffled (use ``Single``)."""
 
     pair: DominatingPair
     users: int
 
     def __post_init__(self) -> None:
         _check_pair(self.pair)
-        object.__setattr__(self, "users", check_integer("users", self.users, minimum=1))
+        object.__setattr__(self, "users", check_integer("users", self.users, minimum=2))
 
 
 #: Aggregations of shuffled check-in: the shuffled multiset of reports, or only their (secure) sum.

@@ -401,12 +401,11 @@ WRONG_CLAIMS = [
      / sp.factorial(sp.Symbol("t", positive=True, integer=True) * sp.Symbol("B", positive=True, integer=True))),
     ("shuffled_reduction", "epochs_slack",
      _module("shuffled_reduction").claims()["epochs_slack"] / sp.Symbol("epochs", positive=True, integer=True)),
-    # shuffle_binary (no mirror: the half scan misses the other order; Chernoff without N; FMT's clone
-    # weight e^-eps0 in place of the blanket's; the k-ary weight with 2 in place of k)
+    # shuffle_binary (no mirror: the half scan misses the other order; Chernoff without N; the k-ary
+    # blanket weight k/Z, larger than the share for k = 3 (the clone bound then falls below the truth))
     ("shuffle_binary", "mirror_background", _module("shuffle_binary").m),
     ("shuffle_binary", "chernoff_tail", _module("shuffle_binary").claims()["chernoff_tail"] ** (1 / _module("shuffle_binary").N)),
-    ("shuffle_binary", "blanket_weight", sp.exp(-epsilon0)),
-    ("shuffle_binary", "blanket_weight_k", 2 / (sp.exp(epsilon0) + k - 1)),
+    ("shuffle_binary", "clone_share_rr", 3 / (sp.exp(epsilon0) + 2)),
     # fixed_batch_domination: the other root of the quadratic; the + sign in Cmin; the perspective's
     # sign; tau_a^2 in place of tau_a tau_b in Plackett's identity
     ("fixed_batch_domination", "cauchy_schwarz_gap",

@@ -192,3 +192,20 @@ def test_scan_declines_beyond_its_limit_and_rejects_bad_input():
         BinaryShuffle(1.0, 1)
     with pytest.raises(InvalidArgument):
         BinaryShuffle(-1.0, 10)
+
+
+@pytest.mark.parametrize("flags,names", [
+    (["--mechanism", "rr", "--epsilon0", "1", "--k", "1", "--users", "10"], "mechanism.k=1"),
+    (["--mechanism", "rr", "--epsilon0", "1", "--users", "1"], "scheme.users=1"),
+    (["--mechanism", "rr", "--epsilon0", "-1", "--users", "10"], "mechanism.epsilon0=-1"),
+    (["--mechanism", "gaussian", "--sigma", "2", "--users", "10", "--method", "shuffle-rr-exact"], "method='shuffle-rr-exact'"),
+])
+def test_bad_input_exits_2_with_one_line(flags, names, capsys):
+    """Done-when 6: k < 2, n < 2, ε0 < 0 and a randomizer the chosen method cannot handle exit 2 with
+    one line naming the parameter and its value."""
+    from verifier.cli import main
+
+    argv = ["certify", *flags, "--scheme", "shuffle", "--neighboring", "replace_one", "--epsilon", "0.5", "--delta", "1e-6"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and names in err

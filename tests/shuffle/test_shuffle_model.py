@@ -339,3 +339,38 @@ def test_count_pair_threshold_at_the_edge_of_precision_is_enclosed():
     backward = CountPair(forward.a0, forward.a1, forward.r, forward.others)
     bracket = backward.delta(0.0)
     assert bracket.lower > 0.999 and bracket.upper == 1.0
+
+
+@pytest.mark.parametrize("k,n,e0", [(2, 2, 1.0), (2, 5, 2.0), (2, 8, 1.0), (3, 3, 2.0), (3, 4, 1.0)])
+def test_randomized_response_clone_share_above_brute_force(k, n, e0):
+    """Issue 38: the clone bound with share 2/(e^ε0 + 1) (randomized response, any k; proofs/
+    shuffle_binary.py) is above the exact δ of every dataset pair, enumerated in mpmath (Done-when 5),
+    and below FMT's share e^−ε0 bound."""
+    from verifier.shuffle.clones import CloneWeight
+
+    for eps in (0.0, 0.3):
+        worst, _ = _worst_exact(n, e0, k, eps)
+        tailed = clone_delta_upper(e0, n, eps, CloneWeight.TAILED)
+        assert float(worst) <= tailed <= clone_delta_upper(e0, n, eps)
+
+
+def test_clone_share_ten_percent_larger_is_refuted(monkeypatch):
+    """Done-when 5, a wrong constant: at n = 2 the share-2/(e^ε0 + 1) clone bound equals the exact worst
+    case of binary RR (tight), so a share 10% larger falls below the brute force."""
+    from verifier.shuffle.clones import CloneWeight
+
+    worst, _ = _worst_exact(2, 1.0, 2, 0.3)
+    assert clone_delta_upper(1.0, 2, 0.3, CloneWeight.TAILED) == pytest.approx(float(worst), rel=1e-12)
+    honest = CloneWeight.ball
+    monkeypatch.setattr(CloneWeight, "ball", lambda self, e0: honest(self, e0) * 1.1)
+    assert clone_delta_upper(1.0, 2, 0.3, CloneWeight.TAILED) < float(worst)
+
+
+def test_randomized_response_clone_bound_matches_wang_et_al():
+    """The share-2/(e^ε0 + 1) clone bound on ε(δ) of binary RR reproduces Wang et al.'s variation-ratio
+    numbers (benchmarks/shuffle.md, their code: 0.1487 at ε0 = 1, n = 10^3; 0.1182 at ε0 = 4, n = 10^5;
+    δ = 1e-6), to their 4 printed digits, as the same weight predicts."""
+    from verifier.shuffle.clones import CloneWeight
+
+    assert clone_epsilon_upper(1.0, 1000, 1e-6, CloneWeight.TAILED) == pytest.approx(0.1487, abs=5e-5)
+    assert clone_epsilon_upper(4.0, 10**5, 1e-6, CloneWeight.TAILED) == pytest.approx(0.1182, abs=5e-5)

@@ -44,7 +44,15 @@ from verifier._directed import arb_bound, with_precision
 from verifier._types import Direction, Side
 from verifier._validation import check_integer, check_nonnegative, check_open_unit
 from verifier.errors import NotApplicable
-from verifier.shuffle.clones import clone_delta_float, clone_delta_upper, clone_epsilon_float, clone_epsilon_upper, local_epsilon0
+from verifier.shuffle.clones import (
+    CloneWeight,
+    clone_delta_float,
+    clone_delta_upper,
+    clone_epsilon_float,
+    clone_epsilon_upper,
+    clone_weight,
+    local_epsilon0,
+)
 
 __all__ = ["COUPLING_CITATION", "coupling_slack", "local_profile", "shuffle_delta_upper", "shuffle_epsilon_upper"]
 
@@ -83,6 +91,12 @@ def local_profile(pair: object) -> list[tuple[float, float]]:
     return out
 
 
+def _weight(pair: object) -> CloneWeight:
+    """The clone share of a pure pair (:func:`verifier.shuffle.clones.clone_weight`); FMT's e^{−ε0}
+    for the (ε0, δ0) profile of a pair that is not pure DP (the coupling is proved for it)."""
+    return clone_weight(pair) if local_epsilon0(pair) is not None else CloneWeight.ANY
+
+
 def shuffle_delta_upper(pair: object, users: int, epsilon: float) -> tuple[float, float, float]:
     """(UPPER bound on δ(ε), ε0, δ0 used) for n shuffled reports of the randomizer ``pair`` dominates;
     ε0 = inf when the pair's own δ(ε) (post-processing of one report) is the smaller."""
@@ -91,9 +105,10 @@ def shuffle_delta_upper(pair: object, users: int, epsilon: float) -> tuple[float
     profile = local_profile(pair)
     if not profile:
         raise NotApplicable(f"the randomizer {pair!r} is (eps0, delta0)-DP with delta0 < 1 for no eps0 tried")
-    scores = [clone_delta_float(e0, n, eps) + (math.exp(eps) + 1) * (1 + math.exp(-e0) / 2) * n * d0 for e0, d0 in profile]
+    weight = _weight(pair)
+    scores = [clone_delta_float(e0, n, eps, weight) + (math.exp(eps) + 1) * (1 + math.exp(-e0) / 2) * n * d0 for e0, d0 in profile]
     e0, d0 = profile[int(np.argmin(scores))]
-    value = clone_delta_upper(e0, n, eps) + coupling_slack(e0, d0, n, eps)
+    value = clone_delta_upper(e0, n, eps, weight) + coupling_slack(e0, d0, n, eps)
     alone = max(float(pair.delta(eps, d).upper) for d in (Direction.REMOVE, Direction.ADD))  # type: ignore[attr-defined]
     if alone < value:
         return alone, math.inf, 0.0
@@ -111,7 +126,7 @@ def shuffle_epsilon_upper(pair: object, users: int, delta: float) -> tuple[float
         budget = target - coupling_slack(e0, d0, n, e0)
         if budget <= 0:
             continue
-        guess = clone_epsilon_float(e0, n, budget, steps=20)  # screening: ε0·2^-20 is enough
+        guess = clone_epsilon_float(e0, n, budget, steps=20, weight=_weight(pair))  # screening: ε0·2^-20 is enough
         if best is None or guess < best[0]:
             best = (guess, e0, d0, budget)
     if best is None:
@@ -120,6 +135,6 @@ def shuffle_epsilon_upper(pair: object, users: int, delta: float) -> tuple[float
             f"no eps0 in 0.02 ... 113 leaves room for n = {n}"
         )
     _, e0, d0, budget = best
-    value = clone_epsilon_upper(e0, n, budget)
+    value = clone_epsilon_upper(e0, n, budget, _weight(pair))
     alone = max(float(pair.epsilon(target, d).upper) for d in (Direction.REMOVE, Direction.ADD))  # type: ignore[attr-defined]
     return (alone, math.inf, 0.0) if alone < value else (value, e0, d0)

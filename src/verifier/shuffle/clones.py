@@ -31,6 +31,7 @@ every pair of the randomizer's output laws has δ(ε0) = 0 for each of them.
 
 from __future__ import annotations
 
+import enum
 import math
 
 import numpy as np
@@ -44,6 +45,8 @@ from verifier.shuffle.count import binomial_pmf_arb, binomial_sf_arb
 
 __all__ = [
     "CLONES_CITATION",
+    "CloneWeight",
+    "clone_weight",
     "CLOSED_FORM_CITATION",
     "local_epsilon0",
     "clone_delta_upper",
@@ -88,20 +91,50 @@ def local_epsilon0(pair: object) -> float | None:
     return None
 
 
+class CloneWeight(enum.Enum):
+    """The share w of every other user's report law that is a clone of the changed user's: the clone
+    reduction needs only R(x_i) >= w·(R(x) + R(x'))/2 pointwise for every input x_i and every pair
+    x ≠ x' of the changed user's inputs (proofs/shuffle_coupling.py, step 2), and then
+    C ~ Bin(n − 1, w). ANY: w = e^{−ε0}, every ε0-DP randomizer (FMT Thm 3.2). TAILED:
+    w = 2/(e^{ε0} + 1), the infimum of that ratio for k-ary randomized response, any k (derived and
+    checked in proofs/shuffle_binary.py; not the Laplace mechanism, whose infimum over close inputs
+    is e^{−ε0})."""
+
+    ANY = "e^-eps0"
+    TAILED = "2/(e^eps0 + 1)"
+
+    def ball(self, epsilon0: float) -> arb:
+        """w as a ball."""
+        return (-arb(epsilon0)).exp() if self is CloneWeight.ANY else 2 / (arb(epsilon0).exp() + 1)
+
+    def share(self, epsilon0: float) -> float:
+        """w in float64 (for the float64 guides only)."""
+        return math.exp(-epsilon0) if self is CloneWeight.ANY else 2 / (math.exp(epsilon0) + 1)
+
+
+def clone_weight(pair: object) -> CloneWeight:
+    """TAILED for randomized response (any k), whose clone share is proven larger; ANY for every
+    other pair (an ``approx_dp`` pair stands for every ε0-DP randomizer)."""
+    from verifier.pairs import RandomizedResponse
+
+    return CloneWeight.TAILED if isinstance(pair, RandomizedResponse) else CloneWeight.ANY
+
+
 def _window(others: int, q: float) -> tuple[int, int]:
     mean = others * q
     sd = math.sqrt(others * q * (1 - q))
     return max(0, int(math.floor(mean - _WINDOW_SD * sd)) - 1), min(others, int(math.ceil(mean + _WINDOW_SD * sd)) + 1)
 
 
-def _clone_delta_arb(epsilon0: float, users: int, epsilon: float) -> arb:
-    """Σ_c Pr[C = c] δ_c(ε) + Pr[C outside the window], as a ball (module docstring)."""
+def _clone_delta_arb(epsilon0: float, users: int, epsilon: float, weight: CloneWeight = CloneWeight.ANY) -> arb:
+    """Σ_c Pr[C = c] δ_c(ε) + Pr[C outside the window], as a ball (module docstring), with
+    C ~ Bin(n − 1, w) (:class:`CloneWeight`)."""
     others = users - 1
     big0, big = arb(epsilon0).exp(), arb(epsilon).exp()
     if not big < big0:  # every δ_c <= (e^ε0 − e^ε)⁺/(e^ε0 + 1): an enclosure of 0 when ε >= ε0
         return ((big0 - big) / (big0 + 1)).nonnegative_part()
-    q = (-arb(epsilon0)).exp()
-    lo, hi = _window(others, math.exp(-epsilon0))
+    q = weight.ball(epsilon0)
+    lo, hi = _window(others, weight.share(epsilon0))
     outside = binomial_sf_arb(hi + 1, others, q) + binomial_sf_arb(others - lo + 1, others, 1 - q)
     slope = (big0 - big) / (big0 + 1)  # a1 − E·a0 with a1 = e^ε0/(e^ε0+1), a0 = 1 − a1
     # t_c = ⌊κ(c + 1)⌋ + 1, κ ∈ [1/2, 1); exactly 1/2 at ε = 0, where κ(c + 1) is an integer for odd c
@@ -141,18 +174,18 @@ def _clone_delta_arb(epsilon0: float, users: int, epsilon: float) -> arb:
     return total + outside
 
 
-def clone_delta_upper(epsilon0: float, users: int, epsilon: float) -> float:
+def clone_delta_upper(epsilon0: float, users: int, epsilon: float, weight: CloneWeight = CloneWeight.ANY) -> float:
     """A rigorous UPPER bound on δ(ε) of n shuffled ε0-DP reports (either direction), from the
-    clone reduction (module docstring); ε >= 0."""
+    clone reduction (module docstring) with clone share ``weight``; ε >= 0."""
     e0 = check_positive("epsilon0", epsilon0)
     n = check_integer("users", users, minimum=1)
     eps = check_nonnegative("epsilon", epsilon)
     with with_precision(_PRECISION_BITS):
-        ball = _clone_delta_arb(e0, n, eps)
+        ball = _clone_delta_arb(e0, n, eps, weight)
     return min(1.0, max(0.0, arb_bound(ball, Side.UPPER)))
 
 
-def clone_delta_float(epsilon0: float, users: int, epsilon: float) -> float:
+def clone_delta_float(epsilon0: float, users: int, epsilon: float, weight: CloneWeight = CloneWeight.ANY) -> float:
     """The same sum in float64 with scipy's binomial functions (no guarantee): used only to steer
     the search of :func:`clone_epsilon_upper`, whose answer is then checked in ball arithmetic."""
     from scipy.stats import binom
@@ -161,41 +194,42 @@ def clone_delta_float(epsilon0: float, users: int, epsilon: float) -> float:
     big0, big = math.exp(epsilon0), math.exp(epsilon)
     if big >= big0:
         return 0.0
-    lo, hi = _window(others, math.exp(-epsilon0))
+    q = weight.share(epsilon0)
+    lo, hi = _window(others, q)
     c = np.arange(lo, hi + 1)
     kappa = (big * big0 - 1) / ((big0 - 1) * (big + 1))
     t = np.floor(kappa * (c + 1)) + 1
     per_c = (big0 - big) / (big0 + 1) * binom.pmf(t - 1, c, 0.5) - (big - 1) * binom.sf(t - 1, c, 0.5)
-    return float(np.sum(binom.pmf(c, others, math.exp(-epsilon0)) * np.maximum(per_c, 0.0)))
+    return float(np.sum(binom.pmf(c, others, q) * np.maximum(per_c, 0.0)))
 
 
-def clone_epsilon_float(epsilon0: float, users: int, delta: float, steps: int = 60) -> float:
+def clone_epsilon_float(epsilon0: float, users: int, delta: float, steps: int = 60, weight: CloneWeight = CloneWeight.ANY) -> float:
     """ε(δ) of the clone pair by ``steps`` bisection steps on :func:`clone_delta_float` (no
     guarantee; a proposal)."""
     lo, hi = 0.0, epsilon0
-    if clone_delta_float(epsilon0, users, 0.0) <= delta:
+    if clone_delta_float(epsilon0, users, 0.0, weight) <= delta:
         return 0.0
     for _ in range(steps):
         mid = 0.5 * (lo + hi)
-        if clone_delta_float(epsilon0, users, mid) <= delta:
+        if clone_delta_float(epsilon0, users, mid, weight) <= delta:
             hi = mid
         else:
             lo = mid
     return hi
 
 
-def clone_epsilon_upper(epsilon0: float, users: int, delta: float) -> float:
+def clone_epsilon_upper(epsilon0: float, users: int, delta: float, weight: CloneWeight = CloneWeight.ANY) -> float:
     """A rigorous UPPER bound on ε(δ) from the clone reduction: a float bisection proposes ε, which
     is accepted only once :func:`clone_delta_upper` (ball arithmetic) is <= δ there; ε0 always
     qualifies (δ(ε0) = 0)."""
     e0 = check_positive("epsilon0", epsilon0)
     n = check_integer("users", users, minimum=1)
     target = check_open_unit("delta", delta)
-    candidate = clone_epsilon_float(e0, n, target * (1 - 1e-6))
+    candidate = clone_epsilon_float(e0, n, target * (1 - 1e-6), weight=weight)
     for attempt in range(40):  # widen the float proposal until the ball check accepts it
         if candidate >= e0:
             return e0
-        if clone_delta_upper(e0, n, candidate) <= target:
+        if clone_delta_upper(e0, n, candidate, weight) <= target:
             return candidate
         candidate = min(e0, candidate + max(1e-9, 1e-6 * candidate) * 2.0**attempt)
     return e0

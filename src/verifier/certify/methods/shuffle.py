@@ -3,7 +3,8 @@ methods: UPPER bounds from Feldman, McMillan & Talwar 2021 for ε0-DP local rand
 LOWER bound of shuffled randomized response through the count of reports.
 
 - "shuffle-clones": the clone reduction (FMT Thm 3.2), its pair's δ(ε) summed in ball arithmetic
-  (:mod:`verifier.shuffle.clones`), for ε0-DP randomizers (randomized response, ``approx_dp`` with
+  (:mod:`verifier.shuffle.clones`), with clone share 2/(e^ε0 + 1) for randomized response (any k;
+  proofs/shuffle_binary.py) and FMT's e^{−ε0} otherwise, for ε0-DP randomizers (randomized response, ``approx_dp`` with
   δ0 = 0, Laplace, a finite pair with finite losses; no condition on ε0), and through Thm 3.8's
   coupling for (ε0, δ0)-DP ones (Gaussian, ``approx_dp``; :mod:`verifier.shuffle.approx`), which
   declines, naming the condition, when the coupling term n·δ0 leaves no room below δ.
@@ -29,7 +30,15 @@ from verifier.errors import NotApplicable
 from verifier.schemes import Scheme, Shuffle
 from verifier.shuffle.approx import COUPLING_CITATION, shuffle_delta_upper, shuffle_epsilon_upper
 from verifier.shuffle.binary import BINARY_CITATION, SCAN_LIMIT, binary_shuffle
-from verifier.shuffle.clones import CLONES_CITATION, CLOSED_FORM_CITATION, closed_form_condition, fmt_closed_form, local_epsilon0
+from verifier.shuffle.clones import (
+    CLONES_CITATION,
+    CLOSED_FORM_CITATION,
+    CloneWeight,
+    clone_weight,
+    closed_form_condition,
+    fmt_closed_form,
+    local_epsilon0,
+)
 from verifier.shuffle.count import CountPair, rr_count_pair
 
 __all__ = ["ShuffleClones", "ShuffleClosedForm", "ShuffleCountLower", "ShuffleBinaryExact", "METHODS"]
@@ -56,24 +65,26 @@ class ShuffleClones(Method):
     def supports(self, scheme: Scheme) -> bool:
         return isinstance(scheme, Shuffle)
 
-    def _bound(self, value: float, quantity: Quantity, at: float, direction: Direction, e0: float, d0: float) -> list[Bound]:
+    def _bound(self, pair: object, value: float, quantity: Quantity, at: float, direction: Direction, e0: float, d0: float) -> list[Bound]:
         if e0 == float("inf"):
             citation = "post-processing of the changed user's report: the step pair's own bound (smaller than FMT's here): UPPER"
             return [Bound(value, Side.UPPER, direction, quantity, at, self.name, citation)]
         citation = self.citation if d0 == 0 else f"{self.citation}; {COUPLING_CITATION}"
-        return [Bound(value, Side.UPPER, direction, quantity, at, self.name, citation, note=f"eps0 = {e0:g}, delta0 = {d0:.3g}")]
+        share = clone_weight(pair) if d0 == 0 else CloneWeight.ANY
+        note = f"eps0 = {e0:g}, delta0 = {d0:.3g}, clone share {share.value}"
+        return [Bound(value, Side.UPPER, direction, quantity, at, self.name, citation, note=note)]
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
         if not isinstance(scheme, Shuffle) or epsilon < 0:
             return []
         value, e0, d0 = shuffle_delta_upper(scheme.pair, scheme.users, epsilon)
-        return self._bound(value, Quantity.DELTA, epsilon, direction, e0, d0)
+        return self._bound(scheme.pair, value, Quantity.DELTA, epsilon, direction, e0, d0)
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         if not isinstance(scheme, Shuffle):
             return []
         value, e0, d0 = shuffle_epsilon_upper(scheme.pair, scheme.users, delta)
-        return self._bound(value, Quantity.EPSILON, delta, direction, e0, d0)
+        return self._bound(scheme.pair, value, Quantity.EPSILON, delta, direction, e0, d0)
 
 
 class ShuffleClosedForm(Method):
