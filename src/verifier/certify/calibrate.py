@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from verifier._types import Quantity
+from verifier._validation import check_nonnegative
 from verifier.certify.claim import MECHANISMS, SCHEMES, json_value, parse_claim
 from verifier.certify.method import Guarantee
 from verifier.certify.portfolio import best_bounds, select_methods
@@ -90,6 +91,7 @@ class Calibration:
     outcome: Outcome
     probes: tuple[Probe, ...]
     seconds: float
+    budget_spent: bool = False  # the time budget stopped the search: the bracket is what was proven by then
 
     @property
     def gap(self) -> float:
@@ -106,6 +108,7 @@ class Calibration:
             "gap": None if self.unsafe is None else self.gap,
             "probes": [{"value": p.value, "verdict": p.verdict.value, "seconds": p.seconds} for p in self.probes],
             "seconds": self.seconds,
+            "time_budget_spent": self.budget_spent,
         }
 
 
@@ -127,8 +130,9 @@ class _Search:
         knob: Knob,
         decide: Callable[[float, Sequence[str] | None], tuple[Verdict, frozenset[str], tuple[float, float] | None]],
         progress: Callable[[Probe], None] | None,
+        spent: Callable[[], bool] = lambda: False,
     ) -> None:
-        self.knob, self._decide, self._progress = knob, decide, progress
+        self.knob, self._decide, self._progress, self.spent = knob, decide, progress, spent
         self.probes: list[Probe] = []
         self._log_ratios: dict[float, tuple[float, float]] = {}  # s -> (log ε_lo/ε, log ε_hi/ε)
         self._deciders: dict[float, frozenset[str]] = {}  # s -> methods whose bounds decided the probe
@@ -190,6 +194,8 @@ class _Search:
         can refute) a VIOLATED value are known, or the parameter's range ends."""
         self.probe(self._clamp(start))
         for _ in range(_MAX_EXPANSIONS):
+            if self.spent():
+                return
             if self.safe is None:
                 value = self._step(self.not_certified, safer=True)
             elif self.unsafe is None:
@@ -238,7 +244,7 @@ class _Search:
         return max(open_, key=lambda ab: ab[1] - ab[0], default=None)
 
     def bisect(self, tolerance: float, max_probes: int) -> None:
-        while len(self.probes) < max_probes:
+        while len(self.probes) < max_probes and not self.spent():
             interval = self._interval(tolerance)
             if interval is None:
                 return
@@ -303,6 +309,7 @@ def calibrate(
     max_probes: int = 60,
     only: Sequence[str] | None = None,
     progress: Callable[[Probe], None] | None = None,
+    time_budget: float | None = None,
 ) -> Calibration:
     """The value of ``parameter`` (``sigma``, ``rate``, ``steps``, ``epochs`` or ``times``) that meets the
     claim's (ε, δ) with a certificate, and a proven bracket on the best possible value (module
@@ -313,6 +320,9 @@ def calibrate(
     than ``tolerance`` (relative; for an integer parameter, adjacent values) or after
     ``max_probes`` certifier runs; the returned bracket is what was proven, whatever its width.
     ``only`` restricts the methods (as in :func:`certify`); ``progress`` is called after each probe.
+    With ``time_budget`` (seconds) every probe gets what is left of it (as ``certify --time-budget``),
+    no probe starts once it is spent, and the answer is the bracket proven by then
+    (``budget_spent``), its certificate that of the safe end's own probe.
 
     Raises :class:`InvalidArgument` for an unknown parameter, a parameter the scheme does not have,
     or a zCDP claim; :class:`NotCertified` when no value in the parameter's range is certified.
@@ -336,23 +346,33 @@ def calibrate(
     if first.tpr is not None:
         raise InvalidArgument("tpr", first.tpr, "calibration targets an (ε, δ) claim", fix="give epsilon and delta")
     bounding = [m.name for m in select_methods(first.model, only) if m.returns != frozenset({Guarantee.ESTIMATE})]
+    budget = None if time_budget is None else check_nonnegative("time_budget", time_budget)
+    certified: dict[float, tuple[float, Outcome]] = {}  # each CERTIFIED probe's (value, outcome), by its place s on the search axis
+
+    def left() -> float | None:
+        return None if budget is None else max(0.0, budget - (time.perf_counter() - started))
 
     def decide(value: float, methods: Sequence[str] | None) -> tuple[Verdict, frozenset[str], tuple[float, float] | None]:
         chosen = [m for m in bounding if m in methods] if methods else bounding
-        outcome = certify(parse_claim(_with_value(claim, knob, value)), only=chosen or bounding or None)
+        outcome = certify(parse_claim(_with_value(claim, knob, value)), only=chosen or bounding or None, time_budget=left())
+        if outcome.verdict is Verdict.CERTIFIED:
+            certified[search.to_s(value)] = (value, outcome)
         return outcome.verdict, _deciders(outcome), _log_ratios(outcome, first.epsilon)
 
-    search = _Search(knob, decide, progress)
+    search = _Search(knob, decide, progress, spent=lambda: left() == 0.0)
     search.expand(start)
     if search.safe is None:
+        why = f"the time budget of {budget:g} s was spent first" if left() == 0.0 else "no value of it in its range was certified"
         raise NotCertified(
-            f"no value of {parameter} in its range was certified for (ε={first.epsilon!r}, δ={first.delta!r}); "
+            f"{parameter}: {why} for (ε={first.epsilon!r}, δ={first.delta!r}); "
             f"tried {', '.join(f'{p.value:g}: {p.verdict.value}' for p in search.probes)}"
         )
     search.bisect(tolerance, max_probes)
     safe = search.to_value(search.safe)
     unsafe = None if search.unsafe is None else search.to_value(search.unsafe)
-    outcome = certify(parse_claim(_with_value(claim, knob, safe)), only=only)
+    outcome = None if left() == 0.0 else certify(parse_claim(_with_value(claim, knob, safe)), only=only, time_budget=left())
+    if outcome is None or (outcome.verdict is not Verdict.CERTIFIED and left() == 0.0):  # the budget cut it: the probe's own certificate
+        safe, outcome = certified[search.safe]
     if outcome.verdict is not Verdict.CERTIFIED:  # the final run adds methods; it cannot lose a bound
         raise NotCertified(f"{parameter}={safe!r} was certified while searching but not in the final run: {outcome.decision.reasons}")
-    return Calibration(parameter, safe, unsafe, outcome, tuple(search.probes), time.perf_counter() - started)
+    return Calibration(parameter, safe, unsafe, outcome, tuple(search.probes), time.perf_counter() - started, budget_spent=left() == 0.0)

@@ -1,4 +1,4 @@
-"""Sweeps: rigorous ε(δ) brackets (and verdicts) over a grid or list of claims, in parallel on dask,
+"""Sweeps: rigorous ε(δ) brackets (and verdicts) over a grid or list of claims, one after another or in parallel on dask,
 each finished point stored at once so that an interrupted sweep resumes without recomputing it.
 
 A *point* is a claim as JSON (:func:`~verifier.certify.claim.parse_claim`) whose ``epsilon`` may be
@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from verifier._types import Quantity, json_number
+from verifier._validation import check_nonnegative
 from verifier.certify.claim import Claim, parse_claim
 from verifier.certify.method import Guarantee
-from verifier.certify.portfolio import collect_bounds, select_methods
+from verifier.certify.portfolio import collect_bounds, cut_by_budget, select_methods
 from verifier.certify.verdict import certify
 from verifier.errors import InvalidArgument
 
@@ -94,16 +95,23 @@ def canonical_key(point: Mapping[str, Any]) -> str:
     return json.dumps(canonical, sort_keys=True, separators=(",", ":"))
 
 
-def evaluate_point(point: Mapping[str, Any], only: Sequence[str] | None = None) -> dict:
+def evaluate_point(point: Mapping[str, Any], only: Sequence[str] | None = None, deadline: float | None = None) -> dict:
     """Bounds on ε(claimed δ) from every applicable rigorous method (or those in ``only``), per
     method and direction, the best bracket over the required directions, and the verdict when the
-    point states ε. A JSON-ready dict; the same on every machine (no randomness)."""
+    point states ε. A JSON-ready dict; the same on every machine (no randomness). With ``deadline``
+    (a ``time.time()`` instant: a sweep's ``--time-budget``), the methods get the time left until
+    then (:func:`~verifier.certify.portfolio.collect_bounds`) and ``cut_by_time_budget`` names those it cut."""
     started = time.perf_counter()
     claim, stated = _parse(point)
     rigorous = [m.name for m in select_methods(claim.model, only) if m.returns != frozenset({Guarantee.ESTIMATE})]
     if not rigorous:
         raise InvalidArgument("method", only or "all", f"no method with rigorous bounds applies to {claim.model!r}")
-    collected = collect_bounds(claim.model, Quantity.EPSILON, claim.delta, claim.directions, only=rigorous)
+
+    def left() -> float | None:
+        return None if deadline is None else max(0.0, deadline - time.time())
+
+    collected = collect_bounds(claim.model, Quantity.EPSILON, claim.delta, claim.directions, only=rigorous, time_budget=left())
+    cut = cut_by_budget(collected.skipped)
     per_method: dict[str, dict[str, dict[str, Any]]] = {}
     for bound in collected.bounds:
         if bound.rigorous:
@@ -120,7 +128,11 @@ def evaluate_point(point: Mapping[str, Any], only: Sequence[str] | None = None) 
         "verdict": None,
     }
     if stated:
-        result["verdict"] = certify(claim, only=rigorous).verdict.value
+        outcome = certify(claim, only=rigorous, time_budget=left())
+        result["verdict"] = outcome.verdict.value
+        cut |= set().union(*(cut_by_budget(c.skipped) for c in (outcome.delta, outcome.epsilon) if c is not None))
+    if cut:
+        result["cut_by_time_budget"] = sorted(cut)
     result["seconds"] = time.perf_counter() - started
     return result
 
@@ -165,11 +177,13 @@ class ResultStore:
 @dataclass(frozen=True)
 class SweepRun:
     """What one call of :func:`run_sweep` did: the points of the sweep (keys in order), how many
-    were already stored, how many it computed."""
+    were already stored, how many it computed and stored, and how many the time budget cut (not
+    stored: a later run computes them whole)."""
 
     keys: tuple[str, ...]
     already_stored: int
     computed: int
+    cut: int = 0
 
 
 def _unique(points: Iterable[Mapping[str, Any]]) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -186,44 +200,60 @@ def run_sweep(
     store: ResultStore,
     *,
     only: Sequence[str] | None = None,
-    workers: int | None = 2,
+    workers: int | None = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    time_budget: float | None = None,
 ) -> SweepRun:
     """Evaluate every point not yet in ``store`` (:func:`evaluate_point`) and store each as it
-    finishes. ``scheduler`` (an address) uses an existing dask cluster; otherwise ``workers``
-    processes of a local dask cluster (``workers=None``: in this process, no dask). ``progress(done,
-    total)`` is called after each point. An interruption (KeyboardInterrupt) propagates after the
-    cluster is shut down; every point finished before it is in the store.
+    finishes. ``scheduler`` (an address) uses an existing dask cluster; ``workers`` > 1 processes
+    of a local dask cluster; otherwise (1 or None) the points run one after another in this process,
+    without dask. ``progress(done, total)`` is called after each point. With ``time_budget``
+    (seconds, the whole sweep's), each point's methods get what is left of it, no point starts once
+    it is spent (dask's queued points are cancelled), and a point whose methods it cut is not stored
+    (:attr:`SweepRun.cut`). An interruption (KeyboardInterrupt) propagates after the cluster is shut
+    down; every point finished before it is in the store.
     """
     todo = list(_unique(points))
     keys = tuple(k for k, _ in todo)
     stored = store.keys()
     missing = [(k, p) for k, p in todo if k not in stored]
-    done = len(todo) - len(missing)
+    done, computed = len(todo) - len(missing), 0
+    deadline = None if time_budget is None else time.time() + check_nonnegative("time_budget", time_budget)
     if progress is not None:
         progress(done, len(todo))
-    if missing and workers is None and scheduler is None:
-        for key, point in missing:
-            store.put(key, point, evaluate_point(point, only))
-            done += 1
-            if progress is not None:
-                progress(done, len(todo))
-    elif missing:
-        for key, point, result in _on_dask(missing, only, workers, scheduler):
+    in_process = scheduler is None and (workers is None or workers == 1)
+    results = _in_process(missing, only, deadline) if in_process else _on_dask(missing, only, workers, scheduler, deadline)
+    for key, point, result in results:
+        done += 1
+        if "cut_by_time_budget" not in result:
             store.put(key, point, result)
-            done += 1
-            if progress is not None:
-                progress(done, len(todo))
-    return SweepRun(keys, len(todo) - len(missing), len(missing))
+            computed += 1
+        if progress is not None:
+            progress(done, len(todo))
+    return SweepRun(keys, len(todo) - len(missing), computed, len(missing) - computed)
 
 
-def _on_dask(missing: list[tuple[str, Mapping[str, Any]]], only: Sequence[str] | None, workers: int | None, scheduler: str | None):
-    """Yield (key, point, result) as the dask workers finish them (local cluster or ``scheduler``)."""
+def _in_process(missing: list[tuple[str, Mapping[str, Any]]], only: Sequence[str] | None, deadline: float | None):
+    """Yield (key, point, result) for each point in turn, none started once ``deadline`` passed."""
+    for key, point in missing:
+        if deadline is not None and time.time() >= deadline:
+            return
+        yield key, point, evaluate_point(point, only, deadline)
+
+
+def _on_dask(
+    missing: list[tuple[str, Mapping[str, Any]]], only: Sequence[str] | None, workers: int | None, scheduler: str | None, deadline: float | None
+):
+    """Yield (key, point, result) as the dask workers finish them (local cluster or ``scheduler``);
+    at ``deadline``, the points not finished are cancelled (a dask worker runs a point in a thread,
+    where the budget's interrupt cannot reach it: the run stops waiting instead)."""
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise InvalidArgument("workers", workers, "needs dask.distributed", fix="pip install 'verifier[dask]'") from None
+        raise InvalidArgument(
+            "workers", workers, "needs dask.distributed to run points in parallel", fix="pip install 'verifier[dask]', or --workers 1 to run them one after another"
+        ) from None
     cluster = None
     if scheduler is None:
         if not (isinstance(workers, int) and workers >= 1):
@@ -236,14 +266,33 @@ def _on_dask(missing: list[tuple[str, Mapping[str, Any]]], only: Sequence[str] |
         except (OSError, TimeoutError, ValueError) as exc:  # ValueError: not an address
             raise InvalidArgument("scheduler", scheduler, f"cannot be reached ({exc})", fix="give e.g. tcp://host:8786") from None
     try:
-        futures = {client.submit(evaluate_point, dict(point), only, pure=False): (key, point) for key, point in missing}
-        for future in as_completed(futures):
+        futures = {client.submit(evaluate_point, dict(point), only, deadline, pure=False): (key, point) for key, point in missing}
+        waiting = as_completed(futures)
+        while True:
+            try:
+                future = next(waiting) if deadline is None else _next_before(waiting, deadline)
+            except StopIteration:
+                return
+            if future is None:  # the budget is spent: what is still running or queued is cut
+                client.cancel(list(futures))
+                return
             key, point = futures[future]
             yield key, point, future.result()
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _next_before(waiting, deadline: float):
+    """The next finished future of a dask ``as_completed``, or None once ``deadline`` passes first."""
+    while not waiting.has_ready():
+        if waiting.is_empty():
+            raise StopIteration
+        if time.time() >= deadline:
+            return None
+        time.sleep(0.05)
+    return next(waiting)
 
 
 def flat_rows(store: ResultStore, keys: Sequence[str], names: Sequence[str]) -> tuple[list[str], list[list[Any]]]:

@@ -19,7 +19,7 @@ from verifier._types import json_number
 from verifier._validation import check_integer, check_open_unit, check_real
 from verifier.certify.claim import load_claim
 from verifier.certify.examples import DEMO, EXAMPLES, example
-from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, model_json_from_flags, requested_directions
+from verifier.cli._options import add_budget_option, add_mechanism_options, add_output_options, budget_of, add_scheme_options, build_scheme, model_json_from_flags, requested_directions
 from verifier.cli._table import TABLE_WIDTH, numbered_table, table_number, wrapped
 from verifier.cli._certify import describe_model
 from verifier.errors import InvalidArgument
@@ -52,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     grid.add_argument("--epsilon", type=float, help="claimed ε to mark (with --delta)")
     grid.add_argument("--delta", type=float, help="claimed δ to mark (with --epsilon)")
     parser.add_argument("--plot", metavar="FILE.png", help="draw the curves to this image file")
+    add_budget_option(parser, "; the grid points share it")
     add_output_options(parser)
     parser.set_defaults(handler=_run)
 
@@ -86,7 +87,7 @@ def _grid(args: argparse.Namespace) -> np.ndarray:
 def _run(args: argparse.Namespace) -> int:
     scheme, directions, mark, title = _setup(args)
     epsilons = _grid(args)
-    curves, estimates = grid_curves(scheme, directions, epsilons, args.method)
+    curves, estimates, cut = grid_curves(scheme, directions, epsilons, args.method, time_budget=budget_of(args))
     if args.plot:
         if not curves:
             raise InvalidArgument("plot", args.plot, "draws rigorous bounds only, and the methods selected give estimates only")
@@ -115,6 +116,7 @@ def _run(args: argparse.Namespace) -> int:
                         for e in estimates
                     ],
                     "plot": args.plot,
+                    "cut_by_time_budget": cut,
                     "results": [{"result": r.result, "label": r.label, "orders": list(RESULT_ORDERS), "values": [json_number(v) for v in r.values]} for r in checkin_results(scheme)],
                 }
             )
@@ -126,6 +128,8 @@ def _run(args: argparse.Namespace) -> int:
         print(line)
     if mark is not None:
         print(f"claim: (ε={mark[0]:g}, δ={mark[1]:g})")
+    if cut:
+        print(f"--time-budget spent: {len(cut)} method runs cut (no bound there), first: {cut[0]}")
     if args.plot:
         print(f"plot written to {args.plot}")
     _print_results(scheme)

@@ -15,7 +15,7 @@ from verifier.certify.calibrate import DEFAULT_TOLERANCE, KNOBS, Calibration, Pr
 from verifier.certify.certificate import to_certificate
 from verifier.certify.verdict import Verdict
 from verifier.cli._certify import add_neighboring_option, claim_json_from_flags, summary_lines
-from verifier.cli._options import add_mechanism_options, add_scheme_options
+from verifier.cli._options import add_budget_option, add_mechanism_options, add_scheme_options, budget_of
 from verifier.cli._report import add_report_option, write_report_if_asked
 from verifier.errors import NotCertified
 from verifier.cli import SUMMARIES
@@ -50,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=DEFAULT_TOLERANCE,
         help=f"stop when the bracket on the best value is this narrow, relative (default {DEFAULT_TOLERANCE})",
     )
+    add_budget_option(parser, "; shared by the probes: once it is spent the answer is the bracket proven by then")
     parser.add_argument("--json", action="store_true", help="print the calibration and the final point's certificate as JSON")
     add_report_option(parser)
     parser.set_defaults(handler=_run)
@@ -66,6 +67,8 @@ def calibration_lines(result: Calibration) -> list[str]:
         where = f"the {safer} safe {name} lies in [{low!r}, {high!r}] (gap {result.gap:.3%})"
     counts = {v: sum(p.verdict is v for p in result.probes) for v in Verdict}
     tally = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
+    if result.budget_spent:
+        where += " (--time-budget spent: the bracket proven by then)"
     return [
         f"{name} = {result.safe!r} meets (ε={claim.epsilon!r}, δ={claim.delta!r}) with a certificate; {where}",
         f"  {len(result.probes)} probes ({tally}) in {result.seconds:.3g} s; certificate of {name} = {result.safe!r}:",
@@ -80,7 +83,9 @@ def _progress(probe: Probe) -> None:
 def _run(args: argparse.Namespace) -> int:
     claim = claim_json_from_flags(args)
     try:
-        result = calibrate(claim, args.parameter, tolerance=args.tolerance, only=args.method, progress=None if args.json else _progress)
+        result = calibrate(
+            claim, args.parameter, tolerance=args.tolerance, only=args.method, progress=None if args.json else _progress, time_budget=budget_of(args)
+        )
     except NotCertified as exc:
         print(f"verifier: INCONCLUSIVE: {exc}", file=sys.stderr)
         return Verdict.INCONCLUSIVE.exit_status

@@ -12,13 +12,12 @@ import json
 import math
 
 from verifier._files import write_text_atomically
-from verifier._validation import check_nonnegative
 from verifier.certify.certificate import NO_LOWER_BOUND, to_certificate
 from verifier.adapters import from_dp_event
 from verifier.certify.claim import read_json, NEIGHBORING, Claim, load_claim, parse_claim
 from verifier.certify.examples import DEMO, EXAMPLES, example
 from verifier.certify.verdict import Outcome, certify
-from verifier.cli._options import add_mechanism_options, add_scheme_options, check_option_uses, model_json_from_flags
+from verifier.cli._options import add_budget_option, add_mechanism_options, add_scheme_options, budget_of, check_option_uses, model_json_from_flags
 from verifier.cli._report import add_report_option, write_report_if_asked
 from verifier.errors import InvalidArgument
 from verifier.cli import SUMMARIES
@@ -77,12 +76,7 @@ def add_neighboring_option(parser: argparse.ArgumentParser) -> None:
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
     """--time-budget, --json and --output."""
-    parser.add_argument(
-        "--time-budget",
-        type=float,
-        metavar="SECONDS",
-        help="stop starting expensive methods after this many seconds (closed forms always run; default: no limit)",
-    )
+    add_budget_option(parser)
     parser.add_argument("--json", action="store_true", help="print the JSON certificate")
     add_report_option(parser)
     parser.add_argument(
@@ -222,8 +216,7 @@ def _value(value) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     claim = _claim(args)
-    budget = None if args.time_budget is None else check_nonnegative("time_budget", args.time_budget)
-    outcome = certify(claim, only=args.method, time_budget=budget)
+    outcome = certify(claim, only=args.method, time_budget=budget_of(args))
     certificate = to_certificate(outcome) if (args.json or args.output) else None
     if args.output:
         write_text_atomically(args.output, json.dumps(certificate, indent=1) + "\n", "output")

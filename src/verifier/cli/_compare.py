@@ -195,12 +195,24 @@ def _sides(name: str) -> tuple[Side, ...]:
     return tuple(side for side, guarantee in ((Side.UPPER, Guarantee.UPPER), (Side.LOWER, Guarantee.LOWER)) if guarantee in returns)
 
 
+def _one_direction_upper(s: Series) -> bool:
+    """An upper bound on one direction only ("rdp (add only)"): not a bound on ε of add-or-remove,
+    the maximum over both (Feldman & Shenfeld, Def 2.2). A one-direction LOWER bound is a lower
+    bound on that maximum too."""
+    return s.side is Side.UPPER and s.label.endswith(" only)")
+
+
 def _plot(sigmas, series: list[Series], path: str, title: str) -> None:
+    """ε against σ, every series labelled with its side and directions; a one-direction upper bound
+    is not drawn (it would read as the answer, issue 41) but named under the title."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 5.5), dpi=130)
     colours = plt.get_cmap("tab20").colors
     drawn = False
+    apart = [s.label for s in series if _one_direction_upper(s)]
     for number, s in enumerate(series):
+        if _one_direction_upper(s):
+            continue
         values = np.asarray(s.values, dtype=float)
         poisson = s.label.startswith("Poisson")
         style = ":" if poisson else ("-" if s.side is Side.UPPER else "--")
@@ -209,7 +221,7 @@ def _plot(sigmas, series: list[Series], path: str, title: str) -> None:
         drawn = drawn or bool(np.isfinite(shown).any())
         ax.plot(sigmas, shown, style, marker="o" if s.side is Side.UPPER else "^",
                 markersize=3, linewidth=width, color="black" if poisson else colours[(2 * number) % 20 + (number // 10) % 2],
-                label=f"{s.label} ({s.side.value})" + (f", cut by the time budget at σ = {', '.join(f'{sigmas[i]:.3g}' for i in s.cut_sigmas)}" if s.cut_sigmas else ""))
+                label=f"{s.label} ({s.side.value} bound{'' if s.label.endswith(' only)') else ', max over add and remove'})" + (f", cut by the time budget at σ = {', '.join(f'{sigmas[i]:.3g}' for i in s.cut_sigmas)}" if s.cut_sigmas else ""))
     ax.set_xscale("log")
     if drawn:
         ax.set_yscale("log")
@@ -219,7 +231,8 @@ def _plot(sigmas, series: list[Series], path: str, title: str) -> None:
     ax.set_ylabel("ε")
     why = "did not apply or was cut by the time budget (the legend says where)" if any(s.cut_sigmas for s in series) else "did not apply"
     # two short lines: one long line is wider than the axes and was clipped at the figure's left edge
-    ax.set_title(f"{title}\nupper bounds solid, lower bounds dashed\na missing point: the method {why}", fontsize=9)
+    note = f"\nnot drawn, upper bounds on one direction only: {', '.join(apart)}" if apart else ""
+    ax.set_title(f"{title}\nupper bounds solid, lower bounds dashed\na missing point: the method {why}{note}", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     legend_outside(fig, ax)
     save_figure(fig, path, "out")

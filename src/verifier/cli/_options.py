@@ -32,6 +32,9 @@ __all__ = [
     "model_json_from_flags",
     "emit",
     "refuse_option",
+    "add_budget_option",
+    "budget_of",
+    "budget_lines",
 ]
 
 MECHANISMS = ("gaussian", "laplace", "rr", "approx_dp")
@@ -262,6 +265,34 @@ class _Refused(argparse.Action):
 def refuse_option(parser: argparse.ArgumentParser, flag: str, why: str) -> None:
     """Make ``flag`` an option of ``parser`` that is refused with ``why`` (hidden from the help)."""
     parser.add_argument(flag, action=_Refused, why=why, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+def add_budget_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str = "") -> None:
+    """``--time-budget SECONDS`` (every command that can run long: issue 41); ``what`` says what
+    the budget stops on this command beyond the methods."""
+    parser.add_argument(
+        "--time-budget",
+        type=float,
+        metavar="SECONDS",
+        help="stop starting expensive methods after this many seconds and interrupt one still running; closed forms "
+        f"always run, and what was cut is listed (default: no limit){what}",
+    )
+
+
+def budget_of(args: argparse.Namespace) -> float | None:
+    """The validated ``--time-budget`` (None: no limit)."""
+    from verifier._validation import check_nonnegative
+
+    budget = getattr(args, "time_budget", None)
+    return None if budget is None else check_nonnegative("time_budget", budget)
+
+
+def budget_lines(skipped: Sequence[str]) -> list[str]:
+    """One line per method the time budget stopped or never started (the partial result says so)."""
+    from verifier.certify.portfolio import cut_by_budget
+
+    cut = cut_by_budget(skipped)
+    return [f"  not run: {entry}" for entry in skipped if entry.split(":")[0].split(" (")[0] in cut]
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from verifier._files import atomic_output
 from verifier.certify.sweep import GRID_FIELDS, ResultStore, flat_rows, grid_points, run_sweep
 from verifier.cli._certify import add_neighboring_option, claim_json_from_flags
-from verifier.cli._options import add_mechanism_options, add_scheme_options
+from verifier.cli._options import add_budget_option, add_mechanism_options, add_scheme_options, budget_of
 from verifier.errors import InvalidArgument
 from verifier.cli import SUMMARIES
 
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sweep",
         help=SUMMARIES["sweep"],
         description="Rigorous ε(δ) brackets (and verdicts, with --epsilon) for every point of a grid, evaluated "
-        "in parallel on dask and stored as each finishes, so an interrupted sweep resumes. Fixed parameters "
+        "one after another (or in parallel on dask with --workers > 1) and stored as each finishes, so an interrupted sweep resumes. Fixed parameters "
         "come from the usual flags, swept ones from --grid NAME=V1,V2,...",
     )
     add_mechanism_options(parser)
@@ -51,9 +51,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     run = parser.add_argument_group("where and how")
     run.add_argument("--store", default="verifier-sweep.sqlite", help="SQLite results store (default verifier-sweep.sqlite); finished points are never recomputed")
-    run.add_argument("--workers", type=int, default=2, help="processes of the local dask cluster (default 2)")
+    run.add_argument(
+        "--workers", type=int, default=1,
+        help="points evaluated at once (default 1: one after another in this process, no dask needed); more than 1 runs a local dask cluster (pip install 'verifier[dask]')",
+    )
     run.add_argument("--scheduler", metavar="ADDRESS", help="use an existing dask cluster (e.g. tcp://host:8786) instead of a local one")
-    run.add_argument("--in-process", action="store_true", help="evaluate in this process, without dask")
+    run.add_argument("--in-process", action="store_true", help="evaluate in this process, without dask (as --workers 1)")
+    add_budget_option(run, "; shared by the whole sweep: a point it cuts is not stored, so running the command again finishes it")
     out = parser.add_argument_group("output")
     out.add_argument("--csv", metavar="FILE.csv", help="write the table as CSV")
     out.add_argument("--parquet", metavar="FILE.parquet", help="write the table as Parquet (needs pyarrow)")
@@ -126,7 +130,7 @@ def _run(args: argparse.Namespace) -> int:
             task = bar.add_task("points", total=len(points))
             swept = run_sweep(
                 points, store, only=args.method, workers=workers, scheduler=args.scheduler,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                progress=lambda done, total: bar.update(task, completed=done, total=total), time_budget=budget_of(args),
             )
     except KeyboardInterrupt:
         finished = len(store.keys())
@@ -137,9 +141,11 @@ def _run(args: argparse.Namespace) -> int:
     store.close()
     _outputs(args, header, rows, names, x)
     if args.json:
-        print(json.dumps({"columns": header, "rows": rows, "computed": swept.computed, "already_stored": swept.already_stored}))
+        print(json.dumps({"columns": header, "rows": rows, "computed": swept.computed, "already_stored": swept.already_stored, "cut_by_time_budget": swept.cut}))
         return 0
     print(f"{len(rows)} points ({swept.computed} computed now, {swept.already_stored} from {args.store}); ε bounds at the claimed δ")
+    if swept.cut:
+        print(f"{swept.cut} points not finished within --time-budget (not stored): run the same command again to compute them")
     shown = [c for c in header if ":" not in c]
     print("  ".join(f"{c:>14}" for c in shown))
     for row in rows:
@@ -165,7 +171,10 @@ def _outputs(args: argparse.Namespace, header: list[str], rows: list[list], name
     if args.plot:
         from verifier.report.sweep import plot_sweep
 
-        plot_sweep(header, rows, names, x, Path(args.plot), title=title)
+        from verifier._types import directions_for
+
+        relation = "add_or_remove" if args.neighboring in (None, "replace_one") else args.neighboring
+        plot_sweep(header, rows, names, x, Path(args.plot), title=title, directions=[d.value for d in directions_for(relation)])
     if args.report:
         from verifier.report.html import write_html
         from verifier.report.sweep import render_sweep_report

@@ -85,7 +85,7 @@ from verifier._budget import Cost, refusal
 from verifier._directed import arb_bound, up, with_precision
 from verifier._types import Dominance, Side
 from verifier._validation import check_integer, check_nonnegative
-from verifier.errors import AccuracyNotReachable, InvalidArgument, NumericalFailure
+from verifier.errors import AccuracyNotReachable, InvalidArgument, NotApplicable, NumericalFailure
 from verifier.pld.binary_power import binary_power
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, DiscretePLD, _truncate, compose, sum_down, sum_up
 from verifier.pld.fft import _norms
@@ -459,7 +459,7 @@ def _pow_up(base: npt.NDArray[np.float64], times: int) -> npt.NDArray[np.float64
     mant, expo = np.frexp(base)
     expo = expo.astype(np.int64)
     if times >= 2**32:
-        raise InvalidArgument("times", times, "must be below 2**32 for the power's round-off bound")
+        raise NotApplicable(f"{times} compositions: the power's round-off bound holds below 2**32")
     res_m = np.ones_like(mant)
     res_e = np.zeros_like(expo)
     n = times

@@ -4,13 +4,14 @@ estimate-only methods' (Monte Carlo) estimates with their confidence intervals b
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from verifier._types import Bound, Direction, Estimate, Quantity, Side
-from verifier.certify.portfolio import collect_bounds, select_methods
+from verifier.certify.portfolio import collect_bounds, cut_by_budget, select_methods
 from verifier.errors import InvalidArgument, NotApplicable, NumericalFailure
 from verifier.report.plots import Curve
 from verifier.schemes import Scheme
@@ -87,24 +88,32 @@ def _whole_grid(scheme: Scheme, directions: Sequence[Direction], points: int, na
 
 
 def grid_curves(
-    scheme: Scheme, directions: Sequence[Direction], epsilons: np.ndarray, only: Sequence[str] | None
-) -> tuple[list[Curve], list[EstimateCurve]]:
+    scheme: Scheme, directions: Sequence[Direction], epsilons: np.ndarray, only: Sequence[str] | None, *, time_budget: float | None = None
+) -> tuple[list[Curve], list[EstimateCurve], list[str]]:
     """The portfolio at every grid point (each point as tight as each method gets it): one
-    :class:`Curve` per (method, direction, side) of rigorous bounds, and one :class:`EstimateCurve`
+    :class:`Curve` per (method, direction, side) of rigorous bounds, one :class:`EstimateCurve`
     per (method, direction) of the estimate-only methods among those applicable (``only``), whose
-    time allowance is the portfolio's (a share of the rigorous methods' time)."""
+    time allowance is the portfolio's (a share of the rigorous methods' time), and what the time
+    budget cut (``ε=…: `` and the portfolio's words; the whole grid shares ``time_budget`` seconds,
+    so once it is spent only the closed forms run: NaN elsewhere)."""
     methods = select_methods(scheme, only)
     if not methods:
         raise InvalidArgument("method", only or "all", f"no method applies to {scheme!r}")
     values = _Columns(len(epsilons))
     estimates: dict[tuple[str, Direction], list[Estimate | None]] = {}
+    cut: list[str] = []
+    started = time.perf_counter()
     for index, eps in enumerate(epsilons):
-        got = collect_bounds(scheme, Quantity.DELTA, float(eps), directions, only=[m.name for m in methods])
+        left = None if time_budget is None else max(0.0, time_budget - (time.perf_counter() - started))
+        got = collect_bounds(scheme, Quantity.DELTA, float(eps), directions, only=[m.name for m in methods], time_budget=left)
+        gone = cut_by_budget(got.skipped)
+        cut += [f"ε={float(eps):g}: {entry}" for entry in got.skipped if entry.split(":")[0].split(" (")[0] in gone]
         for bound in got.bounds:
             values.put(index, bound)
         for estimate in got.estimates:
             estimates.setdefault((estimate.method, estimate.direction), [None] * len(epsilons))[index] = estimate
-    return values.curves(), [_estimate_curve(m, d, column) for (m, d), column in sorted(estimates.items(), key=lambda kv: (kv[0][0], kv[0][1].value))]
+    ordered = sorted(estimates.items(), key=lambda kv: (kv[0][0], kv[0][1].value))
+    return values.curves(), [_estimate_curve(m, d, column) for (m, d), column in ordered], cut
 
 
 def _estimate_curve(method: str, direction: Direction, column: Sequence[Estimate | None]) -> EstimateCurve:
