@@ -1,8 +1,11 @@
 """What a DP-SGD data loader costs: one setting (σ = 1.1, n = 60000, B = 256, 10 epochs, δ = 1e-5,
 records clipped at 1) under Poisson, fixed-size and shuffled batches, and the partial-batch check of
-issue 24's 6.3049. Produces the README's comparison table.
+issue 24's 6.3049. Produces the README's comparison table. With ``--grid``, the shuffled-batch
+brackets over σ ∈ {0.8, 1.1, 2, 4, 8}, t ∈ {10², 10³, 10⁴} batches per epoch (B = 256, n = 256t),
+E ∈ {1, 10}, δ = 1e-5 (issue 39): today's bracket (allocation LOWER, unamplified UPPER) and the one
+with the shuffled-clones UPPER end, with widths, upper/lower ratios and CPU times.
 
-    .venv/bin/python benchmarks/shuffled_loaders.py [--out FILE.md]
+    .venv/bin/python benchmarks/shuffled_loaders.py [--out FILE.md] [--grid]
 
 Rows: verifier's certified ε bracket (max over directions of each side) for Poisson add/remove,
 Poisson replace-one, fixed-size batches (replace-one) and shuffled batches (replace-one, drop_last
@@ -20,16 +23,19 @@ from __future__ import annotations
 
 import argparse
 import math
+import time
 import warnings
 from pathlib import Path
 
 from verifier._types import Direction, Side
 from verifier.certify.claim import parse_claim
+from verifier.certify.methods.shuffled import ShuffledClones, ShuffledMethod
 from verifier.certify.registry import methods_for
+from verifier.errors import NotApplicable
 from verifier.pairs import Gaussian
 from verifier.pld.allocation import allocation_bracket
 from verifier.pld.subsample import subsample_direction
-from verifier.schemes import Allocation
+from verifier.schemes import Allocation, ShuffledBatches
 
 SIGMA, N, B, EPOCHS, DELTA = 1.1, 60_000, 256, 10, 1e-5
 STEPS = math.ceil(EPOCHS * N / B)  # 2344 for the samplers that draw every step afresh
@@ -40,7 +46,13 @@ def bracket(scheme: dict, neighboring: str, only: tuple[str, ...]) -> tuple[floa
     claim = parse_claim({"mechanism": {"name": "gaussian", "sigma": SIGMA}, "scheme": scheme, "neighboring": neighboring, "epsilon": 1.0, "delta": DELTA})
     lower = upper = -math.inf
     for direction in claim.directions:
-        found = [b for m in methods_for(claim.model) if m.name in only for b in m.epsilon_bounds(claim.model, DELTA, direction)]
+        found = []
+        for method in methods_for(claim.model):
+            if method.name in only:
+                try:
+                    found += method.epsilon_bounds(claim.model, DELTA, direction)
+                except NotApplicable as exc:  # shuffled-clones where it does not amplify
+                    print(f"{method.name} declines: {exc}")
         lower = max(lower, max((b.value for b in found if b.side is Side.LOWER), default=-math.inf))
         upper = max(upper, min(b.value for b in found if b.side is Side.UPPER))
     return lower, upper
@@ -61,10 +73,58 @@ def opacus(rate: float, steps: int) -> str:
     return "Opacus " + ", ".join(out)
 
 
+GRID_SIGMAS, GRID_USERS, GRID_EPOCHS, GRID_B = (0.8, 1.1, 2.0, 4.0, 8.0), (100, 1000, 10_000), (1, 10), 256
+
+
+def shuffled_cell(scheme: ShuffledBatches) -> dict:
+    """ε(δ) ends of one shuffled scheme: the LOWER end (larger direction) and the unamplified UPPER end
+    of ``shuffled``, and the shuffled-clones UPPER end or the reason it declines, with CPU seconds."""
+    old = ShuffledMethod()
+    start = time.process_time()
+    lower = max(next(b.value for b in old.epsilon_bounds(scheme, DELTA, d) if b.side is Side.LOWER) for d in (Direction.ADD, Direction.REMOVE))
+    lower_s = time.process_time() - start
+    unamplified = next(b.value for b in old.epsilon_bounds(scheme, DELTA, Direction.REMOVE) if b.side is Side.UPPER)
+    start = time.process_time()
+    try:  # the clone pair is symmetric: one direction answers both
+        (found,) = ShuffledClones().epsilon_bounds(scheme, DELTA, Direction.REMOVE)
+        clones, note = found.value, found.note
+    except NotApplicable as exc:
+        clones, note = None, str(exc)
+    return {"lower": lower, "lower_s": lower_s, "unamplified": unamplified, "clones": clones, "note": note,
+            "clones_s": time.process_time() - start}
+
+
+def grid_table() -> list[str]:
+    """The issue-39 table (module docstring), one row per (σ, t, E)."""
+    lines = [
+        "| σ | t | E | today [lower, upper] | ratio | new upper (shuffled-clones) | new ratio | width today → new | CPU lower / new upper |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for sigma in GRID_SIGMAS:
+        for users in GRID_USERS:
+            for epochs in GRID_EPOCHS:
+                cell = shuffled_cell(ShuffledBatches(Gaussian(sigma, 2.0), GRID_B * users, GRID_B, epochs))
+                lo, hi, new = cell["lower"], cell["unamplified"], cell["clones"]
+                upper = hi if new is None else min(hi, new)
+                shown = "declines" if new is None else f"{new:.5f}"
+                lines.append(
+                    f"| {sigma:g} | {users} | {epochs} | [{lo:.5f}, {hi:.5f}] | {hi / lo:.1f} | {shown} | {upper / lo:.1f} | "
+                    f"{hi - lo:.4f} → {upper - lo:.4f} | {cell['lower_s']:.1f} s / {cell['clones_s']:.1f} s |"
+                )
+                print(lines[-1], "" if new is not None else f"  ({cell['note']})", flush=True)
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--grid", action="store_true", help="the issue-39 table over sigma, t, E instead of the DP-SGD rows")
     args = parser.parse_args()
+    if args.grid:
+        text = "\n".join(grid_table())
+        if args.out:
+            args.out.write_text(text + "\n", encoding="utf-8")
+        return
     poisson = {"name": "poisson", "rate": B / N, "steps": STEPS}
     rows = [
         ("Poisson, rate B/n", "add/remove", bracket(poisson, "add_or_remove", ("pld",)), opacus(B / N, STEPS)),
@@ -74,7 +134,7 @@ def main() -> None:
     ]
     for drop_last, batches in ((False, math.ceil(N / B)), (True, N // B)):
         scheme = {"name": "shuffled", "dataset_size": N, "batch_size": B, "epochs": EPOCHS, "drop_last": drop_last}
-        rows.append((f"shuffled, drop_last={drop_last} ({batches} batches)", "replace-one", bracket(scheme, "replace_one", ("shuffled",)),
+        rows.append((f"shuffled, drop_last={drop_last} ({batches} batches)", "replace-one", bracket(scheme, "replace_one", ("shuffled", "shuffled-clones")),
                      opacus(1 / batches, EPOCHS * batches)))
     lines = ["| batches | relation | verifier ε [lower, upper] | what the accountants report |", "|---|---|---|---|"]
     lines += [f"| {what} | {relation} | [{lo:.5f}, {hi:.5f}] | {peer} |" for what, relation, (lo, hi), peer in rows]

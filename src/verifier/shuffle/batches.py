@@ -48,6 +48,7 @@ __all__ = [
     "SLACK_SHARE",
     "PROFILE_POINTS",
     "TOP_DELTA",
+    "REFINE_STEPS",
     "EpochsBound",
     "epoch_profile",
     "shuffled_delta_upper",
@@ -61,13 +62,15 @@ EPOCH_CITATION = (
 )
 
 #: The coupling slack may use at most this share of the δ at stake (the claim's δ, or the δ found).
-SLACK_SHARE = 0.1
+SLACK_SHARE = 0.4
 #: Profile points per side of zero: the grid step is the power of two that puts about this many
 #: grid losses in (0, ℓ_top] (between 2^-10 and 2^-4), ℓ_top the loss beyond which the clone
 #: pair's δ is below :data:`TOP_DELTA` (float screening; the profile's last value, rigorous, becomes
 #: the PLD's mass at +∞, so any ℓ_top is valid).
 PROFILE_POINTS = 128
 TOP_DELTA = 1e-30
+#: Bisection steps that refine the chosen ε0 below its grid point (the grid's ratio is 1.3).
+REFINE_STEPS = 6
 
 
 def _top_loss(epsilon0: float, users: int) -> float:
@@ -165,13 +168,28 @@ class EpochsBound:
 
 
 def _bound_for(scheme: ShuffledBatches, epsilon: float, delta: float) -> EpochsBound | None:
-    """The bound with the smallest ε0 (of :func:`local_profile`) whose slack at ``epsilon`` is at
-    most SLACK_SHARE·``delta``; None when none is."""
-    profile = sorted(local_profile(scheme.pair))
+    """The bound with the smallest ε0 whose slack at ``epsilon`` is at most SLACK_SHARE·``delta``:
+    the first of :func:`local_profile`'s grid that qualifies, then :data:`REFINE_STEPS` bisection
+    steps toward the grid point below it (δ0 = the pair's δ(ε0) falls as ε0 grows); None when
+    none qualifies."""
     weight = scheme.epochs * scheme.rate
-    for e0, d0 in profile:
-        if d0 == 0 or weight * coupling_slack(e0, d0, scheme.full_batches, epsilon) <= SLACK_SHARE * delta:
+
+    def fits(e0: float, d0: float) -> bool:
+        return d0 == 0 or weight * coupling_slack(e0, d0, scheme.full_batches, epsilon) <= SLACK_SHARE * delta
+
+    below = 0.0
+    for e0, d0 in sorted(local_profile(scheme.pair)):
+        if fits(e0, d0):
+            if d0 > 0:
+                for _ in range(REFINE_STEPS):
+                    mid = 0.5 * (below + e0)
+                    d_mid = _pair_profile_upper(scheme.pair, mid)
+                    if d_mid < 1 and fits(mid, d_mid):
+                        e0, d0 = mid, d_mid
+                    else:
+                        below = mid
             return EpochsBound(scheme, e0, d0)
+        below = e0
     return None
 
 
