@@ -118,3 +118,25 @@ def test_reduced_laplace_below_the_clone_bound_and_revealing_pi_is_not(g):
                 revealed = reduced_hockey(mp_, mq, eps, cell)
                 assert revealed == pytest.approx(1 - math.exp((eps - e0) / 2), abs=2e-3)
                 assert revealed > bound + 0.03
+
+
+def test_the_allocation_dataset_is_the_worst_of_the_small_one_dimensional_ones():
+    """Evidence (not a proof) that the LOWER side's attained datasets are the worst case: n = 6, B = 3,
+    Gaussian noise 1, the identity map, target +1 against -1, every multiset of the other five
+    records in {-1, 0, 1}: no dataset's hockey stick (either order) exceeds the all-equal one's, at
+    eps in {0, 0.5, 1, 2}; the next largest (one record flipped) is at least 7% below it."""
+    import itertools
+
+    n, batch, span, step = GAUSSIAN_CASES[0]
+    grid = axes(2, span, step)
+    cell = step**2
+    found = {}
+    for others in itertools.combinations_with_replacement((-1.0, 0.0, 1.0), 5):
+        p = batch_density((1.0, *others), batch, identity, "gaussian", 1.0, grid)
+        q = batch_density((-1.0, *others), batch, identity, "gaussian", 1.0, grid)
+        found[others] = [max(hockey(p, q, e, cell), hockey(q, p, e, cell)) for e in (0.0, 0.5, 1.0, 2.0)]
+    for k in range(4):
+        attained = found[(1.0,) * 5]
+        rest = max(v[k] for others, v in found.items() if len(set(others)) > 1)
+        assert found[(-1.0,) * 5][k] == pytest.approx(attained[k], rel=1e-9)  # the mirror image
+        assert rest < 0.93 * attained[k]
