@@ -4,7 +4,8 @@
 Exit statuses (the command's API: ``verifier certify … && deploy`` must never deploy on a crash):
 
 - 0 success (a CERTIFIED verdict, or a command that computed what it was asked);
-- 1 VIOLATED and 3 INCONCLUSIVE, only from commands that decide claims, only with a verdict;
+- 1 VIOLATED and 3 INCONCLUSIVE, only from commands that decide claims, only with a verdict
+  (``audit``: 1 an unsound number found, 3 nothing checked because the peer is not installed);
 - 2 invalid input: one line naming the parameter, its value and the allowed range;
 - 4 a defect in verifier: an internal inconsistency (a rigorous upper bound below a rigorous lower
   bound) or any unexpected exception; one line on stderr naming it and how to report it, the

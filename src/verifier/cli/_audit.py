@@ -15,7 +15,11 @@ from verifier.audit import PEERS, AuditReport, audit
 from verifier.cli._table import wrapped
 from verifier.cli import SUMMARIES
 
-__all__ = ["register", "report_lines", "class_table", "LOOSE"]
+__all__ = ["register", "report_lines", "class_table", "LOOSE", "EXIT_NOTHING_CHECKED"]
+
+
+#: The peer is not installed, so nothing was checked (INCONCLUSIVE's status: neither clean nor a finding).
+EXIT_NOTHING_CHECKED = 3
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=SUMMARIES["audit"],
         description=f"Run a peer accountant ({', '.join(sorted(PEERS))}) on a grid of claims (plus the property catalogue with Hypothesis when "
         "--examples > 0) and report every number below verifier's rigorous lower bound (UNSOUND, with a "
-        "reproducer) and how far the others sit above the upper bound. Exit status: 0 no finding, 1 findings.",
+        "reproducer) and how far the others sit above the upper bound. Exit status: 0 no finding, 1 findings, "
+        "3 nothing checked (the peer is not installed).",
     )
     parser.add_argument("peer", choices=sorted(PEERS), help="the accountant library to audit")
     parser.add_argument("--examples", type=int, default=0, help="Hypothesis examples per catalogue property (default 0: grid only)")
@@ -137,4 +142,6 @@ def _run(args: argparse.Namespace) -> int:
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
     print(text if args.json else "\n".join(report_lines(report)))
+    if report.skipped:  # nothing was checked: never the status of a clean audit (issue 41)
+        return EXIT_NOTHING_CHECKED
     return 1 if report.findings else 0

@@ -72,7 +72,7 @@ def _run(args: argparse.Namespace) -> int:
             resolution = _resolution(outcome)
             if resolution:
                 print(resolution)
-            print(f"  why: {item.story}")
+            print(f"  why: {item.explain(outcome)}")
         if item.name == REPORTED and args.report:
             from verifier.report.html import write_report
 
