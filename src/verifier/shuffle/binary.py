@@ -221,6 +221,46 @@ class BinaryShuffle:
         return Bracket(eps_lo, eps_hi)
 
 
+    def tpr(self, fpr: float) -> Bracket:
+        """The largest true-positive rate at false-positive rate α of a test between the two datasets of
+        any neighbouring pair (the worst pair for the attacker), as a rigorous bracket.
+
+        For each background and order the Neyman–Pearson test rejects on the tail where the likelihood
+        ratio is largest (the upper tail of K for H(P‖Q), the lower for H(Q‖P); monotone, module
+        docstring) and randomises at one point. LOWER: that test with its threshold t and weight γ
+        chosen from UPPER bounds on the second law's tail and mass (plus the mass outside the window),
+        so its size is <= α, and its power from LOWER bounds. UPPER: TPR(α) <= δ(ln E) + E·α for every
+        E > 0 (proofs/tradeoff_conversion.py), at E = the float likelihood ratio where the test
+        randomises, with δ's UPPER bound; the maximum over backgrounds and orders of each."""
+        from verifier._validation import check_unit
+
+        alpha = check_unit("fpr", fpr)
+        lower, upper = 0.0, 0.0
+        for bg in self.backgrounds:
+            for first, second in (bg.mid, bg.mid[::-1]):
+                ascending = first[0] * second[-1] <= first[-1] * second[0]  # the rejection tail is on the right
+                a, b = (first[::-1], second[::-1]) if ascending else (first, second)
+                widen = bg.widen
+                tail_b_hi = np.cumsum(b) * (1 + widen) * (1 + (len(b) + 2) * _U) + bg.outside  # Q(reject first j + 1 points)
+                tail_a_lo = np.cumsum(a) * (1 - widen) * (1 - (len(a) + 2) * _U)
+                j = int(np.searchsorted(tail_b_hi, alpha, side="right"))  # points 0 … j − 1 fit whole
+                taken_b = float(tail_b_hi[j - 1]) if j > 0 else 0.0
+                taken_a = float(tail_a_lo[j - 1]) if j > 0 else 0.0
+                if j < len(b):
+                    b_hi = float(up(b[j] * (1 + widen) * (1 + 4 * _U)))
+                    gamma = min(1.0, max(0.0, float(down((alpha - taken_b) / b_hi * (1 - 4 * _U))))) if b_hi > 0 else 0.0
+                    power = taken_a + gamma * float(a[j]) * (1 - widen) * (1 - 8 * _U)
+                    big = float(a[j] / b[j]) if b[j] > 0 else math.inf
+                else:
+                    power, big = taken_a, 0.0
+                lower = max(lower, float(down(power)))
+                if math.isfinite(big) and big > 0:
+                    upper = max(upper, min(1.0, _hockey(first, second, big, widen, bg.outside, Side.UPPER) + float(up(big * alpha * (1 + 4 * _U)))))
+                else:
+                    upper = 1.0
+        return Bracket(min(lower, upper), min(1.0, upper))
+
+
 @functools.lru_cache(maxsize=2)
 def binary_shuffle(epsilon0: float, users: int) -> BinaryShuffle:
     """The scan for (ε0, n), cached: certify asks both directions and both quantities of one scheme."""

@@ -190,7 +190,7 @@ class ShuffleBinaryExact(Method):
         if not self.supports(scheme):
             raise NotApplicable(f"{self.name} needs a Shuffle of binary randomized response with 2 <= n <= {SCAN_LIMIT} users, got {scheme!r}")
         scan = binary_shuffle(scheme.pair.epsilon0, scheme.users)  # type: ignore[union-attr]
-        found = scan.delta(at) if quantity is Quantity.DELTA else scan.epsilon(at)
+        found = {Quantity.DELTA: scan.delta, Quantity.EPSILON: scan.epsilon, Quantity.TPR: scan.tpr}[quantity](at)
         return [Bound(found.lower, Side.LOWER, direction, quantity, at, self.name, self.citation),
                 Bound(found.upper, Side.UPPER, direction, quantity, at, self.name, self.citation)]
 
@@ -199,6 +199,10 @@ class ShuffleBinaryExact(Method):
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
         return self._bounds(scheme, Quantity.EPSILON, delta, direction)
+
+    def tpr_bounds(self, scheme: Scheme, fpr: float, direction: Direction) -> Sequence[Bound]:
+        """TPR at FPR of the worst pair of datasets (:meth:`verifier.shuffle.binary.BinaryShuffle.tpr`)."""
+        return self._bounds(scheme, Quantity.TPR, fpr, direction)
 
 
 METHODS = [ShuffleClosedForm(), ShuffleClones(), ShuffleCountLower(), ShuffleBinaryExact()]
