@@ -22,6 +22,7 @@ import importlib
 import types
 
 from verifier import certify as _certify_package  # a docstring only: cheap to load
+from verifier._version import __version__
 
 
 class _CallableCertifyPackage(types.ModuleType):
@@ -59,19 +60,10 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> object:
-    """A public name, imported from its module on first use; ``verifier.__version__`` is read
-    from the installed metadata then (importlib.metadata costs ~50 ms: issue 17)."""
-    if name in _WHERE:
-        value = getattr(importlib.import_module(_WHERE[name]), name)
-    elif name == "__version__":
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            value = version("verifier")
-        except PackageNotFoundError:  # pragma: no cover - running from a source tree without installing
-            value = "0.0.0+unknown"
-    else:
+    """A public name, imported from its module on first use (PEP 562)."""
+    if name not in _WHERE:
         raise AttributeError(f"module 'verifier' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name]), name)
     globals()[name] = value
     return value
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +76,17 @@ def test_peer_names_are_aliases():
         ["epsilon", "--noise-multiplier", "1", "--scheme", "poisson", "--sampling-probability", "0.01", "--num-steps", "10", "--delta", "1e-5"]
     )
     assert vars(ours) == vars(peers)
+
+
+def test_version_is_written_once():
+    # the version `--version` prints (no importlib.metadata) is the one the package is built with
+    import warnings
+
+    from setuptools.config.pyprojecttoml import read_configuration
+
+    import verifier
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # setuptools calls its pyproject support "beta"
+        built = read_configuration(Path(__file__).resolve().parents[2] / "pyproject.toml", expand=True)["project"]["version"]
+    assert built == verifier.__version__

@@ -11,7 +11,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "verifier"
 
-LEAF = {"_types", "errors", "_validation", "_directed", "_fast", "_files", "_budget"}
+LEAF = {"_types", "errors", "_validation", "_directed", "_fast", "_files", "_budget", "_version"}
 MATH = {"pairs", "pld", "rdp", "analytic", "montecarlo", "reference", "hockey", "schemes", "matrix", "shuffle"}
 CERTIFY = {"certify"}
 TOOLS = {"properties", "strategies", "adapters", "audit"}  # accountants under test, read through certify
