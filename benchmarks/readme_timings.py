@@ -1,5 +1,5 @@
-"""The README's timing promises, measured (issue 32, done when 3): every README command annotated
-``# … ~N s CPU …`` is run as a user would run it, one fresh process each, and its CPU time (user +
+"""The README's and the docs' timing promises, measured (issue 32, done when 3; issue 43): every
+command of README.md and docs/**/*.md (:func:`pages`) annotated ``# … ~N s CPU …`` is run as a user would run it, one fresh process each, and its CPU time (user +
 sys of the child: what load on a shared machine does not inflate) and wall time are recorded beside
 the README's figure, with the machine's load when it started.
 
@@ -11,7 +11,8 @@ the output (a stale promise in either direction); one below the measured time is
 measured CPU time rounded up (a ceiling of 1.25× the measurement, so a rerun is not flagged OVER
 for noise). With ``--only``, the rows of the other commands in the existing table are kept (with
 their own numbers; the header then describes the latest run). The Markdown goes to ``benchmarks/readme_timings.md``; ``tests/cli/test_readme_commands.py``
-checks that every annotated command has a row there and that the README agrees with it within 2×.
+checks that every annotated command has a row there and that the README agrees with it within 2×;
+``tests/docs/test_examples.py`` measures them again when it runs the examples.
 
 Commands run in a scratch directory (their output files land there) with ``docs/`` linked into it,
 as ``python -m verifier …`` with this interpreter.
@@ -33,6 +34,14 @@ from production import run_context, run_process  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+
+
+def pages() -> list[Path]:
+    """README.md and every Markdown page of the documentation (``docs/_build`` and the benchmark pages
+    the docs build generates excluded): the pages whose examples a reader runs."""
+    docs = sorted(p for p in (ROOT / "docs").rglob("*.md") if "_build" not in p.parts and "generated" not in p.parts)
+    return [README, *docs]
+
 OUT = ROOT / "benchmarks" / "readme_timings.md"
 #: The annotation on a README command line: ``~N s CPU``.
 ANNOTATION = re.compile(r"~(\d+(?:\.\d+)?) s CPU")
@@ -101,11 +110,12 @@ def main() -> int:
     parser.add_argument("--update", action="store_true", help="rewrite the README's annotations with the measured CPU times")
     parser.add_argument("--out", type=Path, default=OUT, help=f"Markdown output (default {OUT.relative_to(ROOT)})")
     args = parser.parse_args()
-    text = README.read_text(encoding="utf-8")
-    commands = [(c, s) for c, s in annotated_commands(text) if args.only is None or args.only in c]
+    texts = {page: page.read_text(encoding="utf-8") for page in pages()}
+    commands = [(c, s) for text in texts.values() for c, s in annotated_commands(text) if args.only is None or args.only in c]
     rows, flagged = [], 0
     with tempfile.TemporaryDirectory(prefix="readme-timings-") as scratch:
-        os.symlink(ROOT / "docs", Path(scratch) / "docs")
+        for name in ("docs", "proofs", "benchmarks"):
+            os.symlink(ROOT / name, Path(scratch) / name)
         cwd = os.getcwd()
         os.chdir(scratch)
         try:
@@ -127,9 +137,11 @@ def main() -> int:
     ]
     args.out.write_text(_markdown(rows) + "".join(f"{line}\n" for line in kept), encoding="utf-8")
     if args.update:
-        for command, _, cpu, *_ in rows:
-            text = _rewrite(text, command, math.ceil(HEADROOM * cpu))
-        README.write_text(text, encoding="utf-8")
+        for page, text in texts.items():
+            for command, _, cpu, *_ in rows:
+                text = _rewrite(text, command, math.ceil(HEADROOM * cpu))
+            if text != texts[page]:
+                page.write_text(text, encoding="utf-8")
     print(f"{flagged} of {len(rows)} README timings flagged; table in {args.out}")
     return 1 if flagged and not args.update else 0
 

@@ -329,8 +329,8 @@ EXAMPLE = ROOT / "docs" / "examples" / "two-phase-run.json"
 
 
 def test_readme_shows_the_example_claim_file():
-    """The README's sequence claim is the example file (less its ``source``), and it parses."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The docs' sequence claim (docs/theory/phases.md) is the example file (less its ``source``), and it parses."""
+    readme = (ROOT / "docs" / "theory" / "phases.md").read_text(encoding="utf-8")
     assert "docs/examples/two-phase-run.json" in readme
     shown = next(block for block in re.findall(r"```json\n(.*?)```", readme, flags=re.S) if '"sequence"' in block)
     from_file = load_claim(EXAMPLE)

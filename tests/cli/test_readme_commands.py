@@ -1,12 +1,13 @@
-"""Every ``verifier`` command shown in README.md's code blocks parses with today's CLI, and every
-``docs/…`` file the README links or runs exists (issue 19, "Commands finish"): a renamed or removed
-flag, or a moved example file, fails here instead of in a reader's terminal. Running the commands
-(each under 30 s on 2 cores, ~90 s CPU for all) is a manual check, not part of the suite."""
+"""Every ``verifier`` command shown in the code blocks of README.md and the docs' pages parses with
+today's CLI, and every ``docs/…`` file they link or run exists (issue 19, "Commands finish"): a renamed
+or removed flag, or a moved example file, fails here instead of in a reader's terminal, within
+milliseconds. tests/docs/test_examples.py runs the commands themselves."""
 
 from __future__ import annotations
 
 import re
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,11 @@ from verifier.cli._options import check_option_uses
 from verifier.errors import InvalidArgument
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+sys.path.insert(0, str(ROOT / "tests" / "docs"))
+import doc_blocks  # noqa: E402
+
+#: README.md and the docs' pages: every example a reader can copy.
+README = "\n".join(page.read_text(encoding="utf-8") for page in doc_blocks.pages())
 _BLOCKS = re.findall(r"```(?:console|bash|shell|sh)\n(.*?)```", README, re.S)
 _COMMAND = re.compile(r"^(?:\$ )?(?:\.venv/bin/verifier|verifier|python3? -m verifier) ")
 
@@ -77,7 +82,7 @@ def test_ci_runs_exactly_the_readme_test_command():
     """CI (``.ci/run``) and a newcomer following the README run the same thing: on two xdist workers,
     one file per worker, without the opacus extra (torch) in the default install. Catches: a README
     or CI command edited alone, or torch creeping back into the default test run."""
-    readme = _test_command(README)
+    readme = _test_command((ROOT / "README.md").read_text(encoding="utf-8"))
     assert readme == _test_command((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
     assert "-n 2 --dist loadfile" in readme and "'.[test,peers]'" in readme
 
@@ -97,8 +102,6 @@ def test_readme_timings_agree_with_the_last_measured_run():
     by benchmarks/readme_timings.py from measured runs) and the README's figure is neither below the
     measured CPU time nor more than 2× away from it (issue 32, done when 3: a README timing that
     drifted from the last measured run fails here; rerun the script with --update)."""
-    import sys
-
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import readme_timings
 

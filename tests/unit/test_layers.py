@@ -73,3 +73,34 @@ def test_no_upward_imports(path, top):
         if imported == top:
             continue
         assert layer_of(imported) <= own, f"{path.relative_to(PACKAGE)} (layer {own}) imports verifier.{imported} (layer {layer_of(imported)})"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(("verifier", *(parts[:-1] if parts[-1] == "__init__" else parts)))
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module → the verifier modules it imports, top-level or inside a function (``from a.b import
+    c`` counts as importing ``a.b.c`` when that is a module, else ``a.b``)."""
+    names = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {}
+    for name, path in names.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("verifier"):
+                found |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in names else node.module for a in node.names}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name in names}
+        graph[name] = found - {name}
+    return graph
+
+
+def test_no_two_modules_import_each_other():
+    """Within a layer too, imports run one way: no module imports one that imports it back, not even
+    through a function-local import. Catches: rdp/accountant.py and rdp/classes.py importing each
+    other (the class curves need the run's curve; it is now passed in)."""
+    graph = _import_graph()
+    assert "verifier.rdp.classes" in graph["verifier.rdp.accountant"]
+    mutual = sorted({tuple(sorted((a, b))) for a, targets in graph.items() for b in targets if a in graph.get(b, ())})
+    assert not mutual, f"modules that import each other: {mutual}"

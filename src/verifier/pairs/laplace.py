@@ -19,7 +19,7 @@ __all__ = ["Laplace"]
 class Laplace(DominatingPair):
     """Laplace mechanism with scale ``scale`` (b) and L1 sensitivity ``sensitivity`` (Δ); ε0 = Δ/b.
 
-    Privacy loss ℓ(y) = (|y| − |y − Δ|)/b ∈ [−ε0, ε0]: atoms at −ε0 (y <= 0) and +ε0 (y >= Δ), linear in
+    Privacy loss ℓ(y) = (abs(y) − abs(y − Δ))/b ∈ [−ε0, ε0]: atoms at −ε0 (y <= 0) and +ε0 (y >= Δ), linear in
     between (Steinke 2022 §2.1; composition notes §13 D5). Symmetric under y ↦ Δ − y, so both
     directions are equal (proofs/laplace_hockey_stick.py).
     """

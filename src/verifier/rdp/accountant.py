@@ -36,6 +36,7 @@ from verifier.rdp.matrix import matrix_curve
 from verifier.rdp.moments import renyi_upper
 from verifier.rdp.poisson import poisson_curve
 from verifier.rdp.checkin import checkin_curve
+from verifier.rdp.classes import repeat_and_select_curve, sampled_zcdp_curve, zcdp_curve
 from verifier.rdp.shuffle import shuffle_curve
 from verifier.schemes import Allocation, CheckIn, Composed, MatrixMechanism, Poisson, Scheme, Sequence, Shuffle, Single
 from verifier.schemes import PoissonReplaceOne, RepeatAndSelect, SampledZCDP, WithoutReplacement, ZCDP
@@ -93,22 +94,8 @@ def _poisson_replace_one(scheme: PoissonReplaceOne, orders, direction: Direction
     return poisson_replace_one_curve(scheme.pair, scheme.rate, orders, direction).times(scheme.steps)
 
 
-def _zcdp(scheme: ZCDP, orders, direction: Direction) -> RdpCurve:
-    from verifier.rdp.classes import zcdp_curve
-
-    return zcdp_curve(scheme, orders, direction)
-
-
-def _sampled_zcdp(scheme: SampledZCDP, orders, direction: Direction) -> RdpCurve:
-    from verifier.rdp.classes import sampled_zcdp_curve
-
-    return sampled_zcdp_curve(scheme, orders, direction)
-
-
 def _repeat_and_select(scheme: RepeatAndSelect, orders, direction: Direction) -> RdpCurve:
-    from verifier.rdp.classes import repeat_and_select_curve
-
-    return repeat_and_select_curve(scheme, orders, direction)
+    return repeat_and_select_curve(scheme, orders, direction, curve_for, delta_upper_for)
 
 
 #: Scheme type → curve builder (orders, direction) → RdpCurve.
@@ -122,8 +109,8 @@ CURVES: dict[type, Callable[..., RdpCurve]] = {
     MatrixMechanism: _matrix,
     WithoutReplacement: _without_replacement,
     PoissonReplaceOne: _poisson_replace_one,
-    ZCDP: _zcdp,
-    SampledZCDP: _sampled_zcdp,
+    ZCDP: zcdp_curve,
+    SampledZCDP: sampled_zcdp_curve,
     RepeatAndSelect: _repeat_and_select,
 }
 

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any, Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -65,7 +66,14 @@ from verifier._directed import arb_bound, with_precision
 from verifier._types import Direction, Side
 from verifier.errors import NotApplicable
 from verifier.rdp.curve import DEFAULT_ORDERS, RdpCurve, check_orders
-from verifier.schemes import RepeatAndSelect, SampledZCDP, ZCDP
+from verifier.schemes import RepeatAndSelect, SampledZCDP, Scheme, ZCDP
+
+#: The run's Rényi curve, ``(run, orders, direction) -> RdpCurve`` (the accountant's ``curve_for``), and
+#: an UPPER bound on its δ(ε), ``(run, epsilon, direction) -> bound with .value`` (``delta_upper_for``):
+#: handed in by :mod:`verifier.rdp.accountant`, which builds these curves, so that this module does not
+#: import it back.
+RunCurve = Callable[[Scheme, npt.ArrayLike, Direction], RdpCurve]
+RunDelta = Callable[[Scheme, float, Direction], Any]
 
 __all__ = ["zcdp_curve", "sampled_zcdp_curve", "repeat_and_select_curve", "tnb_mean", "tnb_gamma_lower", "selection_constant", "poisson_delta_hat", "SELECTION_ORDERS", "CITATION"]
 
@@ -134,35 +142,33 @@ def tnb_gamma_lower(mean: float, shape: float) -> float:
     return low
 
 
-def _both_directions(scheme, orders: npt.ArrayLike) -> npt.NDArray[np.float64]:
+def _both_directions(scheme, orders: npt.ArrayLike, curve_for: RunCurve) -> npt.NDArray[np.float64]:
     """The larger of the run's two UPPER curves at ``orders`` (RDP of both orders of a pair); a run
     with only LOWER curves (the shuffle model) has no Rényi bound to build on."""
-    from verifier.rdp.accountant import curve_for
-
     curves = [curve_for(scheme, orders, d) for d in (Direction.REMOVE, Direction.ADD)]
     if any(curve.side is not Side.UPPER for curve in curves):
         raise NotApplicable(f"the run {type(scheme).__name__} has no Renyi upper bound: repeat-and-select cannot be bounded above")
     return np.maximum(curves[0].values, curves[1].values)
 
 
-def selection_constant(scheme: RepeatAndSelect) -> float:
+def selection_constant(scheme: RepeatAndSelect, curve_for: RunCurve) -> float:
     """(1 + η)·min over λ̂ ∈ {1} ∪ :data:`SELECTION_ORDERS` of (1 − 1/λ̂)ε̂(λ̂) + ln(1/γ)/λ̂, rounded up
     (Thm 2's middle terms; γ from :func:`tnb_gamma_lower`). Cached for hashable schemes (a certify
     run asks for it at every order the conversion tries)."""
     try:
-        return _cached_selection_constant(scheme)
+        return _cached_selection_constant(scheme, curve_for)
     except TypeError:  # an unhashable run (a matrix strategy)
-        return _selection_constant(scheme)
+        return _selection_constant(scheme, curve_for)
 
 
 @functools.lru_cache(maxsize=32)
-def _cached_selection_constant(scheme: RepeatAndSelect) -> float:
-    return _selection_constant(scheme)
+def _cached_selection_constant(scheme: RepeatAndSelect, curve_for: RunCurve) -> float:
+    return _selection_constant(scheme, curve_for)
 
 
-def _selection_constant(scheme: RepeatAndSelect) -> float:
+def _selection_constant(scheme: RepeatAndSelect, curve_for: RunCurve) -> float:
     gamma = tnb_gamma_lower(scheme.mean, scheme.shape)
-    hat = _both_directions(scheme.scheme, SELECTION_ORDERS)
+    hat = _both_directions(scheme.scheme, SELECTION_ORDERS, curve_for)
     with with_precision():
         log_inverse = -arb(gamma).log()
         terms = [log_inverse]  # λ̂ = 1
@@ -183,43 +189,47 @@ def _ladder_step(order: float) -> int:
     return k
 
 
-def poisson_delta_hat(run, order: float) -> tuple[float, float]:
+def poisson_delta_hat(run, order: float, curve_for: RunCurve, delta_upper_for: RunDelta) -> tuple[float, float]:
     """(ε̂, δ̂) for Thm 6 at ``order``: ε̂ = ln(1 + 1/x) rounded down, x = 2^{k/64} >= order − 1
     (so e^ε̂ <= 1 + 1/(order − 1)), and δ̂ an UPPER bound on the run's δ(ε̂) in both directions."""
     try:
-        return _cached_delta_hat(run, _ladder_step(order))
+        return _cached_delta_hat(run, _ladder_step(order), curve_for, delta_upper_for)
     except TypeError:  # an unhashable run (a matrix strategy)
-        return _delta_hat(run, _ladder_step(order))
+        return _delta_hat(run, _ladder_step(order), curve_for, delta_upper_for)
 
 
 @functools.lru_cache(maxsize=512)
-def _cached_delta_hat(run, step: int) -> tuple[float, float]:
-    return _delta_hat(run, step)
+def _cached_delta_hat(run, step: int, curve_for: RunCurve, delta_upper_for: RunDelta) -> tuple[float, float]:
+    return _delta_hat(run, step, curve_for, delta_upper_for)
 
 
-def _delta_hat(run, step: int) -> tuple[float, float]:
-    from verifier.rdp.accountant import delta_upper_for
-
-    _both_directions(run, [2.0])  # a run without an UPPER Rényi curve is refused here too
+def _delta_hat(run, step: int, curve_for: RunCurve, delta_upper_for: RunDelta) -> tuple[float, float]:
+    _both_directions(run, [2.0], curve_for)  # a run without an UPPER Rényi curve is refused here too
     with with_precision():
         epsilon_hat = arb_bound((1 + 1 / arb(2.0 ** (step / _LADDER))).log(), Side.LOWER)
     delta_hat = max(delta_upper_for(run, epsilon_hat, d).value for d in (Direction.REMOVE, Direction.ADD))
     return epsilon_hat, min(1.0, delta_hat)
 
 
-def _extra_terms(scheme: RepeatAndSelect, grid, run) -> list[arb]:
+def _extra_terms(scheme: RepeatAndSelect, grid, run, curve_for: RunCurve, delta_upper_for: RunDelta) -> list[arb]:
     """What Thm 2 (a constant) or Thm 6 (μ·δ̂ at each order) adds to ε(λ) + ln(μ)/(λ − 1)."""
     if not scheme.poisson:
-        return [arb(selection_constant(scheme))] * len(grid)
-    return [arb(scheme.mean) * arb(poisson_delta_hat(scheme.scheme, float(a))[1]) if math.isfinite(e) else arb(0) for a, e in zip(grid, run)]
+        return [arb(selection_constant(scheme, curve_for))] * len(grid)
+    return [
+        arb(scheme.mean) * arb(poisson_delta_hat(scheme.scheme, float(a), curve_for, delta_upper_for)[1]) if math.isfinite(e) else arb(0)
+        for a, e in zip(grid, run)
+    ]
 
 
-def repeat_and_select_curve(scheme: RepeatAndSelect, orders: npt.ArrayLike, direction: Direction) -> RdpCurve:
-    """Thm 2's (Thm 6's for Poisson K) bound at each order (module docstring), the same in both directions."""
+def repeat_and_select_curve(
+    scheme: RepeatAndSelect, orders: npt.ArrayLike, direction: Direction, curve_for: RunCurve, delta_upper_for: RunDelta
+) -> RdpCurve:
+    """Thm 2's (Thm 6's for Poisson K) bound at each order (module docstring), the same in both
+    directions; ``curve_for`` and ``delta_upper_for`` bound the run itself (:data:`RunCurve`)."""
     grid = check_orders(orders)
-    run = _both_directions(scheme.scheme, grid)
+    run = _both_directions(scheme.scheme, grid, curve_for)
     with with_precision():
-        extra = _extra_terms(scheme, grid, run)
+        extra = _extra_terms(scheme, grid, run, curve_for, delta_upper_for)
         log_mean = arb(scheme.mean).log()
         values = np.array(
             [math.inf if not math.isfinite(e) else arb_bound(arb(float(e)) + log_mean / (arb(float(a)) - 1) + c, Side.UPPER)

@@ -1050,7 +1050,9 @@ def rr_composed_delta(epsilon0, m, epsilon, direction, *, dps: int = DEFAULT_DPS
     The one-step PLD is read off the pair in the given direction (for both directions it is
     +ε0 w.p. a = e^{ε0}/(1+e^{ε0}) and −ε0 w.p. b = 1/(1+e^{ε0}); notes §13 D4), composition adds
     losses (Steinke 2022, Thm 9), and Prop 7 (7.2) gives
+
         δ(ε) = Σ_{l=0}^{m} C(m,l) a^l b^{m−l} (1 − e^{ε − (2l−m)ε0})_+.
+
     This is the δ0 = 0 case of Kairouz–Oh–Viswanath's optimal composition theorem.
     """
     dps = _check_dps(dps)
@@ -1081,8 +1083,10 @@ def gaussian_allocation_t2_delta(sigma, epsilon, direction, *, dps: int = 30) ->
     """Exact privacy profile of 1-out-of-2 random allocation with the Gaussian mechanism.
 
     With X_i = e^{(2Z_i − 1)/(2σ²)} the likelihood ratios of the two steps (Z ~ N(0, σ²I_2)):
+
       remove  δ(ε) = E[((X_1 + X_2)/2 − e^ε)_+]       (Feldman & Shenfeld, Lemma F.1),
       add     δ(ε) = E[(1 − e^ε (X_1 + X_2)/2)_+]     (its add analogue: H_{e^ε}(Q^{⊗2}‖P̄_2)).
+
     ln X_i ~ N(−s²/2, s²) with s = 1/σ.  The inner expectation over Z_2 is the lognormal
     call/put value E[(X − K)_+] = Φ(d1) − KΦ(d2), E[(K − X)_+] = KΦ(−d2) − Φ(−d1),
     d1 = (ln(1/K) + s²/2)/s, d2 = d1 − s (exact); the outer expectation over Z_1 is a 1-D mpmath
