@@ -1,7 +1,7 @@
 """Production-scale table of issue 17: verifier's certified brackets against dp_accounting,
 prv_accountant and pld-accounting, whole processes timed side by side in one run.
 
-    .venv/bin/python benchmarks/production.py [--rows 1,2,...] [--out FILE.md] [--timeout S] [--readme README.md] [--certify-only]
+    .venv/bin/python benchmarks/production.py [--rows 1,2,...] [--out FILE.md] [--timeout S] [--readme docs/benchmarks/index.md] [--certify-only]
     .venv/bin/python benchmarks/production.py --rows 1,2 --inner-cpu 3    # in-process CPU section only
 
 Each side runs as a fresh Python process, import and start-up included (what a user waits for):
@@ -19,7 +19,7 @@ peers' packages: an editable install under ``PYTHONDONTWRITEBYTECODE=1`` (this m
 would otherwise recompile verifier's sources in every process (~0.15 s) and the peers' not at all.
 The raw numbers go to FILE.json beside the Markdown.
 With ``--readme``, the table also replaces the block between README_START and README_END in that
-file (the README's Benchmarks section).
+file (the Benchmarks page of the docs, docs/benchmarks/index.md).
 """
 
 from __future__ import annotations

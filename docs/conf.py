@@ -34,6 +34,35 @@ napoleon_numpy_docstring = True
 nitpicky = False
 
 
+def _allocation_scaling_plot(data: Path, png: Path) -> None:
+    """In-process seconds against t (log-log) for verifier's allocation PLD, before and after issue 17's
+    work, and pld-accounting, from the benchmark's own JSON: the growth rates the table states."""
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = json.loads(data.read_text(encoding="utf-8"))
+    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=110)
+    for key, field, label in (("verifier", "inner", "verifier (now)"), ("before", "inner", "verifier (before)"), ("peer", "seconds", "pld-accounting 2.0")):
+        points = [(row["t"], row[key][field]) for row in rows if isinstance(row.get(key), dict) and row[key].get(field)]
+        ax.loglog(*zip(*points), marker="o", label=label)
+    ax.set_xlabel("t (steps of one epoch)")
+    ax.set_ylabel("seconds, in process")
+    ax.set_title("Random allocation at ε ≈ 1: time against t")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(png)
+    plt.close(fig)
+
+
+#: Benchmarks whose JSON output is drawn on their page (a curve says more than the table).
+_PLOTS = {"allocation_scaling": _allocation_scaling_plot}
+
+
 def _benchmark_pages() -> None:
     """One page per ``benchmarks/*.md`` (under ``benchmarks/generated/``, rebuilt on every build, never
     committed): the script's first docstring line as the title when the Markdown has none, then the file
@@ -53,6 +82,9 @@ def _benchmark_pages() -> None:
             title = (doc or result.stem).split("\n\n")[0].replace("\n", " ")
             lines.append(f"# {result.stem}: {title.split(': ', 1)[0] if len(title) > 90 else title}\n")
         lines.append(f"Source: `benchmarks/{result.name}`, written by `benchmarks/{script.name}`.\n")
+        if result.stem in _PLOTS:
+            _PLOTS[result.stem](ROOT / "benchmarks" / f"{result.stem}.json", out / f"{result.stem}.png")
+            lines.append(f"![{result.stem}]({result.stem}.png)\n")
         lines.append(f"```{{include}} ../../../benchmarks/{result.name}\n:heading-offset: {0 if text.startswith('# ') else 1}\n```\n")
         (out / result.name).write_text("\n".join(lines), encoding="utf-8")
 

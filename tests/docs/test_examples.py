@@ -5,7 +5,8 @@ compared with the page's ``# exit N``, the numbers of the shown output compared,
 printed ones to the digits shown (:func:`doc_blocks.numbers_agree`), and its CPU time with the page's
 ``~N s CPU`` (more than 2× away, either way, fails; an unannotated command must take under
 ``UNANNOTATED_CPU`` seconds). Python blocks run as scripts, ``pycon`` sessions by doctest, claim files
-by ``verifier certify``. Commands annotated at ``SLOW_CPU`` seconds or more are marked slow; the
+by ``verifier certify``. Commands annotated at ``SLOW_CPU`` seconds or more, and blocks that import
+jax_privacy, Opacus or torch (skipped where those extras are not installed), are marked slow; the
 install and whole-suite commands are counted, not run (CI runs them: ``.ci/run``).
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import shlex
 import subprocess
@@ -26,16 +28,47 @@ import doc_blocks  # noqa: E402
 
 ROOT = doc_blocks.ROOT
 #: A command annotated ``~N s CPU`` with N at least this is marked slow (the default run skips it).
-SLOW_CPU = 5.0
-#: An unannotated command must stay under this many CPU seconds (annotate it otherwise).
-UNANNOTATED_CPU = 5.0
+SLOW_CPU = 2.0
+#: An unannotated command must stay under this many CPU seconds (annotate it otherwise; the margin
+#: over SLOW_CPU absorbs a cold byte-code cache on a fresh clone).
+UNANNOTATED_CPU = 3.0
 #: Start-up noise allowed on top of the 2× band of an annotation (a cold byte-code cache, a loaded machine).
 CPU_SLACK = 0.5
 
 BLOCKS = doc_blocks.all_blocks()
 COMMANDS = [command for block in BLOCKS for command in block.commands]
 RUN = [command for command in COMMANDS if not command.setup]
-SCRIPTS = [block for block in BLOCKS if block.kind in ("python", "pycon", "json") and not block.filename]
+SCRIPTS = [block for block in BLOCKS if block.kind in ("python", "json") and not block.filename]
+#: Optional libraries a block may import: the examples test skips the block without them, and marks it
+#: slow (importing jax or torch alone costs 10-20 s of CPU).
+OPTIONAL = ("opacus", "torch", "jax_privacy", "jax")
+_IMPORT = re.compile(r"^(?:>>> |\.\.\. )?\s*(?:from|import) (\w+)", re.M)
+
+
+def _optional(body: str) -> set[str]:
+    """The optional libraries a block (or the file block a command runs) imports."""
+    return set(_IMPORT.findall(body)) & set(OPTIONAL)
+
+
+def _sessions() -> list[doc_blocks.Block]:
+    """The interactive sessions: a page's ``pycon`` blocks are one session, as a reader types them one
+    after the other; a block that imports an optional library stands alone (it imports what it uses)."""
+    sessions: dict[str, doc_blocks.Block] = {}
+    alone = []
+    for block in BLOCKS:
+        if block.kind != "pycon":
+            continue
+        if _optional(block.body):
+            alone.append(block)
+        elif block.page in sessions:
+            sessions[block.page].body += "\n" + block.body
+        else:
+            sessions[block.page] = doc_blocks.Block(block.page, block.line, "pycon", block.body)
+    return [*sessions.values(), *alone]
+
+
+def _block_param(block: doc_blocks.Block):
+    return pytest.param(block, id=block.id, marks=[pytest.mark.slow] if _optional(block.body) else [])
 
 
 def _param(command: doc_blocks.Command):
@@ -114,8 +147,10 @@ def test_command(command: doc_blocks.Command, scratch):
         assert cpu <= UNANNOTATED_CPU, f"{command.id}: {cpu:.1f} s CPU: annotate it (~N s CPU): {command.words}"
 
 
-@pytest.mark.parametrize("block", [pytest.param(b, id=b.id) for b in SCRIPTS])
+@pytest.mark.parametrize("block", [_block_param(b) for b in SCRIPTS + _sessions() + [b for b in BLOCKS if b.filename and _optional(b.body)]])
 def test_code_block(block: doc_blocks.Block, scratch):
+    for name in _optional(block.body):
+        pytest.importorskip(name, reason=f"{block.id} needs {name} (an optional extra)")
     cwd = scratch(block.page)
     if block.kind == "json":
         claim = json.loads(block.body)
@@ -129,6 +164,8 @@ def test_code_block(block: doc_blocks.Block, scratch):
         session = cwd / f"session-{block.line}.txt"
         session.write_text(block.body.replace("…", "..."), encoding="utf-8")
         argv = [sys.executable, "-m", "doctest", "-o", "ELLIPSIS", "-o", "NORMALIZE_WHITESPACE", session.name]
+    elif block.filename:  # a file block with optional imports that no command of the page runs
+        argv = [sys.executable, block.filename]
     else:
         argv = [sys.executable, "-c", block.body]
     result, _ = _run(argv, cwd)
