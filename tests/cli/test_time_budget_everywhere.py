@@ -61,3 +61,32 @@ def test_sweep_runs_without_dask(tmp_path, monkeypatch, capsys):
     capsys.readouterr()
     assert main([*argv, "--store", str(tmp_path / "c.sqlite"), "--workers", "2"]) == 2  # scaling out does, and says so
     assert "dask" in capsys.readouterr().err
+
+
+def _parsers():
+    import argparse
+
+    from verifier.cli import build_parser
+
+    full = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(full.choices)
+
+
+@pytest.mark.parametrize("name", sorted(_parsers()))
+def test_every_command_takes_a_budget(name):
+    # catches a command added (or left) without --time-budget (issue 41: five commands refused it)
+    assert any("--time-budget" in action.option_strings for action in _parsers()[name]._actions)
+
+
+def test_tradeoff_lists_what_the_budget_cut(capsys):
+    assert main(["tradeoff", *POISSON, "--fpr", "0.01,0.1", "--time-budget", "0", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert any("pld" in line for line in out["cut_by_time_budget"])
+    assert not any(b["method"] == "pld" for point in out["points"] for b in point["bounds"])
+
+
+def test_a_command_without_a_partial_answer_stops_whole(capsys):
+    # demo has no partial answer: with no time it stops, prints nothing, and says so (status 3)
+    assert main(["demo", "--report", "", "--time-budget", "0.001"]) == 3
+    out, err = capsys.readouterr()
+    assert out == "" and "--time-budget" in err and err.count("\n") == 1

@@ -14,6 +14,7 @@ from verifier._validation import check_integer
 from verifier.audit import PEERS, AuditReport, audit
 from verifier.cli._table import wrapped
 from verifier.cli import SUMMARIES
+from verifier.cli._options import add_budget_option, whole_within_budget
 
 __all__ = ["register", "report_lines", "class_table", "LOOSE", "EXIT_NOTHING_CHECKED"]
 
@@ -36,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--quick", action="store_true", help="a few grid cells per accountant")
     parser.add_argument("--json", action="store_true", help="print the JSON report")
     parser.add_argument("--out", metavar="FILE", help="also write the JSON report to FILE")
-    parser.set_defaults(handler=_run)
+    add_budget_option(parser, whole=True)
+    parser.set_defaults(handler=whole_within_budget(_run))
 
 
 def _fmt(x: float) -> str:

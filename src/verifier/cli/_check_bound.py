@@ -22,6 +22,7 @@ from verifier.errors import InvalidArgument
 from verifier.properties.check_bound import BUILTINS, BoundCheck, check_dp_to_rdp, check_epsilon_bound
 from verifier.schemes import Composed, Poisson, Single
 from verifier.cli import SUMMARIES
+from verifier.cli._options import add_budget_option, whole_within_budget
 
 __all__ = ["register", "load_function"]
 
@@ -41,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--side", choices=("upper", "lower"), default="upper", help="the side an epsilon candidate claims (default: upper)")
     parser.add_argument("--examples", type=int, default=20, help="Hypothesis examples after the grid (default 20)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.set_defaults(handler=_run)
+    add_budget_option(parser, whole=True)
+    parser.set_defaults(handler=whole_within_budget(_run))
 
 
 def load_function(spec: str) -> Callable[..., float]:

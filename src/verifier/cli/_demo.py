@@ -19,6 +19,7 @@ from verifier.certify.examples import DEMO, example
 from verifier.certify.verdict import Outcome, certify
 from verifier.cli._certify import summary_lines
 from verifier.cli import SUMMARIES
+from verifier.cli._options import add_budget_option, whole_within_budget
 
 __all__ = ["register", "DEMO_CLAIMS", "REPORTED"]
 
@@ -42,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="verifier-demo-report.html",
         help="where to write the DP-SGD claim's HTML report (default verifier-demo-report.html; '' for none)",
     )
-    parser.set_defaults(handler=_run)
+    add_budget_option(parser, whole=True)
+    parser.set_defaults(handler=whole_within_budget(_run))
 
 
 def _resolution(outcome: Outcome) -> str | None:

@@ -23,6 +23,7 @@ from verifier._validation import check_open_unit
 from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, requested_directions
 from verifier.montecarlo import DEFAULT_CHUNK_SIZE, IMPORTANCE, INTERVALS, estimate_delta
 from verifier.cli import SUMMARIES
+from verifier.cli._options import add_budget_option, whole_within_budget
 
 __all__ = ["register"]
 
@@ -54,7 +55,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--workers", type=int, help="run the chunks on a local dask cluster of N worker processes")
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     add_output_options(parser)
-    parser.set_defaults(handler=_run)
+    add_budget_option(parser, whole=True)
+    parser.set_defaults(handler=whole_within_budget(_run))
 
 
 def _combined(estimates: list[Estimate], confidence: float) -> dict:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 from verifier._types import Bound, Direction, directions_for, json_number
 from verifier._validation import check_integer
@@ -35,6 +35,8 @@ __all__ = [
     "add_budget_option",
     "budget_of",
     "budget_lines",
+    "whole_within_budget",
+    "EXIT_BUDGET_SPENT",
 ]
 
 MECHANISMS = ("gaussian", "laplace", "rr", "approx_dp")
@@ -267,16 +269,17 @@ def refuse_option(parser: argparse.ArgumentParser, flag: str, why: str) -> None:
     parser.add_argument(flag, action=_Refused, why=why, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
-def add_budget_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str = "") -> None:
+def add_budget_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str = "", *, whole: bool = False) -> None:
     """``--time-budget SECONDS`` (every command that can run long: issue 41); ``what`` says what
-    the budget stops on this command beyond the methods."""
-    parser.add_argument(
-        "--time-budget",
-        type=float,
-        metavar="SECONDS",
-        help="stop starting expensive methods after this many seconds and interrupt one still running; closed forms "
-        f"always run, and what was cut is listed (default: no limit){what}",
+    the budget stops on this command beyond the methods; ``whole`` for a command that has no
+    partial answer and stops whole (:func:`whole_within_budget`)."""
+    text = (
+        "stop the command once this many seconds are spent: status 3, nothing partial printed (default: no limit)"
+        if whole
+        else "stop starting expensive methods after this many seconds and interrupt one still running; closed forms "
+        f"always run, and what was cut is listed (default: no limit){what}"
     )
+    parser.add_argument("--time-budget", type=float, metavar="SECONDS", help=text)
 
 
 def budget_of(args: argparse.Namespace) -> float | None:
@@ -293,6 +296,38 @@ def budget_lines(skipped: Sequence[str]) -> list[str]:
 
     cut = cut_by_budget(skipped)
     return [f"  not run: {entry}" for entry in skipped if entry.split(":")[0].split(" (")[0] in cut]
+
+
+#: The status of a command whose --time-budget ran out before it had an answer (INCONCLUSIVE's).
+EXIT_BUDGET_SPENT = 3
+
+
+def whole_within_budget(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``handler`` run whole under ``--time-budget`` (for a command whose work has no partial
+    answer: rdp, zcdp, mc, check-bound, audit, demo): interrupted when the budget is spent (the
+    methods' own interrupt, :func:`verifier.certify.portfolio.call_within`), its output held back
+    so that nothing partial is printed, and status 3 with one line on stderr saying so."""
+
+    def run(args: argparse.Namespace) -> int:
+        budget = budget_of(args)
+        if budget is None:
+            return handler(args)
+        import contextlib
+        import io
+        import sys
+
+        from verifier.certify.portfolio import call_within
+
+        held = io.StringIO()
+        with contextlib.redirect_stdout(held):
+            status = call_within(budget, lambda: handler(args))
+        if status is None:
+            print(f"verifier: --time-budget of {budget:g} s spent before `{args.command}` finished; nothing partial was printed", file=sys.stderr)
+            return EXIT_BUDGET_SPENT
+        sys.stdout.write(held.getvalue())
+        return status
+
+    return run
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

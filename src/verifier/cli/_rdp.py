@@ -24,6 +24,7 @@ from verifier.cli._options import (
 from verifier.errors import InvalidArgument, NotApplicable
 from verifier.rdp import DEFAULT_ORDERS, check_orders, curve_for
 from verifier.cli import SUMMARIES
+from verifier.cli._options import add_budget_option, whole_within_budget
 
 __all__ = ["register", "parse_orders"]
 
@@ -40,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_scheme_options(parser, method=False)
     parser.add_argument("--orders", default=None, help="comma-separated Rényi orders > 1 (default: 2,3,…,256)")
     add_output_options(parser)
-    parser.set_defaults(handler=_run)
+    add_budget_option(parser, whole=True)
+    parser.set_defaults(handler=whole_within_budget(_run))
 
 
 def parse_orders(text: str | None) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 
 from verifier._types import Bracket, Quantity, json_number
 from verifier.certify.portfolio import Collected, collect_bounds
-from verifier.cli._options import add_mechanism_options, add_output_options, add_scheme_options, build_scheme, number_list
+from verifier.cli._options import add_budget_option, add_mechanism_options, add_output_options, add_scheme_options, budget_lines, budget_of, build_scheme, number_list
 from verifier.cli._options import requested_directions
 from verifier.pld.tradeoff import DEFAULT_FPRS, check_fprs
 from verifier.cli import SUMMARIES
@@ -45,12 +45,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="also estimate TPR by Monte Carlo from N simulated outputs per hypothesis (a 99.9%% interval beside the bounds, never a bound; default 0: none)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the Monte Carlo estimate (default 0)")
+    add_budget_option(parser, "; the FPRs share it")
     add_output_options(parser)
     parser.set_defaults(handler=_run)
 
 
-def _rows(scheme, directions, fprs: Sequence[float], only) -> list[Collected]:
-    return [collect_bounds(scheme, Quantity.TPR, float(fpr), directions, only=only) for fpr in fprs]
+def _rows(scheme, directions, fprs: Sequence[float], only, time_budget: float | None = None) -> list[Collected]:
+    """The bounds at each FPR; the FPRs share ``time_budget`` (once it is spent only the closed forms run)."""
+    import time
+
+    started, rows = time.perf_counter(), []
+    for fpr in fprs:
+        left = None if time_budget is None else max(0.0, time_budget - (time.perf_counter() - started))
+        rows.append(collect_bounds(scheme, Quantity.TPR, float(fpr), directions, only=only, time_budget=left))
+    return rows
 
 
 def _trivial(tpr: Bracket, fpr: float) -> Bracket:
@@ -70,7 +78,9 @@ def _run(args: argparse.Namespace) -> int:
     scheme = build_scheme(args)
     directions = requested_directions(args)
     fprs = check_fprs("fpr", number_list("fpr", args.fpr) if args.fpr is not None else list(DEFAULT_FPRS))
-    rows = _rows(scheme, directions, fprs, args.method)
+    budget = budget_of(args)
+    rows = _rows(scheme, directions, fprs, args.method, budget)
+    cut = [f"FPR {fpr:g}: {line.strip()}" for fpr, c in zip(fprs, rows) for line in budget_lines(c.skipped)]
     estimates = _estimates(scheme, directions, fprs, args.mc_samples, args.seed)
     if args.plot:
         _plot(args, scheme, directions, fprs)
@@ -89,6 +99,7 @@ def _run(args: argparse.Namespace) -> int:
                 }
                 for fpr, c, found in zip(fprs, rows, estimates)
             ],
+            **({"cut_by_time_budget": cut} if budget is not None else {}),
         }))
         return 0
     print(f"membership attacker, direction {args.direction}: best TPR at each FPR (rigorous [lower, upper]); β = 1 − TPR")
@@ -98,6 +109,8 @@ def _run(args: argparse.Namespace) -> int:
         beta = _beta(tpr)
         methods = ",".join(sorted({b.method for b in c.bounds if b.rigorous})) or "none"
         print(f"{fpr:>8g}  {float(tpr.lower):>22.17g} {float(tpr.upper):>22.17g}  {float(beta.lower):>22.17g} {float(beta.upper):>22.17g}  {methods}")
+    for line in cut:
+        print(f"  {line}")
     for fpr, found in zip(fprs, estimates):
         for e in found:
             print(

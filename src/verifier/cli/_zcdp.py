@@ -13,6 +13,7 @@ from verifier.errors import InvalidArgument, NotApplicable
 from verifier.rdp.conversion import Conversion
 from verifier.rdp.zcdp import RHO_CITATION, delta_from_rho, epsilon_from_rho, rho_upper
 from verifier.cli import SUMMARIES
+from verifier.cli._options import add_budget_option, whole_within_budget
 
 __all__ = ["register"]
 
@@ -42,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--delta", type=float, help="convert to an upper bound on epsilon at this delta in (0, 1)")
     parser.add_argument("--epsilon", type=float, help="convert to an upper bound on delta at this epsilon")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    parser.set_defaults(handler=_run)
+    add_budget_option(parser, whole=True)
+    parser.set_defaults(handler=whole_within_budget(_run))
 
 
 def _run(args: argparse.Namespace) -> int:
