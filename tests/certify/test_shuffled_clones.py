@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shuffle"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: proofs/ (the coupling export)
 from shuffled_enumeration import axes, batch_density, hockey  # noqa: E402
 
 from verifier._types import Direction, Quantity, Side
@@ -141,3 +142,28 @@ def test_gaussian_epochs_bound_composes_below_the_unamplified_one():
     assert lower < value < 0.5 * unamplified
     assert used.slack(value) <= SLACK_SHARE * 1e-5
     assert used.delta(value) <= 1e-5
+
+
+@pytest.mark.parametrize("e0, d0, users, eps", [(0.5, 1e-3, 2, 0.0), (1.5, 2e-11, 1000, 0.3), (3.0, 1e-9, 10_000, 1.2), (10.0, 1e-30, 234, 20.0)])
+def test_epoch_coupling_is_the_proved_export_and_below_fmt(e0, d0, users, eps):
+    """epoch_coupling against the sympy export epochs_slack of proofs/shuffled_reduction.py (E = 1,
+    lambda = 1) in mpmath at 30 digits: an upper end within 1e-12 relative; and below FMT Thm 3.8's
+    term (verifier.shuffle.approx.coupling_slack), which it replaces. A coupling of tv_other for the
+    victim's share too (t tv_other) or without the (1 + e^eps) factor fails the first check."""
+    import mpmath
+    import sympy as sp
+
+    from proofs import shuffled_reduction
+    from verifier.shuffle.approx import coupling_slack
+    from verifier.shuffle.batches import epoch_coupling
+
+    expr = shuffled_reduction.derive()["epochs_slack"]
+    subs = {sp.Symbol(name, **kw): value for (name, kw), value in zip(
+        [("delta0", {"positive": True}), ("epsilon", {"real": True}), ("epsilon0", {"positive": True}),
+         ("t", {"positive": True, "integer": True}), ("epochs", {"positive": True, "integer": True}), ("lambda", {"positive": True})],
+        [sp.Float(d0, 40), sp.Float(eps, 40), sp.Float(e0, 40), users, 1, 1])}
+    with mpmath.workdps(30):
+        exact = float(sp.N(expr.subs(subs), 30))
+    got = epoch_coupling(e0, d0, users, eps)
+    assert exact <= got <= exact * (1 + 1e-12)
+    assert got <= coupling_slack(e0, d0, users, eps)

@@ -12,8 +12,10 @@ stated for adaptive sequential randomizers; :func:`verifier.shuffle.clones.clone
     otherwise: λ[P_t, Q_t] + (1 − λ)[the step pair]   (the label "target in a full batch" revealed),
 
 and E epochs by that pair's E-fold product, up to E·λτ: δ(ε) <= H_{e^ε}(pair^{⊗E}) + E·λ·slack(ε),
-slack(ε) = :func:`verifier.shuffle.approx.coupling_slack` (FMT Thm 3.8's term, which dominates the
-coupling proved for the clone reduction in proofs/shuffle_coupling.py; 0 for pure ε0).
+slack(ε) = (1 + e^ε)(δ0/(1 + e^ε0) + (t − 1)e^{−ε0}(δ0 + δ0/(1 + e^ε0))), the coupling proved for the
+clone reduction in proofs/shuffle_coupling.py (per step and history, so adaptively: the export
+``epochs_slack`` of proofs/shuffled_reduction.py; :func:`epoch_coupling`), 0 for pure ε0. It is
+below FMT Thm 3.8's (e^ε + 1)(1 + e^{−ε0}/2)·t·δ0 by up to 54x at ε0 = 4.
 
 The epoch pair's privacy profile f(κ) = H_κ is bounded above on the loss grid {j·h}: the clone pair
 is symmetric, so f(e^ℓ) = 1 − e^ℓ + e^ℓ·δ_clone(−ℓ) for ℓ < 0 and δ_clone(ℓ) for ℓ >= 0 (0 beyond
@@ -40,7 +42,7 @@ from verifier.pld.construction import pld_sides_from_profile
 from verifier.pld.distribution import DiscretePLD
 from verifier.pld.power import self_compose
 from verifier.schemes import ShuffledBatches
-from verifier.shuffle.approx import coupling_slack, local_profile
+from verifier.shuffle.approx import local_profile
 from verifier.shuffle.clones import clone_delta_float, clone_delta_upper
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "TOP_DELTA",
     "REFINE_STEPS",
     "EpochsBound",
+    "epoch_coupling",
     "epoch_profile",
     "shuffled_delta_upper",
     "shuffled_epsilon_upper",
@@ -58,7 +61,7 @@ __all__ = [
 EPOCH_CITATION = (
     "shuffled batches reduce to an adaptive sequential shuffle of floor(n/B) records per epoch "
     "(proofs/shuffled_reduction.py); FMT 2021 Thm 3.2 clone pair, composed over the epochs by its PLD, "
-    "plus E lambda times Thm 3.8's coupling term for (eps0, delta0)-DP steps: UPPER"
+    "plus E lambda times the coupling for (eps0, delta0)-DP steps proved in proofs/shuffle_coupling.py: UPPER"
 )
 
 #: The coupling slack may use at most this share of the δ at stake (the claim's δ, or the δ found).
@@ -141,10 +144,10 @@ class EpochsBound:
         return _epochs_pld(self.scheme, self.epsilon0)
 
     def slack(self, epsilon: float) -> float:
-        """E·λ·(FMT Thm 3.8's coupling term at ε), rounded up (0 for a pure ε0 step)."""
+        """E·λ·(the epoch's coupling term at ε), rounded up (0 for a pure ε0 step)."""
         if self.delta0 == 0:
             return 0.0
-        term = coupling_slack(self.epsilon0, self.delta0, self.scheme.full_batches, epsilon)
+        term = epoch_coupling(self.epsilon0, self.delta0, self.scheme.full_batches, epsilon)
         with with_precision(ARB_PRECISION_BITS):
             weight = arb(self.scheme.epochs * self.scheme.full_batches * self.scheme.batch_size) / arb(self.scheme.dataset_size)
             return arb_bound(weight * arb(term), Side.UPPER)
@@ -167,6 +170,19 @@ class EpochsBound:
         return hi
 
 
+def epoch_coupling(epsilon0: float, delta0: float, users: int, epsilon: float) -> float:
+    """UPPER bound on one epoch's coupling term (1 + e^ε)(tv_victim + (t − 1)·tv_other),
+    tv_victim = δ0/(1 + e^ε0), tv_other = e^{−ε0}(δ0 + tv_victim) (proofs/shuffle_coupling.py,
+    steps 1-3; module docstring), in ball arithmetic."""
+    if delta0 == 0:
+        return 0.0
+    with with_precision(ARB_PRECISION_BITS):
+        big0, d0 = arb(epsilon0).exp(), arb(delta0)
+        victim = d0 / (1 + big0)
+        other = (d0 + victim) / big0
+        return arb_bound((1 + arb(epsilon).exp()) * (victim + (users - 1) * other), Side.UPPER)
+
+
 def _bound_for(scheme: ShuffledBatches, epsilon: float, delta: float) -> EpochsBound | None:
     """The bound with the smallest ε0 whose slack at ``epsilon`` is at most SLACK_SHARE·``delta``:
     the first of :func:`local_profile`'s grid that qualifies, then :data:`REFINE_STEPS` bisection
@@ -175,7 +191,7 @@ def _bound_for(scheme: ShuffledBatches, epsilon: float, delta: float) -> EpochsB
     weight = scheme.epochs * scheme.rate
 
     def fits(e0: float, d0: float) -> bool:
-        return d0 == 0 or weight * coupling_slack(e0, d0, scheme.full_batches, epsilon) <= SLACK_SHARE * delta
+        return d0 == 0 or weight * epoch_coupling(e0, d0, scheme.full_batches, epsilon) <= SLACK_SHARE * delta
 
     below = 0.0
     for e0, d0 in sorted(local_profile(scheme.pair)):
@@ -195,7 +211,7 @@ def _bound_for(scheme: ShuffledBatches, epsilon: float, delta: float) -> EpochsB
 
 def _no_room(scheme: ShuffledBatches, epsilon: float, delta: float) -> NotApplicable:
     return NotApplicable(
-        f"the coupling term E*lambda*(e^eps+1)(1+e^-eps0/2) t delta0 exceeds {SLACK_SHARE:g}*delta = {SLACK_SHARE * delta:.3g} "
+        f"the coupling term E*lambda*(1+e^eps)(tv_victim + (t-1) tv_other) exceeds {SLACK_SHARE:g}*delta = {SLACK_SHARE * delta:.3g} "
         f"at eps = {epsilon:.6g} for every eps0 tried (t = {scheme.full_batches}, E = {scheme.epochs})"
     )
 
