@@ -20,14 +20,14 @@ dp_accounting 0.6 accepts (nothing to audit).
 from __future__ import annotations
 
 import math
-
+from dataclasses import replace
 from typing import Any
 
 from verifier.adapters.dp_event import REFUSED, claim_object_from_dp_event
 from verifier.adapters.opacus import history_of_dp_event
 from verifier.audit import AuditRow, catalogue_rows, judge, require
 
-__all__ = ["rows", "events", "judge_event", "TRUNCATED_CELLS", "TRUNCATED_QUICK", "NOT_ACCEPTED"]
+__all__ = ["rows", "events", "judge_event", "tradeoff_rows", "TRUNCATED_CELLS", "TRUNCATED_QUICK", "NOT_ACCEPTED", "TRADEOFF_CELLS", "TRADEOFF_FPRS", "TRADEOFF_DELTAS", "TRADEOFF_DISCRETIZATION"]
 
 DELTA = 1e-5
 
@@ -84,6 +84,8 @@ def events(quick: bool) -> list[tuple[str, Any]]:
         cells.append(("add_or_remove", E.SelfComposedDpEvent(E.DiscreteGaussianDpEvent(2.0, 1, 1), 10)))
     if hasattr(E, "EpsilonDeltaDpEvent"):  # dp_accounting's main branch
         cells.append(("add_or_remove", E.SelfComposedDpEvent(E.EpsilonDeltaDpEvent(0.5, 1e-6), 10)))
+    if hasattr(E, "ExponentialMechanismDpEvent"):  # main branch: EM as a generic ε-DP step, PF as Laplace(1/ε)
+        cells += [("add_or_remove", E.SelfComposedDpEvent(E.ExponentialMechanismDpEvent(1.0), 3)), ("add_or_remove", E.PermuteAndFlipDpEvent(1.0))]
     return cells
 
 
@@ -136,9 +138,68 @@ def rows(examples: int = 0, quick: bool = False) -> tuple[list[AuditRow], list[s
                  "full-batch Gaussian phases; GDP on one phase only: it reads the last)" if _opacus_installed() else
                  "opacus is not installed: its accountants were not run on the cells a history expresses")
     unjudged = [(name, f"refused by verifier: {why}") for name, why in sorted(REFUSED.items())] + sorted(NOT_ACCEPTED.items())
+    out += tradeoff_rows(quick)
+    if not hasattr(_pld_class(), "get_true_positive_rates"):
+        notes.append("this dp_accounting has no get_true_positive_rates / get_gdp_parameter_estimate (main after 0.6.0): not audited")
     if examples:
         out += _hypothesis_rows(examples)
     return out, notes, unjudged
+
+
+def _pld_class():
+    from dp_accounting.pld import privacy_loss_distribution
+
+    return privacy_loss_distribution.PrivacyLossDistribution
+
+
+#: (σ, sampling probability, steps) of the trade-off cells: one Gaussian step (symmetric PLD), and
+#: Poisson-sampled steps whose PLD is kept whole (add/remove) or one-sided (add-only, remove-only:
+#: ``PrivacyLossDistribution(pmf)``, which dp_accounting reads as symmetric).
+TRADEOFF_CELLS = ((1.0, 1.0, 1), (2.0, 0.1, 10))
+#: False-positive rates at which the TPR API and the GDP estimate's curve Φ(Φ⁻¹(α) + μ) are judged.
+TRADEOFF_FPRS = (1e-3, 1e-2, 0.1)
+#: The API's grid, coarser than its default (3000 δ's, 1e-4 discretisation: ~80 s a call): every
+#: grid gives an upper bound by its docstring, so soundness does not depend on it.
+TRADEOFF_DELTAS = 300
+TRADEOFF_DISCRETIZATION = 1e-3
+
+
+def tradeoff_rows(quick: bool) -> list[AuditRow]:
+    """dp_accounting main's ``get_true_positive_rates`` (an upper bound on TPR by its docstring) and
+    ``get_gdp_parameter_estimate`` (μ, "not guaranteed to be an upper or lower bound": judged as the
+    claim that the attacker's TPR is at most Φ(Φ⁻¹(α) + μ)) against verifier's TPR bracket in the
+    PLD's direction; none where the installed dp_accounting lacks them (0.6)."""
+    import numpy as np
+    from scipy import stats
+
+    from verifier.audit import judge_tpr
+
+    if not hasattr(_pld_class(), "get_true_positive_rates"):
+        return []
+    from dp_accounting.pld import privacy_loss_distribution as P
+
+    deltas = np.concatenate(([0.0], np.logspace(-13, 0, TRADEOFF_DELTAS)))
+    out = []
+    for sigma, rate, steps in TRADEOFF_CELLS[:1] if quick else TRADEOFF_CELLS:
+        full = P.from_gaussian_mechanism(sigma, sampling_prob=rate, value_discretization_interval=TRADEOFF_DISCRETIZATION)
+        full = full.self_compose(steps) if steps > 1 else full
+        scheme = {"name": "single"} if rate == 1.0 else {"name": "poisson", "rate": rate, "steps": steps}
+        plds = [("add_or_remove", full)]
+        if rate < 1.0:  # one-sided PLDs (protected fields: dp_accounting offers no public accessor)
+            plds += [("remove", P.PrivacyLossDistribution(full._pmf_remove)), ("add", P.PrivacyLossDistribution(full._pmf_add))]  # noqa: SLF001
+        for relation, pld in plds:
+            claim = {"mechanism": {"name": "gaussian", "sigma": sigma}, "scheme": scheme, "neighboring": relation}
+            group = f"PLD.get_true_positive_rates ({relation})"
+            for fpr in TRADEOFF_FPRS:
+                tpr = float(pld.get_true_positive_rates(fpr, deltas=deltas))
+                out.append(replace(judge_tpr("dp_accounting PLD.get_true_positive_rates", claim, fpr, tpr), group=group))
+            mu = float(pld.get_gdp_parameter_estimate(np.array(TRADEOFF_FPRS), deltas=deltas))
+            note = f"mu = {mu:.6g} (an estimate by its docstring), TPR = Phi(Phi^-1(FPR) + mu)"
+            for fpr in TRADEOFF_FPRS:
+                tpr = float(stats.norm.cdf(stats.norm.ppf(fpr) + mu))
+                row = judge_tpr("dp_accounting PLD.get_gdp_parameter_estimate", claim, fpr, tpr, note=note)
+                out.append(replace(row, group=f"PLD.get_gdp_parameter_estimate ({relation})"))
+    return out
 
 
 def _discrete_gaussian_pld(sigma: float, steps: int) -> AuditRow:
