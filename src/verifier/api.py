@@ -3,8 +3,9 @@
 
 What they are about (``x``) is any of
 
-- a :class:`~verifier.certify.claim.Claim` or a claim dict (the JSON of a claim file,
-  :mod:`verifier.certify.claim`); ``epsilon``/``delta`` given as keywords state the claim;
+- a :class:`~verifier.certify.claim.Claim`, a claim dict (the JSON of a claim file,
+  :mod:`verifier.certify.claim`) or a claim file's path; ``epsilon``/``delta`` given as keywords
+  state the claim (or replace the file's);
 - a dp_accounting ``DpEvent``, or a dp_accounting ``PrivacyAccountant`` (its ``ledger``: the
   DpEvent of everything composed into it; :mod:`verifier.adapters.dp_event`);
 - an Opacus accountant (its ``history``; :mod:`verifier.adapters.opacus`);
@@ -22,6 +23,7 @@ partial, never wrong (fewer bounds make a wider bracket), and ``cut`` names the 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -108,6 +110,10 @@ def claim_of(x: Any = None, /, **fields: Any) -> Claim:
         if any(key in question for key in ("epsilon", "delta", "rho", "fpr", "tpr", "neighboring")):
             return _parse({**x.to_dict(), **question})
         return x
+    if isinstance(x, (str, os.PathLike)):  # a claim file, as `verifier certify FILE` reads it
+        from verifier.certify.claim import read_json
+
+        x = read_json("claim", x)
     if isinstance(x, Mapping):
         return _parse({**x, **question})
     return _parse(_adapted(x, question))
@@ -233,7 +239,7 @@ def epsilon(
 
     >>> import verifier
     >>> result = verifier.epsilon(sigma=1.0, scheme="poisson", rate=0.01, steps=1000, delta=1e-5)
-    >>> 0.9 < result.bracket.lower <= result.bracket.upper < 1.0
+    >>> 1.82 < result.bracket.lower <= result.bracket.upper < 1.83
     True
     """
     from verifier._validation import check_half_open_unit

@@ -160,3 +160,26 @@ def test_import_verifier_loads_no_numerics():
     code = "import sys, verifier; print(sorted(m for m in ('numpy', 'flint', 'verifier.pairs', 'verifier.api') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_prv_objects_and_claim_files_give_the_hand_written_claim(tmp_path):
+    # catches: a PRV's p and σ swapped, its count dropped, or a path read as something else
+    import json
+
+    prv = pytest.importorskip("prv_accountant")
+    mechanism = prv.PoissonSubsampledGaussianMechanism(noise_multiplier=1.0, sampling_probability=0.01)
+    by_hand = verifier.claim_of(POISSON, epsilon=2.0, delta=1e-5)
+    assert verifier.claim_of(mechanism, num_self_compositions=1000, epsilon=2.0, delta=1e-5).model == by_hand.model
+    path = tmp_path / "claim.json"
+    path.write_text(json.dumps({**POISSON, "epsilon": 2.0, "delta": 1e-5}))
+    assert verifier.claim_of(str(path)).model == by_hand.model and verifier.claim_of(path, epsilon=3.0).epsilon == 3.0
+
+
+def test_the_documented_examples_run():
+    # the docstrings' examples are the API's documentation: each must run and print what it shows
+    import doctest
+
+    import verifier.api
+
+    failures, tried = doctest.testmod(verifier.api, verbose=False)
+    assert tried >= 4 and failures == 0
