@@ -63,45 +63,35 @@ def test_exact_bracket_meets_brute_force_over_every_dataset(n, e0):
             assert found.lower <= eps * (1 + 1e-12) + 1e-15 and (eps == 0 or found.upper >= eps * (1 - 1e-9))
 
 
-class _AllZeroOnly(BinaryShuffle):
-    """Mutant: only the background of n − 1 zeros (both orders), the pair shuffle-rr-count uses."""
-
-    def __init__(self, e0, n):
-        super().__init__(e0, n)
-        self.backgrounds = self.backgrounds[:1]
-
-
-class _OneOrderOnly(BinaryShuffle):
-    """Mutant: every background of the half scan, but only H(P_m‖Q_m) (the changed bit 1 → 0)."""
-
-    def _upper(self, big_lo):
-        return max(binary._hockey(*bg.mid, big_lo, bg.widen, bg.outside, binary.Side.UPPER) for bg in self.backgrounds)
-
-    def _lower_at(self, index, order, big_hi):
-        return super()._lower_at(index, order, big_hi) if order == 0 else -math.inf
+def _mutant(e0: float, n: int, keep) -> BinaryShuffle:
+    """The scan with only the candidates whose label ``keep`` accepts."""
+    scan = BinaryShuffle(e0, n)
+    scan.candidates = [c for c in scan.candidates if keep(c.label)]
+    return scan
 
 
 def test_mutants_all_zero_background_and_one_order_are_refuted():
-    """Done-when 5, mutants: the all-zero background alone lies below the worst case at n = 8, ε0 = 2,
-    ε = 0 (three ones among the others are worse), and the half scan with one order only misses the
-    other half of the backgrounds (n = 8, ε0 = 2, ε = 0.6). The brute force says so, not the code."""
+    """Done-when 5, mutants: the all-zero background alone (both orders) lies below the worst case at
+    n = 8, ε0 = 2, ε = 0 (three ones among the others are worse), and the half scan with one order
+    only ("1->0") misses the other half of the backgrounds (n = 8, ε0 = 2, ε = 0.6). The brute force
+    says so, not the code."""
     worst, (_, ones) = _brute_worst(8, 2.0, 0.0)
     assert 0 < ones < 7
-    assert _AllZeroOnly(2.0, 8).delta(0.0).upper < float(worst)
-    worst, (victim, ones) = _brute_worst(8, 2.0, 0.6)
-    assert _OneOrderOnly(2.0, 8).delta(0.6).upper < float(worst) <= BinaryShuffle(2.0, 8).delta(0.6).upper
+    assert _mutant(2.0, 8, lambda label: label.startswith("m = 0,")).delta(0.0).upper < float(worst)
+    worst, _ = _brute_worst(8, 2.0, 0.6)
+    assert _mutant(2.0, 8, lambda label: label.endswith("1->0")).delta(0.6).upper < float(worst) <= BinaryShuffle(2.0, 8).delta(0.6).upper
 
 
 def test_mutant_wrong_truth_probability_is_refuted(monkeypatch):
     """Done-when 5, a wrong constant: p = e^ε0/(e^ε0 + 2) (the k = 3 truth probability) in place of
     e^ε0/(e^ε0 + 1) moves the bracket off the brute-force value."""
-    honest = binary._Background.__init__
+    honest = binary._candidates
 
-    def wrong(self, users, ones, p):
+    def wrong(users, ones, p):
         big = p / (1 - p)
-        honest(self, users, ones, big / (big + 2))
+        return honest(users, ones, big / (big + 2))
 
-    monkeypatch.setattr(binary._Background, "__init__", wrong)
+    monkeypatch.setattr(binary, "_candidates", wrong)
     worst, _ = _brute_worst(6, 1.0, 0.2)
     bracket = BinaryShuffle(1.0, 6).delta(0.2)
     assert not bracket.lower <= float(worst) <= bracket.upper

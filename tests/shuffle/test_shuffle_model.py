@@ -374,3 +374,65 @@ def test_randomized_response_clone_bound_matches_wang_et_al():
 
     assert clone_epsilon_upper(1.0, 1000, 1e-6, CloneWeight.TAILED) == pytest.approx(0.1487, abs=5e-5)
     assert clone_epsilon_upper(4.0, 10**5, 1e-6, CloneWeight.TAILED) == pytest.approx(0.1182, abs=5e-5)
+
+
+@pytest.mark.parametrize("k,n,e0", [(3, 4, 1.0), (3, 6, 2.0), (4, 4, 0.5)])
+def test_kary_histogram_exact_against_every_dataset(k, n, e0):
+    """Issue 38, Done-when 2 and 5: the k-ary histogram enumeration's δ(ε) bracket holds the brute-force
+    worst case over every dataset (mpmath, every multiset of the others' inputs and every ordered pair
+    of the changed user's inputs) and is at most 1e-12 wide."""
+    from verifier.shuffle.histogram import KaryShuffle
+
+    scan = KaryShuffle(e0, k, n)
+    for eps in (0.0, 0.3, 0.6):
+        worst, _ = _worst_exact(n, e0, k, eps)
+        bracket = scan.delta(eps)
+        assert bracket.lower <= float(worst) * (1 + 1e-13) and float(worst) * (1 - 1e-13) <= bracket.upper
+        assert bracket.upper - bracket.lower <= 1e-12
+
+
+def test_kary_histogram_ten_symbols_against_every_background():
+    """k = 10, n = 3: every multiset of the others' inputs with the changed user's inputs 0 and 1 in both
+    orders (relabelling the ten symbols is a symmetry of k-RR, so this pair of inputs loses nothing;
+    every ordered pair as in _worst_exact would take minutes in mpmath)."""
+    from verifier.shuffle.histogram import KaryShuffle
+
+    scan = KaryShuffle(1.0, 10, 3)
+    for eps in (0.0, 0.4):
+        worst = max(_hockey(_shuffled_law((a, *others), 1.0, 10), _shuffled_law((b, *others), 1.0, 10), eps)
+                    for others in itertools.combinations_with_replacement(range(10), 2) for a, b in ((0, 1), (1, 0)))
+        bracket = scan.delta(eps)
+        assert bracket.lower <= float(worst) * (1 + 1e-13) and float(worst) * (1 - 1e-13) <= bracket.upper
+
+
+def test_kary_mutants_victim_symbol_background_and_one_order_are_refuted():
+    """Done-when 5, mutants of the histogram enumeration: only the background where every other user holds
+    the changed user's first input (the pair shuffle-rr-count uses), and only the order 1 -> 0, each fall
+    below the brute-force worst case (k = 3, n = 4, ε0 = 1: at ε = 0.3 all others on the third symbol are
+    worst, at ε = 0.6 one on symbol 0 and two on symbol 2 in the order 0 -> 1)."""
+    from verifier.shuffle.histogram import KaryShuffle
+
+    def mutant(keep):
+        scan = KaryShuffle(1.0, 3, 4)
+        scan.candidates = [c for c in scan.candidates if keep(c.label)]
+        return scan
+
+    worst, _ = _worst_exact(4, 1.0, 3, 0.3)
+    assert mutant(lambda label: "(3, 0, 0)" in label).delta(0.3).upper < float(worst)
+    worst, _ = _worst_exact(4, 1.0, 3, 0.6)
+    assert mutant(lambda label: label.endswith("1->0")).delta(0.6).upper < float(worst)
+
+
+def test_kary_histogram_agrees_with_binary_scan_and_issue_value():
+    """Two independent computations of binary RR's exact worst case (the k = 2 histogram on dense arrays,
+    the binomial-window scan) agree to 1e-9, and the issue's k = 3, n = 5, ε0 = 2, δ = 1e-3 value 1.99668
+    lies in the bracket (the count of one symbol gives only 1.5240 there)."""
+    from verifier.shuffle.binary import BinaryShuffle
+    from verifier.shuffle.histogram import KaryShuffle
+
+    for eps in (0.05, 0.4):
+        a, b = KaryShuffle(1.5, 2, 30).delta(eps), BinaryShuffle(1.5, 30).delta(eps)
+        assert a.upper == pytest.approx(b.upper, rel=1e-9) and a.lower == pytest.approx(b.lower, rel=1e-9)
+    found = KaryShuffle(2.0, 3, 5).epsilon(1e-3)
+    assert found.lower <= 1.996685 and 1.996675 <= found.upper and found.upper - found.lower <= 1e-6 * found.upper
+    assert rr_count_pair(2.0, 3, 5).epsilon_lower(1e-3, 2.0) < 1.53

@@ -13,10 +13,11 @@ LOWER bound of shuffled randomized response through the count of reports.
 - "shuffle-rr-count": binary or k-ary randomized response on the datasets (1, 0, …, 0) against
   (0, …, 0), seen through the number of reports equal to 1 (:mod:`verifier.shuffle.count`): the
   exact δ of that pair, a LOWER bound on the shuffle model's δ in each orientation.
-- "shuffle-rr-exact": binary randomized response, the worst case over every dataset pair (every
-  background, both orders of the changed bit) scanned exactly (:mod:`verifier.shuffle.binary`),
-  for n <= :data:`~verifier.shuffle.binary.SCAN_LIMIT`. Replace-one neighbours: the worst case over
-  all ordered pairs of datasets is the same in both directions.
+- "shuffle-rr-exact": randomized response, the worst case over every dataset pair (every
+  background, both orders of the changed input) computed exactly: binary by a scan of the count of
+  ones (:mod:`verifier.shuffle.binary`, n <= :data:`~verifier.shuffle.binary.SCAN_LIMIT`), k >= 3 by
+  the histogram of reports (:mod:`verifier.shuffle.histogram`, small n). Replace-one neighbours: the
+  worst case over all ordered pairs of datasets is the same in both directions.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from verifier.errors import NotApplicable
 from verifier.schemes import Scheme, Shuffle
 from verifier.shuffle.approx import COUPLING_CITATION, shuffle_delta_upper, shuffle_epsilon_upper
 from verifier.shuffle.binary import BINARY_CITATION, SCAN_LIMIT, binary_shuffle
+from verifier.shuffle.histogram import CELL_LIMIT, HISTOGRAM_CITATION, WORK_LIMIT, histogram_work, kary_shuffle
 from verifier.shuffle.clones import (
     CLONES_CITATION,
     CLOSED_FORM_CITATION,
@@ -40,8 +42,9 @@ from verifier.shuffle.clones import (
     local_epsilon0,
 )
 from verifier.shuffle.count import CountPair, rr_count_pair
+from verifier.shuffle.worst import WorstCase
 
-__all__ = ["ShuffleClones", "ShuffleClosedForm", "ShuffleCountLower", "ShuffleBinaryExact", "METHODS"]
+__all__ = ["ShuffleClones", "ShuffleClosedForm", "ShuffleCountLower", "ShuffleExact", "METHODS"]
 
 
 def _epsilon0(scheme: Scheme) -> float | None:
@@ -172,24 +175,35 @@ class ShuffleCountLower(Method):
         return [Bound(value, Side.LOWER, direction, Quantity.EPSILON, delta, self.name, self.citation)]
 
 
-class ShuffleBinaryExact(Method):
+class ShuffleExact(Method):
     name = "shuffle-rr-exact"
-    citation = BINARY_CITATION
+    citation = f"{BINARY_CITATION}; k >= 3: {HISTOGRAM_CITATION}"
     returns = frozenset({Guarantee.EXACT})
     cost = 2
     scheme_types = (Shuffle,)
-    needs_float_range = False  # binary RR's masses are bounded away from 0 for the eps0 it accepts
+    needs_float_range = False  # the modules check their own float range
 
     def supports(self, scheme: Scheme) -> bool:
         from verifier.pairs import RandomizedResponse
 
-        return (isinstance(scheme, Shuffle) and isinstance(scheme.pair, RandomizedResponse) and scheme.pair.k == 2
-                and 2 <= scheme.users <= SCAN_LIMIT)
+        if not (isinstance(scheme, Shuffle) and isinstance(scheme.pair, RandomizedResponse)):
+            return False
+        if scheme.pair.k == 2:
+            return scheme.users <= SCAN_LIMIT
+        work, cells = histogram_work(scheme.pair.k, scheme.users)
+        return work <= WORK_LIMIT and cells <= CELL_LIMIT
+
+    def _scan(self, scheme: Scheme) -> WorstCase:
+        if not self.supports(scheme):
+            raise NotApplicable(f"{self.name} needs a Shuffle of randomized response with binary n <= {SCAN_LIMIT} or a small "
+                                f"k-ary histogram enumeration, got {scheme!r}")
+        pair = scheme.pair  # type: ignore[union-attr]
+        if pair.k == 2:
+            return binary_shuffle(pair.epsilon0, scheme.users)  # type: ignore[union-attr]
+        return kary_shuffle(pair.epsilon0, pair.k, scheme.users)  # type: ignore[union-attr]
 
     def _bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
-        if not self.supports(scheme):
-            raise NotApplicable(f"{self.name} needs a Shuffle of binary randomized response with 2 <= n <= {SCAN_LIMIT} users, got {scheme!r}")
-        scan = binary_shuffle(scheme.pair.epsilon0, scheme.users)  # type: ignore[union-attr]
+        scan = self._scan(scheme)
         found = {Quantity.DELTA: scan.delta, Quantity.EPSILON: scan.epsilon, Quantity.TPR: scan.tpr}[quantity](at)
         return [Bound(found.lower, Side.LOWER, direction, quantity, at, self.name, self.citation),
                 Bound(found.upper, Side.UPPER, direction, quantity, at, self.name, self.citation)]
@@ -201,8 +215,8 @@ class ShuffleBinaryExact(Method):
         return self._bounds(scheme, Quantity.EPSILON, delta, direction)
 
     def tpr_bounds(self, scheme: Scheme, fpr: float, direction: Direction) -> Sequence[Bound]:
-        """TPR at FPR of the worst pair of datasets (:meth:`verifier.shuffle.binary.BinaryShuffle.tpr`)."""
+        """TPR at FPR of the worst pair of datasets (:meth:`verifier.shuffle.worst.WorstCase.tpr`)."""
         return self._bounds(scheme, Quantity.TPR, fpr, direction)
 
 
-METHODS = [ShuffleClosedForm(), ShuffleClones(), ShuffleCountLower(), ShuffleBinaryExact()]
+METHODS = [ShuffleClosedForm(), ShuffleClones(), ShuffleCountLower(), ShuffleExact()]
