@@ -1,7 +1,8 @@
 """Claims from the accountants people use: dp_accounting's DpEvent trees, Opacus's accountants, prv_accountant's PRVs and jax_privacy's batch selection strategies.
 
 Each adapter writes the claim a user would write by hand (the JSON of :mod:`verifier.certify.claim`)
-and validates it with :func:`~verifier.certify.claim.parse_claim`, so ``certify`` decides it. An
+and validates it with :func:`~verifier.certify.claim.parse_claim`; ``verifier.certify(claim)`` decides it
+(or give the event, accountant or PRVs to ``verifier.certify`` directly: :mod:`verifier.api`). An
 event or history the claim language cannot express is refused with an
 :class:`~verifier.errors.InvalidArgument` naming the unsupported node; nothing is approximated.
 """

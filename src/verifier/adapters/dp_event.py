@@ -365,5 +365,6 @@ def from_dp_event(event: Any, *, epsilon: float, delta: float, neighboring: str 
     """The validated claim for "``event`` is (``epsilon``, ``delta``)-DP under ``neighboring``"
     (the DpEvent nodes of the module docstring). Raises :class:`InvalidArgument` naming the first
     unsupported node by its path in the tree (``event.events[1].event``) or the claim field the
-    relation does not allow (e.g. ``replace_one`` under Poisson sampling)."""
+    relation does not allow (e.g. ``replace_one`` under Poisson sampling). Decide it with
+    ``verifier.certify(claim)``, or give ``event`` itself to ``verifier.certify`` (:mod:`verifier.api`)."""
     return parse_claim(claim_object_from_dp_event(event, epsilon=epsilon, delta=delta, neighboring=neighboring))
