@@ -286,3 +286,38 @@ def test_tradeoff_rows_skip_cleanly_without_the_main_branch_api():
     if hasattr(_pld_class(), "get_true_positive_rates"):
         pytest.skip("dp_accounting's main branch is installed: its rows are exercised by the audit itself")
     assert tradeoff_rows(quick=True) == []
+
+
+def test_kl_upper_confidence_is_the_chernoff_tail_inverted():
+    """The bound p solves exp(−N·KL(mean‖p)) = level (mpmath's root of the definition), lies above the
+    mean, and covers at its rate: for Bernoulli(0.05) means of N = 500 draws (exact binomial law), the
+    probability that the bound falls below 0.05 is at most the level. Catches KL's arguments swapped
+    (a bound below the mean) and a two-sided level (root at level/2)."""
+    import mpmath
+    from scipy.stats import binom
+
+    from verifier.audit.jax_privacy import kl_upper_confidence
+
+    mean, n, level = 0.02, 2000, 0.05
+    got = kl_upper_confidence(mean, n, level)
+
+    def kl(q, p):
+        return q * mpmath.log(q / p) + (1 - q) * mpmath.log((1 - q) / (1 - p))
+
+    ref = mpmath.findroot(lambda p: kl(mpmath.mpf(mean), p) - mpmath.log(1 / mpmath.mpf(level)) / n, (0.021, 0.2), solver="anderson")
+    assert got > mean and abs(got - float(ref)) < 1e-9
+    p, draws = 0.05, 500
+    miss = sum(binom.pmf(k, draws, p) for k in range(draws + 1) if kl_upper_confidence(k / draws, draws, level) < p)
+    assert miss <= level
+
+
+@pytest.mark.slow  # 20 Monte Carlo estimates of 2000 jax_privacy samples and a PLD bracket (~30 s)
+def test_jax_privacy_monte_carlo_rows_hold_their_rate():
+    pytest.importorskip("jax_privacy.experimental.monte_carlo")
+    from verifier.audit.jax_privacy import monte_carlo_rows
+
+    rows = monte_carlo_rows(quick=True)
+    assert {r.relation for r in rows} == {"add", "remove"} and all(r.quantity == "delta" for r in rows)
+    assert all(r.status == "sound" for r in rows), [r.note for r in rows]
+    ucb = [r for r in rows if "UCB" in r.accountant]
+    assert all(r.peer_epsilon >= r.bracket.lower for r in ucb)  # 0 of 10 below at these parameters (measured)

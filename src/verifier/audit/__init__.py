@@ -57,7 +57,7 @@ class AuditRow:
     reproducer: str = ""
     verdict: str = ""
     note: str = ""
-    quantity: str = "epsilon"  # "tpr": ``peer_epsilon`` holds the peer's TPR at the FPR the case names
+    quantity: str = "epsilon"  # "tpr" or "delta": ``peer_epsilon`` holds the peer's TPR at the FPR, or δ at the ε, the case names
     group: str = ""  # what the row belongs to in the per-class table (a peer's event class), if any
 
     @property

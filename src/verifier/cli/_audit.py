@@ -84,7 +84,7 @@ def report_lines(report: AuditReport) -> list[str]:
     lines = [f"audit of {report.peer}: {len(report.rows)} numbers checked, {len(report.findings)} unsound (on the wrong side of verifier's rigorous bracket)"]
     lines += _table(report.rows)
     for row in report.findings:
-        what = "TPR" if row.quantity == "tpr" else "ε"
+        what = {"tpr": "TPR", "delta": "δ"}.get(row.quantity, "ε")
         lines += wrapped(f"FINDING ({row.check}): {row.accountant}, {row.relation}, {row.case}: {what} = {row.peer_epsilon!r} < {row.bracket.lower!r}", "  ")
         # one line whatever its length: the command is copied and pasted
         lines.append(f"  reproduce: {row.reproducer}" + (f"   → {row.verdict}" if row.verdict else ""))
