@@ -3,7 +3,7 @@ command of README.md and docs/**/*.md (:func:`pages`) annotated ``# … ~N s CPU
 sys of the child: what load on a shared machine does not inflate) and wall time are recorded beside
 the README's figure, with the machine's load when it started.
 
-    .venv/bin/python benchmarks/readme_timings.py [--only TEXT] [--update] [--out FILE.md]
+    .venv/bin/python benchmarks/readme_timings.py [--only TEXT ...] [--update] [--out FILE.md]
 
 A README figure more than 2× away from the measured CPU time, either way, is flagged ``DRIFT`` in
 the output (a stale promise in either direction); one below the measured time is flagged ``OVER``
@@ -106,12 +106,12 @@ def _argv(command: str) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", help="run only the commands containing this text")
+    parser.add_argument("--only", action="append", help="run only the commands containing this text (repeatable: any of them)")
     parser.add_argument("--update", action="store_true", help="rewrite the README's annotations with the measured CPU times")
     parser.add_argument("--out", type=Path, default=OUT, help=f"Markdown output (default {OUT.relative_to(ROOT)})")
     args = parser.parse_args()
     texts = {page: page.read_text(encoding="utf-8") for page in pages()}
-    commands = [(c, s) for text in texts.values() for c, s in annotated_commands(text) if args.only is None or args.only in c]
+    commands = [(c, s) for text in texts.values() for c, s in annotated_commands(text) if args.only is None or any(text in c for text in args.only)]
     rows, flagged = [], 0
     with tempfile.TemporaryDirectory(prefix="readme-timings-") as scratch:
         for name in ("docs", "proofs", "benchmarks"):

@@ -73,3 +73,15 @@ def test_no_file_points_outside_the_repository():
             continue
         found += [f"{path.relative_to(ROOT)}:{n}" for n, line in enumerate(text.splitlines(), 1) if outside.search(line)]
     assert not found, found
+
+
+def test_every_cited_note_is_in_the_repository():
+    """Code and proofs cite the technical extracts of the papers as ``notes/NAME.md §N``: each cited
+    note is in the repository's notes/ (a clone has it). Catches a citation of a note kept elsewhere."""
+    cited = set()
+    for path in _tracked_files():
+        if path.suffix in (".py", ".pyx", ".md", ".pyi") and path.is_file():
+            cited |= set(re.findall(r"(?<![\w/])notes/[a-z][a-z0-9-]*\.md", path.read_text(encoding="utf-8")))
+    assert cited, "the code cites no note (the pattern no longer matches)"
+    missing = sorted(name for name in cited if not (ROOT / name).is_file())
+    assert not missing, missing

@@ -92,6 +92,17 @@ def test_the_pages_state_the_one_meaning():
     assert not re.search(r"--sensitivity 2[^\n]*--neighboring replace_one[^\n]*\n[^\n]*\[9\.30", corpus)
 
 
+def test_the_help_states_the_same_meaning():
+    """``--help`` says what the pages say. Catches a help text that leaves the replace-one doubling unsaid."""
+    from verifier.cli import build_parser
+
+    parser = build_parser()
+    (subparsers,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    for name in ("certify", "epsilon", "delta"):
+        (option,) = [a for a in subparsers.choices[name]._actions if "--sensitivity" in a.option_strings]
+        assert "one record's norm" in option.help and "2Δ under replace_one" in option.help
+
+
 def test_the_checkin_example_gives_the_papers_bracket(capsys):
     """Done when 6: the check-in example followed as the docs say (records of norm 1, replace-one,
     no doubling by hand) gives [9.304, 9.997]; its upper end is the single Gaussian step with shift 2

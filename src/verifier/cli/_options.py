@@ -47,7 +47,8 @@ def add_mechanism_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--mechanism", choices=MECHANISMS, default="gaussian", help="the step's mechanism (default: gaussian)")
     group.add_argument("--sigma", "--noise-multiplier", dest="sigma", type=float, help="gaussian: noise standard deviation σ > 0 (--noise-multiplier: the peers' name)")
     group.add_argument("--scale", type=float, help="laplace: noise scale b > 0")
-    group.add_argument("--sensitivity", type=float, default=1.0, help="gaussian/laplace: sensitivity Δ > 0 (default 1)")
+    group.add_argument("--sensitivity", type=float, default=1.0, help="gaussian/laplace: Δ > 0, the bound on one record's norm, e.g. the clipping norm (default 1); "
+                       "the step's pair is shifted by Δ under add/remove and by 2Δ under replace_one: do not double it")
     group.add_argument("--epsilon0", type=float, help="rr: randomized-response parameter ε0 > 0; approx_dp: the step's ε0 >= 0")
     group.add_argument("--delta0", type=float, help="approx_dp: the step's δ0 in [0, 1) (any (ε0, δ0)-DP mechanism)")
     group.add_argument("--k", type=int, default=None, help="rr: number of outcomes (default 2); allocation: steps per element")
