@@ -129,7 +129,7 @@ def _run(args: argparse.Namespace) -> int:
     if mark is not None:
         print(f"claim: (ε={mark[0]:g}, δ={mark[1]:g})")
     if cut:
-        print(f"--time-budget spent: {len(cut)} method runs cut (no bound there), first: {cut[0]}")
+        print(f"--time-budget of {args.time_budget:g} s spent: methods cut (no bound from them there) at {len(cut)} of {len(epsilons)} points: {'; '.join(cut)}")
     if args.plot:
         print(f"plot written to {args.plot}")
     _print_results(scheme)

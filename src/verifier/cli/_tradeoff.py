@@ -14,8 +14,8 @@ from typing import Sequence
 import numpy as np
 
 from verifier._types import Bracket, Quantity, json_number
-from verifier.certify.portfolio import Collected, collect_bounds
-from verifier.cli._options import add_budget_option, add_mechanism_options, add_output_options, add_scheme_options, budget_lines, budget_of, build_scheme, number_list
+from verifier.certify.portfolio import Collected, collect_bounds, cut_by_budget
+from verifier.cli._options import add_budget_option, add_mechanism_options, add_output_options, add_scheme_options, budget_of, build_scheme, number_list
 from verifier.cli._options import requested_directions
 from verifier.pld.tradeoff import DEFAULT_FPRS, check_fprs
 from verifier.cli import SUMMARIES
@@ -80,7 +80,7 @@ def _run(args: argparse.Namespace) -> int:
     fprs = check_fprs("fpr", number_list("fpr", args.fpr) if args.fpr is not None else list(DEFAULT_FPRS))
     budget = budget_of(args)
     rows = _rows(scheme, directions, fprs, args.method, budget)
-    cut = [f"FPR {fpr:g}: {line.strip()}" for fpr, c in zip(fprs, rows) for line in budget_lines(c.skipped)]
+    cut = [f"FPR {fpr:g}: {', '.join(sorted(cut_by_budget(c.skipped)))}" for fpr, c in zip(fprs, rows) if cut_by_budget(c.skipped)]
     estimates = _estimates(scheme, directions, fprs, args.mc_samples, args.seed)
     if args.plot:
         _plot(args, scheme, directions, fprs)
@@ -109,8 +109,8 @@ def _run(args: argparse.Namespace) -> int:
         beta = _beta(tpr)
         methods = ",".join(sorted({b.method for b in c.bounds if b.rigorous})) or "none"
         print(f"{fpr:>8g}  {float(tpr.lower):>22.17g} {float(tpr.upper):>22.17g}  {float(beta.lower):>22.17g} {float(beta.upper):>22.17g}  {methods}")
-    for line in cut:
-        print(f"  {line}")
+    if cut:
+        print(f"--time-budget of {budget:g} s spent: methods cut (no bound from them there) at {'; '.join(cut)}")
     for fpr, found in zip(fprs, estimates):
         for e in found:
             print(

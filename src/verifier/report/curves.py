@@ -94,8 +94,8 @@ def grid_curves(
     :class:`Curve` per (method, direction, side) of rigorous bounds, one :class:`EstimateCurve`
     per (method, direction) of the estimate-only methods among those applicable (``only``), whose
     time allowance is the portfolio's (a share of the rigorous methods' time), and what the time
-    budget cut (``ε=…: `` and the portfolio's words; the whole grid shares ``time_budget`` seconds,
-    so once it is spent only the closed forms run: NaN elsewhere)."""
+    budget cut (``ε=…: `` and the methods it stopped or never started there; the whole grid shares
+    ``time_budget`` seconds, so once it is spent only the closed forms run: NaN elsewhere)."""
     methods = select_methods(scheme, only)
     if not methods:
         raise InvalidArgument("method", only or "all", f"no method applies to {scheme!r}")
@@ -107,7 +107,8 @@ def grid_curves(
         left = None if time_budget is None else max(0.0, time_budget - (time.perf_counter() - started))
         got = collect_bounds(scheme, Quantity.DELTA, float(eps), directions, only=[m.name for m in methods], time_budget=left)
         gone = cut_by_budget(got.skipped)
-        cut += [f"ε={float(eps):g}: {entry}" for entry in got.skipped if entry.split(":")[0].split(" (")[0] in gone]
+        if gone:
+            cut.append(f"ε={float(eps):g}: {', '.join(sorted(gone))}")
         for bound in got.bounds:
             values.put(index, bound)
         for estimate in got.estimates:
