@@ -167,3 +167,30 @@ def test_epoch_coupling_is_the_proved_export_and_below_fmt(e0, d0, users, eps):
     got = epoch_coupling(e0, d0, users, eps)
     assert exact <= got <= exact * (1 + 1e-12)
     assert got <= coupling_slack(e0, d0, users, eps)
+
+
+def test_upper_end_never_below_the_attained_lower_end():
+    """Property over small schemes (both noises, B not dividing n with and without drop_last, 1-3
+    epochs): where shuffled-clones answers, its UPPER end on eps(delta) lies above the shuffled
+    method's LOWER ends (the attained pair) and below the unamplified end. Catches a clone bound for
+    the wrong number of users, lambda applied to the upper side's wrong branch, or a missing epoch."""
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=12, deadline=None)
+    @given(st.sampled_from(["laplace", "gaussian"]), st.integers(2, 60), st.integers(1, 4), st.integers(0, 3),
+           st.integers(1, 3), st.booleans())
+    def check(noise, users, batch, rest, epochs, drop_last):
+        rest = min(rest, batch - 1)
+        pair = Laplace(2.0, 2.0) if noise == "laplace" else Gaussian(6.0, 2.0)
+        scheme = ShuffledBatches(pair, users * batch + rest, batch, epochs, drop_last)
+        delta = 1e-3
+        try:
+            (found,) = ShuffledClones().epsilon_bounds(scheme, delta, Direction.REMOVE)
+        except NotApplicable:
+            return
+        method = ShuffledMethod()
+        lows = [next(b.value for b in method.epsilon_bounds(scheme, delta, d) if b.side is Side.LOWER) for d in (Direction.ADD, Direction.REMOVE)]
+        unamplified = next(b.value for b in method.epsilon_bounds(scheme, delta, Direction.REMOVE) if b.side is Side.UPPER)
+        assert max(lows) <= found.value < unamplified
+
+    check()
