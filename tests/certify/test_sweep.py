@@ -185,3 +185,12 @@ def test_cli_sweep_parquet_round_trips_the_table(tmp_path, capsys):
     table = pq.read_table(target).to_pylist()
     assert [r["sigma"] for r in table] == [2.0, 4.0]
     assert [r["epsilon_upper"] for r in table] == [as_float(r[payload["columns"].index("epsilon_upper")]) for r in payload["rows"]]
+
+
+def test_dask_sweep_stops_at_its_budget_and_stores_nothing_cut(tmp_path):
+    # the mutant: a point cut by the budget stored (its partial bracket would be kept on resume)
+    pytest.importorskip("dask.distributed")
+    slow = {"mechanism": {"name": "gaussian", "sigma": 0.5}, "scheme": {"name": "poisson", "rate": 0.01, "steps": 100000}, "delta": 1e-5}
+    store = ResultStore(tmp_path / "s.sqlite")
+    swept = run_sweep(grid_points(slow, {"sigma": [0.5, 0.6]}), store, workers=2, time_budget=0.5)
+    assert swept.computed == 0 and swept.cut == 2 and store.rows() == []

@@ -265,6 +265,7 @@ def _on_dask(
             client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError, ValueError) as exc:  # ValueError: not an address
             raise InvalidArgument("scheduler", scheduler, f"cannot be reached ({exc})", fix="give e.g. tcp://host:8786") from None
+    spent = False
     try:
         futures = {client.submit(evaluate_point, dict(point), only, deadline, pure=False): (key, point) for key, point in missing}
         waiting = as_completed(futures)
@@ -274,14 +275,28 @@ def _on_dask(
             except StopIteration:
                 return
             if future is None:  # the budget is spent: what is still running or queued is cut
-                client.cancel(list(futures))
+                spent = True
                 return
             key, point = futures[future]
             yield key, point, future.result()
     finally:
+        if spent:
+            client.cancel(list(futures))
         client.close()
         if cluster is not None:
-            cluster.close()
+            _close_now(cluster) if spent else cluster.close()
+
+
+def _close_now(cluster) -> None:
+    """Stop a local cluster whose workers may be busy in a point the budget cut: their processes
+    are terminated instead of waiting for the point to end."""
+    import contextlib
+
+    for worker in list(cluster.workers.values()):
+        process = getattr(getattr(worker, "process", None), "process", None)  # the nanny's worker process
+        with contextlib.suppress(Exception):
+            process.terminate()
+    cluster.close()
 
 
 def _next_before(waiting, deadline: float):
