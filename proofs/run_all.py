@@ -56,6 +56,7 @@ SCRIPTS = (
     "batch_sampling",
     "discrete_gaussian",
     "selection_mechanisms",
+    "tradeoff_from_profile",
 )
 
 

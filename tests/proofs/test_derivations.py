@@ -475,6 +475,15 @@ WRONG_CLAIMS += [
     ("selection_mechanisms", "pf_integral", _SEL.pf_output_law(_SEL.PF_SCORES[:2], epsilon0)[0]),
 ]
 
+_TP = _module("tradeoff_from_profile")
+WRONG_CLAIMS += [
+    # tradeoff_from_profile: the chord to (1, y) instead of (1, 1); the slope without the -1 (always
+    # positive: would hide eps < 0); case (ii) without the 1/(1 - d)
+    ("tradeoff_from_profile", "chord", (_TP.d + sp.exp(epsilon) * _TP.a)),
+    ("tradeoff_from_profile", "slope", (1 - _TP.alpha0) * (_TP.d + sp.exp(epsilon))),
+    ("tradeoff_from_profile", "far", _TP.alpha0 * sp.exp(epsilon)),
+]
+
 @pytest.mark.parametrize(
     ("name", "key", "wrong"), WRONG_CLAIMS, ids=[f"{n}-{k_}" for n, k_, _ in WRONG_CLAIMS]
 )

@@ -26,6 +26,7 @@ ADAPTERS = [
     "verifier.certify.methods.banded_poisson",
     "verifier.certify.methods.member",
     "verifier.certify.methods.selection",
+    "verifier.certify.methods.profile_tpr",
     "verifier.certify.methods.mmcc",
     "verifier.certify.methods.adaptive_batches",
 ]
