@@ -57,7 +57,10 @@ Proof.
    that do not depend on h, so every user's type (0-clone, 1-clone, own) is drawn before the run,
    independent of pi; given the counts the types sit in uniformly random positions, and the
    post-processing draws the outputs step by step from W0(h), W1(h) or LO(h, x), the history h
-   being its own earlier output. (FMT's later paper, arXiv:2208.04591, withdrew its adaptive
+   being its own earlier output (step ``adaptive``: the exact delta of the sequential shuffle of
+   finite adaptive randomizers, every dataset of n <= 3 users over 3 inputs, is below the clone
+   bound, and below clone + coupling for an (eps0, delta0) family; with the permutation revealed it
+   exceeds the clone bound). (FMT's later paper, arXiv:2208.04591, withdrew its adaptive
    statement for the STRONGER clone bound, whose p < 1/(e^eps0 + 1) case fails; the standard clone
    pair used here is not affected. verifier therefore calls verifier.shuffle.clones' standard sum,
    not whatever bound the shuffle-model method picks.)
@@ -107,7 +110,7 @@ import sympy as sp
 from proofs import shuffle_coupling
 from proofs._common import DerivationFailed, delta0, epsilon, epsilon0, merge_claims, record_check, require_equal
 
-__all__ = ["EXPORT_SYMBOLS", "claims", "derive", "generation_law", "uniform_law", "partial_generation_law"]
+__all__ = ["EXPORT_SYMBOLS", "claims", "derive", "generation_law", "uniform_law", "partial_generation_law", "sequential_law"]
 
 EXPORT_SYMBOLS = {
     "partition_probability": ("B", "t"),
@@ -252,6 +255,101 @@ def _check_partial() -> None:
     record_check("points")
 
 
+# ---- step 4/5: the clone bound (with the coupling) holds for ADAPTIVE sequential randomizers ------
+
+
+Law = list[Fraction]
+
+
+def _rows(raw: list[list[int]]) -> list[Law]:
+    return [[Fraction(v, sum(row)) for v in row] for row in raw]
+
+
+#: Adaptive finite randomizers over 3 inputs and 3 outputs: step 1's rows, and step j >= 2's rows
+#: as a function of the previous output (each family pure for the pure cases, (eps0, delta0) with
+#: zero masses for the approximate one).
+ADAPTIVE_PURE = (
+    _rows([[4, 2, 2], [2, 4, 2], [2, 2, 4]]),
+    {0: _rows([[5, 3, 2], [3, 5, 2], [3, 3, 4]]), 1: _rows([[2, 2, 4], [2, 4, 2], [4, 2, 2]]), 2: _rows([[3, 3, 3], [2, 3, 4], [4, 3, 2]])},
+)
+ADAPTIVE_APPROX = (
+    _rows([[8, 2, 0], [2, 8, 0], [5, 4, 1]]),
+    {0: _rows([[6, 3, 1], [1, 3, 6], [3, 4, 3]]), 1: _rows([[1, 8, 1], [0, 9, 1], [1, 9, 0]]), 2: _rows([[7, 3, 0], [3, 7, 0], [4, 4, 2]])},
+)
+
+
+def sequential_law(data: tuple[int, ...], family: tuple[Law, dict[int, Law]], shuffle: bool = True) -> dict[tuple[int, ...], Fraction]:
+    """Exact law of the outputs z_1 … z_n of FMT's sequential shuffle: a uniform permutation pi,
+    z_j from the randomizer of step j (step 1's rows, then the rows chosen by z_{j-1}) on x_{pi(j)}
+    (``shuffle=False``: the order of ``data`` itself, i.e. the permutation revealed)."""
+    first, later = family
+    law: Counter = Counter()
+    perms = list(itertools.permutations(data)) if shuffle else [data]
+    for perm in perms:
+        paths = {(): Fraction(1, len(perms))}
+        for j, x in enumerate(perm):
+            nxt: dict[tuple[int, ...], Fraction] = {}
+            for path, mass in paths.items():
+                row = first[x] if j == 0 else later[path[-1]][x]
+                for z, pz in enumerate(row):
+                    if pz:
+                        nxt[path + (z,)] = nxt.get(path + (z,), Fraction(0)) + mass * pz
+            paths = nxt
+        for path, mass in paths.items():
+            law[path] += mass
+    return dict(law)
+
+
+def _hockey(p: Mapping, q: Mapping, big: Fraction) -> Fraction:
+    return sum((max(Fraction(0), v - big * q.get(k, Fraction(0))) for k, v in p.items()), Fraction(0))
+
+
+def _family_eps0_delta0(family: tuple[Law, dict[int, Law]], big0: Fraction) -> Fraction:
+    """The largest delta0 at e^eps0 = ``big0`` over every step's rows and every ordered input pair."""
+    first, later = family
+    worst = Fraction(0)
+    for rows in (first, *later.values()):
+        for a, b in itertools.permutations(rows, 2):
+            worst = max(worst, sum((max(Fraction(0), x - big0 * y) for x, y in zip(a, b)), Fraction(0)))
+    return worst
+
+
+def _check_adaptive(coupling: sp.Expr) -> None:
+    """Exact delta of the adaptive sequential shuffle (every dataset of n <= 3 users over 3 inputs,
+    both adaptive families) <= FMT's clone pair delta (pure family, e^eps0 = 2, its largest ratio)
+    resp. clone + coupling (the approximate family at e^eps0 in {3/2, 4} with its delta0)."""
+    cases = [(ADAPTIVE_PURE, Fraction(2))] + [(ADAPTIVE_APPROX, big) for big in (Fraction(3, 2), Fraction(4))]
+    for family, big0 in cases:
+        d0 = _family_eps0_delta0(family, big0)
+        if family is ADAPTIVE_PURE and d0 != 0:
+            raise DerivationFailed("the pure adaptive family is not eps0 = ln 2 DP")
+        for users in (2, 3):
+            for big_eps in (Fraction(1), Fraction(6, 5)):
+                bound = sp.Rational(*_fraction(shuffle_coupling.clone_delta(users, big0, big_eps)))
+                if d0:
+                    bound += sp.nsimplify(sp.simplify(coupling.subs({
+                        epsilon0: sp.log(sp.Rational(*_fraction(big0))), delta0: sp.Rational(*_fraction(d0)),
+                        epsilon: sp.log(sp.Rational(*_fraction(big_eps))), shuffle_coupling.n: users})))
+                for others in itertools.combinations_with_replacement(range(3), users - 1):
+                    for a, b in itertools.permutations(range(3), 2):
+                        truth = _hockey(sequential_law((a, *others), family), sequential_law((b, *others), family), big_eps)
+                        if sp.Rational(*_fraction(truth)) > bound:
+                            raise DerivationFailed(
+                                f"adaptive shuffle: exact delta {float(truth):.6g} > clone bound {float(bound):.6g} "
+                                f"(n = {users}, e^eps0 = {big0}, e^eps = {big_eps}, victim {a} vs {b}, others {others})"
+                            )
+    # the check has teeth: with the permutation revealed (the victim first) the pure family exceeds
+    # the clone bound for 3 users
+    revealed = _hockey(sequential_law((0, 1, 1), ADAPTIVE_PURE, shuffle=False), sequential_law((1, 1, 1), ADAPTIVE_PURE, shuffle=False), Fraction(1))
+    if not revealed > shuffle_coupling.clone_delta(3, Fraction(2), Fraction(1)):
+        raise DerivationFailed("the permutation revealed should exceed the clone bound for 3 users")
+    record_check("points")
+
+
+def _fraction(x: Fraction) -> tuple[int, int]:
+    return x.numerator, x.denominator
+
+
 def derive(*, claimed: Mapping[str, sp.Expr] | None = None) -> dict[str, sp.Expr]:
     """Check every step of the module docstring against :func:`claims` (``claimed`` replaces
     entries). Raises DerivationFailed."""
@@ -269,6 +367,7 @@ def derive(*, claimed: Mapping[str, sp.Expr] | None = None) -> dict[str, sp.Expr
                   [{epsilon: e, epsilon0: e0, delta0: d, t: m, epochs: k_, lam: l_}
                    for e in (0, sp.Rational(1, 2)) for e0 in (sp.Rational(1, 3), 2) for d in (sp.Rational(1, 7),)
                    for m in (1, 5) for k_ in (1, 10) for l_ in (1, sp.Rational(3, 4))])
+    _check_adaptive(shuffle_coupling.claims()["coupling"])
     return {name: claim[name] for name in EXPORT_SYMBOLS}
 
 
