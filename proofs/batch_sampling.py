@@ -22,17 +22,20 @@ M ~ Bin(n - 1, q) with law b.
      |x - v_r|, |x' - v_r| <= 2C;
    * add/remove, m <= B - 1: ((1 - q)N(s) + qN(s + x), N(s));
    * add/remove, m >= B: ((1 - lam)N(u) + lam N(u + x - v_r), N(u)), shift <= 2C.
+   Merging the labels m >= B (step ``coupling``, enumeration): given M = m >= B, W is uniform among
+   all B-subsets of the other records, whatever m (P(W = w | M = m) = 1/C(n-1, B), checked in exact
+   rationals), and r is uniform in W; so (W, r) is independent of M given M >= B, and revealing only
+   (M >= B, W, r) leaves the record kept with probability q_c = E[lam_M | M >= B] =
+   (B/n) P(Bin(n, q) > B) / P(M >= B): the m >= B labels become one pair at the averaged rate q_c.
    Revealing the label is post-processing in reverse: the mechanism's output is the labelled
    output with the label dropped, so by data processing the labelled mixture of per-label
-   dominating pairs dominates the step, H_kappa = sum_m b(m) H_kappa(pair_m) (the label splits
-   every event). Per label: the antipodal pair A(C, q) resp. A(2C, lam_m) dominates the replace-one
-   pairs (proofs/antipodal_dominance.py, with C and 2C), and the Poisson-subsampled Gaussian of
-   shift C resp. 2C the add/remove ones (a shift d <= D is the shift D post-processed by
+   dominating pairs dominates the step, H_kappa = sum_label P(label) H_kappa(pair_label) (the label
+   splits every event). Per label: the antipodal pair A(C, q) resp. A(2C, q_c) dominates the
+   replace-one pairs (proofs/antipodal_dominance.py, with C and 2C), and the Poisson-subsampled
+   Gaussian of shift C resp. 2C the add/remove ones (a shift d <= D is the shift D post-processed by
    y -> (d/D) y + N(0, sigma^2 (1 - d^2/D^2)) along d, which maps the mixture's components one by
-   one). A label group m in [m0, m1] is bounded at rate lam_{m0} (largest): the rate-lam pair is the
-   rate-lam' pair post-processed (keep the sample with probability lam/lam', else draw from the
-   common component). Composition: every step, given the history, is dominated by the same pair;
-   Zhu, Dong & Wang 2022, Thm 10.
+   one). Composition: every step, given the history, is dominated by the same pair; Zhu, Dong &
+   Wang 2022, Thm 10.
 2. Laws (enumeration, step ``laws``): P(kept | M = m) = q for m <= B - 1 and lam_m for m >= B;
    P(kept) = q' = q P(M <= B - 1) + (B/n) P(Bin(n, q) > B), from the identity
    q sum_{m >= B} b(m) B/(m + 1) = (B/n) P(Bin(n, q) > B) (sympy, as a polynomial identity in q for
@@ -68,10 +71,9 @@ bound.
    first case at kappa in {1/2, 3} with the other records in {-C, C}; ``python proofs/batch_sampling.py --full`` the whole grid (~1 min).
 
 Typos found: none. Findings: dp_accounting's PLD for the event mixes two branches, P(M >= B) at the
-averaged rate q_c = E[lam_M | M >= B] with the 2C antipodal pair and the rest at rate q; that is
-the coin-revealing bound above with the m >= B labels merged (rate averaging): it is not proven an
-upper bound by this argument (delta is convex in the rate, so merging lowers it), but it lies
-above verifier's lower bound on every audited cell (README).
+averaged rate q_c = E[lam_M | M >= B] with the 2C antipodal pair and the rest at rate q; that is the
+bound of step 1 with the m >= B labels merged, proven above by the independence of (W, r) and M
+given M >= B (revealing every m, as verifier did before, is looser: delta is convex in the rate).
 """
 
 from __future__ import annotations
@@ -166,6 +168,14 @@ def _check_coupling() -> None:
     for n, q, batch in CASES:
         if truncated_batches(n, q, batch) != _coupled(n, q, batch):
             raise DerivationFailed(f"coupling of step 1 differs from truncated Poisson sampling at n={n}, q={q}, B={batch}")
+        for m in range(batch, n):  # W uniform over the B-subsets of the others, whatever M = m >= B
+            laws: dict[tuple, Fraction] = {}
+            each = Fraction(1, sp.binomial(n - 1, m) * sp.binomial(m, batch))  # A uniform given M = m, W uniform in A
+            for others in itertools.combinations(range(1, n), m):
+                for w in itertools.combinations(others, batch):
+                    laws[w] = laws.get(w, Fraction(0)) + each
+            if set(laws.values()) != {Fraction(1, sp.binomial(n - 1, batch))}:
+                raise DerivationFailed(f"P(W | M = {m}) is not uniform over the B-subsets at n={n}, B={batch}")
     record_check("points")
 
 
@@ -270,8 +280,9 @@ def _check_bracket(full: bool) -> None:
                 batches[k] = batches.get(k, Fraction(0)) + p
             without = _others_only(n, q, batch)
             fq = mpmath.mpf(q.numerator) / q.denominator
-            labels = [(sum(_binom(n - 1, q, m) for m in range(batch)), fq, 1)] + [
-                (_binom(n - 1, q, m), fq * batch / (m + 1), 2) for m in range(batch, n)]
+            full = 1 - sum((_binom(n - 1, q, m) for m in range(batch)), Fraction(0))
+            averaged = Fraction(batch, n) * _sf(n, q, batch) / full if full else Fraction(0)
+            labels = [(1 - full, fq, 1)] + ([(full, mpmath.mpf(averaged.numerator) / averaged.denominator, 2)] if full else [])
             kept_rate = q * sum((_binom(n - 1, q, m) for m in range(batch)), Fraction(0)) + Fraction(batch, n) * _sf(n, q, batch)
             kr = mpmath.mpf(kept_rate.numerator) / kept_rate.denominator
             for kappa in _KAPPAS if full else _KAPPAS[::2]:
@@ -305,8 +316,9 @@ def _check_bracket(full: bool) -> None:
                 attained = mixture_hockey([(w, 2 * k) for w, k in weights], [(1, 0)], sigma, kappa)
                 others_at = lambda v, x: _multiset_output((x, *(v,) * (n - 1)), n, draws)
                 instance = mixture_hockey(others_at(Fraction(-1), Fraction(1)), others_at(Fraction(-1), Fraction(-1)), sigma, kappa)
-                zeros = mixture_hockey(others_at(Fraction(0), Fraction(1)), others_at(Fraction(0), Fraction(-1)), sigma, kappa)
-                if abs(instance - attained) > _ATOL or (mpmath.mpf(kappa) > 1 and zeros > attained + _ATOL) or attained > upper + _ATOL:
+                above = mpmath.mpf(kappa) > 1  # where the others-at-0 instance is compared (it can be the larger at kappa <= 1)
+                zeros = mixture_hockey(others_at(Fraction(0), Fraction(1)), others_at(Fraction(0), Fraction(-1)), sigma, kappa) if above else 0
+                if abs(instance - attained) > _ATOL or zeros > attained + _ATOL or attained > upper + _ATOL:
                     raise DerivationFailed(f"with-replacement attained pair {attained} against its instance {instance}, others at 0 {zeros}, upper {upper}")
                 for x, x2, *others in itertools.product((Fraction(1),), (Fraction(-1), Fraction(0)), *[grid[::2]] * (n - 1)):
                     values = (x, x2, *others)

@@ -18,12 +18,11 @@ from verifier._types import Direction
 from verifier.adapters import from_dp_event
 from verifier.certify.claim import parse_claim
 from verifier.errors import InvalidArgument
-from verifier.pairs import Gaussian
+from verifier.pairs import Gaussian, PoissonSubsampled
 from verifier.pairs.antipodal_lattice import AntipodalLattice
 from verifier.pairs.batch_sampling import (
-    BUCKET_RATIO,
-    truncated_add_remove_laws,
     truncated_kept_rate,
+    truncated_labels,
     truncated_poisson_step,
     truncated_replace_one_laws,
     with_replacement_step,
@@ -59,8 +58,9 @@ CASES = [(5, Fraction(1, 3), 2), (6, Fraction(2, 5), 3), (4, Fraction(1, 2), 1),
 
 @pytest.mark.parametrize("n, q, batch", CASES)
 def test_truncated_laws_against_enumeration(n, q, batch):
-    """P(j), q_j, q' and, per revealed coin count m, P(kept | m) <= the bucket's rate (a mutant
-    that used the bucket's smallest rate, or merged j = B - 1 into j <= B - 2, fails)."""
+    """P(j), q_j, q' and the two labels of the upper bound (P(M <= B − 1) at rate q; P(M >= B) at
+    the rate P(kept | M >= B)) against enumeration (a mutant that merged j = B − 1 into j <= B − 2,
+    or put the second label at the largest rate, fails)."""
     law = _enumerate(n, q, batch)
     kept = sum(p for (m, j, k), p in law.items() if k)
     assert float(truncated_kept_rate(n, float(q), batch).mid()) == pytest.approx(float(kept), rel=RTOL)
@@ -72,24 +72,40 @@ def test_truncated_laws_against_enumeration(n, q, batch):
             expected += [float(w), float(sum(p for (m, j, k), p in law.items() if j in js and k) / w)]
     got = [float(x.mid()) for law_j in truncated_replace_one_laws(n, float(q), batch) for x in law_j]
     assert got == pytest.approx(expected, rel=RTOL, abs=1e-300)
-    laws = truncated_add_remove_laws(n, float(q), batch)
-    assert sum(float(w.mid()) for w, _, _ in laws) == pytest.approx(1.0, rel=RTOL)
+    labels = truncated_labels(n, float(q), batch)
+    assert sum(float(w.mid()) for w, _, _ in labels) == pytest.approx(1.0, rel=RTOL)
     by_m = {m: (sum(p for (mm, j, k), p in law.items() if mm == m), sum(p for (mm, j, k), p in law.items() if mm == m and k)) for m in range(n)}
-    assert float(laws[0][0].mid()) == pytest.approx(float(sum(by_m[m][0] for m in range(min(batch, n)))), rel=RTOL)
-    assert float(laws[0][1].mid()) == pytest.approx(float(q), rel=RTOL)
-    for m in range(batch, n):  # the coupling's rate qB/(m + 1) is P(kept | M = m); its bucket's rate is at least that
-        rate = by_m[m][1] / by_m[m][0]
-        assert rate == q * batch / (m + 1)
-        assert any(float(r.upper()) >= float(rate) and s == 2.0 for _, r, s in laws[1:])
-    assert all(float(r.upper()) <= float(q) * batch / (batch + 1) * (1 + 1e-12) for _, r, _ in laws[1:])
+    assert float(labels[0][0].mid()) == pytest.approx(float(sum(by_m[m][0] for m in range(min(batch, n)))), rel=RTOL)
+    assert float(labels[0][1].mid()) == pytest.approx(float(q), rel=RTOL) and labels[0][2] == 1.0
+    full = sum(by_m[m][0] for m in range(batch, n))
+    if full:  # the averaged label: P(kept | M >= B) by enumeration (a mutant with the largest rate qB/(B + 1) fails where n > B + 1)
+        assert labels[1][2] == 2.0
+        assert float(labels[1][0].mid()) == pytest.approx(float(full), rel=RTOL)
+        assert float(labels[1][1].mid()) == pytest.approx(float(sum(by_m[m][1] for m in range(batch, n)) / full), rel=RTOL)
+    else:
+        assert len(labels) == 1
 
 
-def test_buckets_hold_rates_within_the_ratio():
-    laws = truncated_add_remove_laws(2000, 0.05, 80)
-    rates = [float(r.mid()) for _, r, _ in laws[1:]]
-    assert rates == sorted(rates, reverse=True) and len(rates) >= 3
-    # a bucket closes at the first m with m + 1 > ratio·(m_first + 1), so neighbours differ by at most ratio + 1/(B + 1)
-    assert all(a / b <= BUCKET_RATIO + 1 / 81 for a, b in zip(rates, rates[1:]))
+def test_truncated_upper_lies_below_the_per_m_labels_and_above_the_instances():
+    """One step, n = 6, q = 2/5, B = 2, σ = 1 (truncation binds): the averaged-label upper bound at
+    ε = 0.5 lies at or above every instance of the real mechanism with records in {−1, 1}
+    (enumeration, normal CDFs) and below the per-m labels it replaces (convexity in the rate). A
+    mutant giving the second label shift C instead of 2C (0.029) falls below the instance with the
+    others at −1 (0.058; the bound is 0.086)."""
+    n, q, batch, eps = 6, Fraction(2, 5), 2, 0.5
+    upper, _ = truncated_poisson_step(1.0, 1.0, n, float(q), batch, replace_one=False)
+    per_m = sum(float(stats.binom.pmf(m, n - 1, float(q))) * PoissonSubsampled(Gaussian(1.0, 2.0), float(q) * batch / (m + 1)).delta(eps, Direction.REMOVE).upper
+                for m in range(batch, n)) + float(stats.binom.cdf(batch - 1, n - 1, float(q))) * PoissonSubsampled(Gaussian(1.0, 1.0), float(q)).delta(eps, Direction.REMOVE).upper
+    bound = upper.delta(eps, Direction.REMOVE).upper
+    assert bound < per_m
+    batches = {}
+    for (others, kept), p in _truncated_batches(n, q, batch).items():
+        batches[kept] = batches.get(kept, Fraction(0)) + p
+    without = _truncated_batches(n, q, batch, target=False)
+    for values in itertools.product((-1, 1), repeat=n - 1):
+        p_law = _batch_law((1, *values), batches)
+        q_law = _batch_law((None, *values), without)
+        assert _hockey_float(p_law, q_law, eps) <= bound + 1e-9
 
 
 @pytest.mark.parametrize("n, draws", [(2, 3), (3, 4), (5, 2), (1, 3)])
@@ -142,6 +158,53 @@ def test_labelled_mixture_is_the_weighted_sum():
         assert mix.delta(eps, Direction.ADD).upper == pytest.approx(ref, rel=1e-9)
     wide = AntipodalLattice(1.0, 1.0, (0.9, 0.1 - 1e-6), tail=1e-6).delta(0.5, Direction.REMOVE)
     assert wide.upper - wide.lower >= 1e-6 * (1 + math.exp(0.5)) * 0.99
+
+
+def _truncated_batches(n: int, q: Fraction, batch: int, target: bool = True) -> dict:
+    """{(others drawn, kept batch): probability} of truncated Poisson sampling over records 0..n−1,
+    or, without the ``target`` record 0, {kept batch: probability}, by enumeration of coins and
+    uniform B-subsets."""
+    law: dict = {}
+    for coins in itertools.product((0, 1), repeat=n):
+        if not target and coins[0]:
+            continue
+        p = math.prod((q if c else 1 - q) for c in coins[1:]) * ((q if coins[0] else 1 - q) if target else 1)
+        drawn = [i for i in range(n) if coins[i]]
+        subsets = [tuple(drawn)] if len(drawn) <= batch else list(itertools.combinations(drawn, batch))
+        for kept in subsets:
+            key = (frozenset(drawn) - {0}, frozenset(kept)) if target else frozenset(kept)
+            law[key] = law.get(key, Fraction(0)) + p / len(subsets)
+    return law
+
+
+def _hockey_float(p, q, epsilon: float) -> float:
+    """∫ (p − e^ε q)_+ for 1-D Gaussian mixtures [(weight, mean)] with σ = 1: the sign changes of
+    p − e^ε q located on a fine grid and refined by scipy's brentq, the masses by normal CDFs
+    (binary64; accurate to ~1e-12, for comparisons with a margin)."""
+    from scipy.optimize import brentq
+
+    kappa = math.exp(epsilon)
+    gap = lambda y: sum(w * stats.norm.pdf(y - m) for w, m in p) - kappa * sum(w * stats.norm.pdf(y - m) for w, m in q)
+    means = [m for _, m in p + q]
+    grid = np.linspace(min(means) - 12, max(means) + 12, 4001)
+    values = gap(grid)
+    cuts = [-np.inf] + [brentq(gap, a, b) for a, b, fa, fb in zip(grid, grid[1:], values, values[1:]) if (fa > 0) != (fb > 0)] + [np.inf]
+    mass = lambda mix, a, b: sum(w * (stats.norm.cdf(b - m) - stats.norm.cdf(a - m)) for w, m in mix)
+    total = 0.0
+    for a, b in zip(cuts, cuts[1:]):
+        mid = (max(a, grid[0]) + min(b, grid[-1])) / 2
+        if gap(mid) > 0:
+            total += mass(p, a, b) - kappa * mass(q, a, b)
+    return total
+
+
+def _batch_law(values: tuple, batches: dict) -> list[tuple[float, float]]:
+    """[(weight, mean)] of the batch sum of 1-D ``values`` (None: absent) over ``batches``."""
+    mix: dict = {}
+    for kept, p in batches.items():
+        mean = sum(values[i] for i in kept if values[i] is not None)
+        mix[mean] = mix.get(mean, Fraction(0)) + p
+    return [(float(w), float(m)) for m, w in mix.items()]
 
 
 def _sum_law(values: tuple, n: int, draws: int) -> list[tuple[float, float]]:

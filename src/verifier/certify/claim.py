@@ -640,8 +640,8 @@ def _batch_law_pair(
     relation = "replace-one neighbours (n fixed, the record's value changes)" if neighboring == "replace_one" else (
         f"{neighboring} neighbours (the dataset holding the record has n records, the other n - 1)")
     modelling = (
-        f"{relation}, records of norm <= {bound:g}: bounded above by the labelled mixture that reveals the other records' part of "
-        "the batch and below by the attained pair with every other record 0 (verifier.pairs.batch_sampling)"
+        f"{relation}, records of norm <= {bound:g}: bounded above by the labelled mixture that reveals the other records' coins "
+        "below the cap and only the kept batch above it, and below by the attained pair with every other record 0 (verifier.pairs.batch_sampling)"
     )
     return _build(path, mech_spec.build, **values), {"name": mech_name, **values}, modelling
 

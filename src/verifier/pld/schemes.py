@@ -212,8 +212,9 @@ def _truncated_poisson(
     scheme: TruncatedPoisson, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None,
     sides: tuple[Dominance, ...] = BOTH_SIDES,
 ) -> PLDBracket:
-    """Truncated Poisson sampling: DOMINATING the labelled mixture that reveals the other records'
-    part of the batch (UPPER), DOMINATED the attained pair with every other record 0 (LOWER), each
+    """Truncated Poisson sampling: DOMINATING the two-label mixture that reveals the other records'
+    coins below the cap and, above it, only the kept batch and the member the record would replace
+    (UPPER), DOMINATED the attained pair with every other record 0 (LOWER), each
     composed ``steps`` times (:func:`verifier.pairs.batch_sampling.truncated_poisson_step`;
     proofs/batch_sampling.py). Blackwell dominance of every step survives adaptive composition (Zhu,
     Dong & Wang 2022, Thm 10); the attained pair is the same instance at every step."""
