@@ -32,3 +32,14 @@ def test_pld_declines_before_building_anything():
     assert reason is not None and "4294967296" in reason
     at_limit = PLDMethod().declines(Poisson(Gaussian(1.0), 0.01, 2**32 - 1), None)
     assert at_limit is None or "composes at most" not in at_limit  # 2**32 - 1 compositions are within the bound
+
+
+def test_a_composition_of_compositions_is_powered_level_by_level():
+    # the mutant: the counts multiplied (10**10 here), declining a scheme whose two powers
+    # (10**5 steps, then 10**5 times) are each within the round-off bound
+    from verifier.certify.methods.pld import PLDMethod
+    from verifier.pairs import Gaussian
+    from verifier.schemes import Composed, Poisson
+
+    reason = PLDMethod().declines(Composed(Poisson(Gaussian(1.0), 0.01, 10**5), 10**5), None)
+    assert reason is None or "composes at most" not in reason

@@ -104,12 +104,13 @@ MAX_COMPOSITIONS = 2**32
 
 
 def _compositions(scheme: Scheme) -> int:
-    """How many steps ``scheme`` composes (its ``steps`` or ``times``, a composition's product, a
-    sequence's largest phase)."""
+    """The largest count one PLD power composes for ``scheme``: its ``steps``; for a composition the
+    larger of its ``times`` and what it composes (each is powered on its own), for a sequence its
+    largest phase's."""
     if isinstance(scheme, SchemeSequence):
         return max((_compositions(phase) for phase in scheme.phases), default=1)
     if isinstance(scheme, Composed):
-        return scheme.times * _compositions(scheme.scheme)
+        return max(scheme.times, _compositions(scheme.scheme))
     return int(getattr(scheme, "steps", 1))
 
 
