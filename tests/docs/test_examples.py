@@ -31,7 +31,7 @@ ROOT = doc_blocks.ROOT
 SLOW_CPU = 2.0
 #: An unannotated command must stay under this many CPU seconds (annotate it otherwise; the margin
 #: over SLOW_CPU absorbs a cold byte-code cache on a fresh clone).
-UNANNOTATED_CPU = 3.0
+UNANNOTATED_CPU = 4.0
 #: Start-up noise allowed on top of the 2× band of an annotation (a cold byte-code cache, a loaded machine).
 CPU_SLACK = 0.5
 
