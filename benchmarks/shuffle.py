@@ -1,13 +1,16 @@
 """The shuffle model for binary randomized response: verifier's rigorous bracket on ε(δ) beside
-Feldman, McMillan & Talwar's numbers and Wang et al.'s, for ε0 ∈ {0.5, 1, 2, 4}, n ∈ {10³ … 10⁶},
-δ = 1e-6 (issue 27).
+Feldman, McMillan & Talwar's numbers and Wang et al.'s, for ε0 ∈ {0.5, 1, 2, 4}, n ∈ {10² … 10⁶},
+δ = 1e-6 (issues 27 and 38).
 
     PYTHONPATH=src .venv/bin/python benchmarks/shuffle.py [--peers DIR] [--out FILE.md]
 
-verifier's columns: LOWER = the exact ε(δ) of shuffled RR on (1, 0, …, 0) vs (0, …, 0) through the
-count of ones (both orders of the two datasets, the larger), UPPER = FMT's clone reduction summed in
-ball arithmetic, and FMT's Thm 3.1 closed form (as quoted, and verifier's reading: the stricter
-ln(4/δ) condition and the larger factor; "—" where the condition fails and the method declines).
+verifier's columns: EXACT = the worst case over every dataset pair (shuffle-rr-exact, n <= 15000;
+"—" beyond), LOWER = the exact ε(δ) of shuffled RR on (1, 0, …, 0) vs (0, …, 0) through the count of
+ones (both orders, the larger), UPPER = the clone reduction summed in ball arithmetic with
+randomized response's clone share 2/(e^ε0 + 1) (what shuffle-clones uses now) and with FMT's
+e^−ε0 (issue 27's column), and FMT's Thm 3.1 closed form (as quoted, and verifier's reading: the
+stricter ln(4/δ) condition and the larger factor; "—" where the condition fails and the method
+declines).
 
 Peers (``--peers DIR`` holding computeamplification.py from apple/ml-shuffling-amplification and
 unifiedamplification.py from wangsw/PrivacyAmplification, run unmodified; no peer code is in this
@@ -28,11 +31,12 @@ import time
 from pathlib import Path
 
 from verifier.errors import NotApplicable
-from verifier.shuffle.clones import clone_epsilon_upper, closed_form_condition, fmt_closed_form, fmt_closed_form_printed
+from verifier.shuffle.binary import SCAN_LIMIT, BinaryShuffle
+from verifier.shuffle.clones import CloneWeight, clone_epsilon_upper, closed_form_condition, fmt_closed_form, fmt_closed_form_printed
 from verifier.shuffle.count import CountPair, rr_count_pair
 
 EPS0 = (0.5, 1.0, 2.0, 4.0)
-USERS = (10**3, 10**4, 10**5, 10**6)
+USERS = (10**2, 10**3, 10**4, 10**5, 10**6)
 DELTA = 1e-6
 
 
@@ -43,15 +47,20 @@ def ours(e0: float, n: int) -> dict:
     lower = max(forward.epsilon_lower(DELTA, e0), backward.epsilon_lower(DELTA, e0))
     t_lower = time.perf_counter() - start
     start = time.perf_counter()
-    upper = clone_epsilon_upper(e0, n, DELTA)
+    upper = clone_epsilon_upper(e0, n, DELTA, CloneWeight.TAILED)
     t_upper = time.perf_counter() - start
+    fmt_share = clone_epsilon_upper(e0, n, DELTA)
+    start = time.process_time()
+    exact = BinaryShuffle(e0, n).epsilon(DELTA) if n <= SCAN_LIMIT else None
+    t_exact = time.process_time() - start
     try:
         closed = fmt_closed_form(e0, n, DELTA)
     except NotApplicable:
         closed = math.nan
     return {
-        "lower": lower, "upper": upper, "closed": closed, "printed": fmt_closed_form_printed(e0, n, DELTA),
-        "regime": closed_form_condition(e0, n, DELTA) is None, "t_lower": t_lower, "t_upper": t_upper,
+        "lower": lower, "upper": upper, "fmt_share": fmt_share, "exact": exact, "t_exact": t_exact, "closed": closed,
+        "printed": fmt_closed_form_printed(e0, n, DELTA), "regime": closed_form_condition(e0, n, DELTA) is None,
+        "t_lower": t_lower, "t_upper": t_upper,
     }
 
 
@@ -82,8 +91,9 @@ def main() -> None:
     parser.add_argument("--peers", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
     args = parser.parse_args()
-    head = "| ε0 | n | verifier LOWER | verifier UPPER (clones) | FMT Thm 3.1 quoted | FMT Thm 3.1 verifier |"
-    rule = "|---|---|---|---|---|---|"
+    head = ("| ε0 | n | verifier EXACT [lo, hi] | CPU s | verifier LOWER (m = 0) | verifier UPPER (share 2/(e^ε0+1)) "
+            "| clones, FMT's share e^−ε0 | FMT Thm 3.1 quoted | FMT Thm 3.1 verifier |")
+    rule = "|---|---|---|---|---|---|---|---|---|"
     if args.peers:
         head += " FMT numeric [lo, hi] | Wang et al. [lo, hi] | s (ours lo+up / FMT / Wang) |"
         rule += "---|---|---|"
@@ -92,7 +102,9 @@ def main() -> None:
     for e0 in EPS0:
         for n in USERS:
             o = ours(e0, n)
-            row = f"| {e0:g} | {n:.0e} | {o['lower']:.4g} | {o['upper']:.4g} | {o['printed']:.4g}{'' if o['regime'] else ' (outside)'} | {_f(o['closed'])} |"
+            exact = "— | —" if o["exact"] is None else f"[{o['exact'].lower:.8g}, {o['exact'].upper:.8g}] | {o['t_exact']:.2f}"
+            row = (f"| {e0:g} | {n:.0e} | {exact} | {o['lower']:.4g} | {o['upper']:.4g} | {o['fmt_share']:.4g} "
+                   f"| {o['printed']:.4g}{'' if o['regime'] else ' (outside)'} | {_f(o['closed'])} |")
             if args.peers:
                 q = peers(e0, n, args.peers)
                 row += f" [{q['fmt_lo']:.4g}, {q['fmt_hi']:.4g}] | [{q['wang_lo']:.4g}, {q['wang_hi']:.4g}] | {o['t_lower'] + o['t_upper']:.1f} / {q['t_fmt']:.1f} / {q['t_wang']:.1f} |"

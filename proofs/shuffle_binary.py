@@ -16,15 +16,22 @@ of reports); replace-one neighbours change one user's input. p = e^eps0/(e^eps0 
    (1 - rho + rho e^theta)^N = exp(-N KL(a || rho)) for a > rho; the infimum is derived here (the
    stationary point theta* = ln(a (1 - rho)/(rho (1 - a)))) and the bound checked against exact
    binomial tails for N <= 12.
-3. Clone share (export ``clone_share_rr``). FMT's clone reduction needs
+3. Clone share (exports ``clone_share_rr``, ``clone_share_laplace``). FMT's clone reduction needs
    only that every other user's report law R(x_i) dominates w (R(x) + R(x'))/2 pointwise for the
    changed user's inputs x != x' (proofs/shuffle_coupling.py, step 2); then C ~ Bin(n - 1, w) clones
    and, given C = c, the count pair (p, 1 - p, 1/2, c) of proofs/shuffle_count.py. Any eps0-DP
    randomizer has w = e^-eps0 (FMT Thm 3.2). The infimum of the ratio is derived here for k-ary
    randomized response, any k: at y = x (x_i != x) it is (1/Z)/((e^eps0 + 1)/(2Z)) = 2/(e^eps0 + 1),
-   elsewhere >= 1. (Not for the Laplace mechanism: with the changed user's inputs at distance d the
-   infimum is 2 e^-eps0/(1 + e^(-d/b)), which tends to FMT's e^-eps0 as d -> 0; a bound would have to
-   take the supremum over d of the clone bound at loss d/b and that share.) This is the weight of FMT's SODA 2023 "stronger clones" and of Wang et al.'s (VLDB 2024) binary-RR
+   elsewhere >= 1. For the Laplace mechanism (scale b, inputs in an interval of length Delta,
+   eps0 = Delta/b) with the changed user's inputs x < x' at distance d (loss l = d/b) the infimum is
+   (export ``clone_share_laplace``) 2 e^-eps0/(1 + e^-l): for y >= x' (and y <= x) the ratio is
+   2 e^(-(x' - x_i)/b)/(1 + e^-l) >= 2 e^-eps0/(1 + e^-l); for y = x' - s inside, |y - x_i| <= Delta -
+   min(s, d - s), so the ratio is >= 2 e^-eps0/(e^(-2 min(s, d-s)/b) + e^-l), larger (checked on a grid
+   of x_i, x, x', y). It tends to e^-eps0 as d -> 0, so verifier bounds the supremum over d by ranges:
+   on [l_i, l_{i+1}] the clone bound at loss l_{i+1} with the share at l_i, valid because the clone
+   bound grows with the loss (the count pair at loss l is the mixture lambda (pair at l') +
+   (1 - lambda)(the same law twice), lambda = (2p - 1)/(2p' - 1), so joint convexity; checked) and
+   falls with the share (C grows stochastically and delta_c falls with c). This is the weight of FMT's SODA 2023 "stronger clones" and of Wang et al.'s (VLDB 2024) binary-RR
    bound, derived here for these two randomizers only (FMT's erratum restricts the general theorem).
    Checked: with C ~ Bin(n - 1, 2/(e^eps0 + 1)) the clone bound is above the exact delta of every
    dataset pair (n <= 5, k = 2 and 3; rational points), and the share is attained, so no larger w
@@ -40,6 +47,7 @@ name               expression                                             free s
 mirror_background  n - 1 - m                                              m, n
 chernoff_tail      exp(-N (a ln(a/rho) + (1 - a) ln((1 - a)/(1 - rho))))  N, a, rho
 clone_share_rr     2/(e^eps0 + 1)                                         epsilon0
+clone_share_laplace 2 e^-eps0/(1 + e^-l)                                  epsilon0, l
 =================  =====================================================  =====================
 """
 
@@ -64,9 +72,11 @@ EXPORT_SYMBOLS = {
     "mirror_background": ("m", "n"),
     "chernoff_tail": ("N", "a", "rho"),
     "clone_share_rr": ("epsilon0",),
+    "clone_share_laplace": ("epsilon0", "l"),
 }
 
 n, m = sp.symbols("n m", positive=True, integer=True)
+LOSS = sp.Symbol("l", positive=True)
 N = sp.Symbol("N", positive=True)
 a, rho = sp.symbols("a rho", positive=True)
 _E0 = sp.exp(epsilon0)
@@ -80,6 +90,7 @@ def claims() -> dict[str, sp.Expr]:
         "mirror_background": n - 1 - m,
         "chernoff_tail": sp.exp(-N * (a * sp.log(a / rho) + (1 - a) * sp.log((1 - a) / (1 - rho)))),
         "clone_share_rr": 2 / (_E0 + 1),
+        "clone_share_laplace": 2 * sp.exp(-epsilon0) / (1 + sp.exp(-LOSS)),
     }
 
 
@@ -178,6 +189,43 @@ def _share_rr_derived() -> sp.Expr:
     return sp.simplify(at_x)
 
 
+def _share_laplace_derived() -> sp.Expr:
+    """The ratio for y >= x', x' - x_i = Delta (x_i at the far end), in units of b (eps0 = Delta/b, l = d/b)."""
+    y = sp.Symbol("y", positive=True)  # y - x', in units of b
+    dens = lambda dist: sp.exp(-dist) / 2  # noqa: E731
+    return sp.simplify(dens(y + epsilon0) / ((dens(y + LOSS) + dens(y)) / 2))
+
+
+def _check_laplace_grid(claimed: sp.Expr) -> None:
+    """ratio(x_i, x, x', y) >= the claimed share at l = |x - x'| on a grid (b = 1, inputs in [-1, 1])."""
+    import mpmath
+
+    for scale in (1, 2):
+        dens = lambda y, c: mpmath.exp(-abs(y - c) / scale) / (2 * scale)  # noqa: E731
+        points = [mpmath.mpf(i) / 4 for i in range(-4, 5)]
+        for x in points:
+            for x2 in points:
+                if x >= x2:
+                    continue
+                share = float(claimed.subs({epsilon0: sp.Rational(2, scale), LOSS: sp.nsimplify(float((x2 - x) / scale))}))
+                for xi in points:
+                    for y in [mpmath.mpf(j) / 4 for j in range(-12, 13)]:
+                        ratio = dens(y, xi) / ((dens(y, x) + dens(y, x2)) / 2)
+                        if ratio < share * (1 - 1e-12):
+                            raise DerivationFailed(f"clone_share_laplace: ratio {float(ratio)} < {share} at x_i={xi}, x={x}, x'={x2}, y={y}")
+    record_check("points")
+
+
+def _check_loss_monotone() -> None:
+    """delta_c(eps) of the count pair (p, 1 - p, 1/2, c) does not decrease with the loss (c <= 6)."""
+    for c in range(7):
+        for level in (Fraction(1), Fraction(5, 4)):
+            values = [_count_delta(c, big, level) for big in (Fraction(6, 5), Fraction(3, 2), Fraction(2), Fraction(3), Fraction(7))]
+            if any(a > b for a, b in zip(values, values[1:])):
+                raise DerivationFailed(f"count pair delta decreases with the loss at c = {c}: {[float(v) for v in values]}")
+    record_check("points")
+
+
 def _count_delta(c: int, big0: Fraction, level: Fraction) -> Fraction:
     """delta of the count pair (p, 1 - p, 1/2, c) at E = ``level``, by direct summation."""
     p = big0 / (big0 + 1)
@@ -215,6 +263,10 @@ def derive(*, claimed: Mapping[str, sp.Expr] | None = None) -> dict[str, sp.Expr
     require_equal(_share_rr_derived(), claim["clone_share_rr"], "k-RR clone share (any k)",
                   [{epsilon0: e, k: kk} for e in (sp.Rational(1, 2), 2) for kk in (2, 3, 10)])
     _check_clone_bound(claim["clone_share_rr"])
+    require_equal(_share_laplace_derived(), claim["clone_share_laplace"], "Laplace clone share at loss l",
+                  [{epsilon0: e, LOSS: lo} for e in (1, 2) for lo in (sp.Rational(1, 3), 1)])
+    _check_laplace_grid(claim["clone_share_laplace"])
+    _check_loss_monotone()
     return {name: claim[name] for name in EXPORT_SYMBOLS}
 
 

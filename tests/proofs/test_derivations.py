@@ -406,6 +406,8 @@ WRONG_CLAIMS = [
     ("shuffle_binary", "mirror_background", _module("shuffle_binary").m),
     ("shuffle_binary", "chernoff_tail", _module("shuffle_binary").claims()["chernoff_tail"] ** (1 / _module("shuffle_binary").N)),
     ("shuffle_binary", "clone_share_rr", 3 / (sp.exp(epsilon0) + 2)),
+    # the share at the far distance for every pair of inputs (wrong for close inputs)
+    ("shuffle_binary", "clone_share_laplace", 2 * sp.exp(-epsilon0) / (1 + sp.exp(-epsilon0))),
     # fixed_batch_domination: the other root of the quadratic; the + sign in Cmin; the perspective's
     # sign; tau_a^2 in place of tau_a tau_b in Plackett's identity
     ("fixed_batch_domination", "cauchy_schwarz_gap",

@@ -32,6 +32,7 @@ every pair of the randomizer's output laws has δ(ε0) = 0 for each of them.
 from __future__ import annotations
 
 import enum
+import functools
 import math
 
 import numpy as np
@@ -93,31 +94,41 @@ def local_epsilon0(pair: object) -> float | None:
 
 class CloneWeight(enum.Enum):
     """The share w of every other user's report law that is a clone of the changed user's: the clone
-    reduction needs only R(x_i) >= w·(R(x) + R(x'))/2 pointwise for every input x_i and every pair
-    x ≠ x' of the changed user's inputs (proofs/shuffle_coupling.py, step 2), and then
-    C ~ Bin(n − 1, w). ANY: w = e^{−ε0}, every ε0-DP randomizer (FMT Thm 3.2). TAILED:
-    w = 2/(e^{ε0} + 1), the infimum of that ratio for k-ary randomized response, any k (derived and
-    checked in proofs/shuffle_binary.py; not the Laplace mechanism, whose infimum over close inputs
-    is e^{−ε0})."""
+    reduction needs only that the changed user's two laws are ε-indistinguishable (ε the loss used in
+    the count pair) and R(x_i) >= w·(R(x) + R(x'))/2 pointwise for every other input x_i
+    (proofs/shuffle_coupling.py, step 2); then C ~ Bin(n − 1, w). ANY: w = e^{−ε0}, every ε0-DP
+    randomizer (FMT Thm 3.2). TAILED: w = 2/(e^{ε0} + 1), the infimum of that ratio for k-ary
+    randomized response, any k. DISTANCE: the Laplace mechanism, whose changed user's inputs at
+    distance d have loss l = d/b and share 2e^{−ε0}/(1 + e^{−l}) (tending to e^{−ε0} as d → 0): the
+    bound is the largest over the ranges [l_i, l_{i+1}] of (0, ε0] (steps of ε0/8 up to 7ε0/8, then
+    l_i = ε0(1 − 2^{−i}) up to i = 7, and ε0) of the clone bound at loss l_{i+1} with the share at l_i, since the clone bound grows with the
+    loss and falls with the share (proofs/shuffle_binary.py derives both shares and the monotonicity)."""
 
     ANY = "e^-eps0"
     TAILED = "2/(e^eps0 + 1)"
+    DISTANCE = "2e^-eps0/(1 + e^-l) at the changed inputs' loss l"
 
-    def ball(self, epsilon0: float) -> arb:
-        """w as a ball."""
-        return (-arb(epsilon0)).exp() if self is CloneWeight.ANY else 2 / (arb(epsilon0).exp() + 1)
-
-    def share(self, epsilon0: float) -> float:
-        """w in float64 (for the float64 guides only)."""
-        return math.exp(-epsilon0) if self is CloneWeight.ANY else 2 / (math.exp(epsilon0) + 1)
+    def pieces(self, epsilon0: float) -> list[tuple[float, arb, float]]:
+        """[(loss of the changed user's pair, share w as a ball, w in float64 for the guides)]."""
+        if self is CloneWeight.ANY:
+            return [(epsilon0, (-arb(epsilon0)).exp(), math.exp(-epsilon0))]
+        if self is CloneWeight.TAILED:
+            return [(epsilon0, 2 / (arb(epsilon0).exp() + 1), 2 / (math.exp(epsilon0) + 1))]
+        ends = [epsilon0 * j / 8 for j in range(8)] + [epsilon0 * (1 - 2.0**-i) for i in range(4, 8)] + [epsilon0]
+        pieces = [(hi, 2 * (-arb(epsilon0)).exp() / (1 + (-arb(lo)).exp()), 2 * math.exp(-epsilon0) / (1 + math.exp(-lo)))
+                  for lo, hi in zip(ends, ends[1:])]
+        return pieces[::-1]  # the top range first: it is usually the largest, and checks stop at the first excess
 
 
 def clone_weight(pair: object) -> CloneWeight:
-    """TAILED for randomized response (any k), whose clone share is proven larger; ANY for every
-    other pair (an ``approx_dp`` pair stands for every ε0-DP randomizer)."""
-    from verifier.pairs import RandomizedResponse
+    """TAILED for randomized response (any k), DISTANCE for the Laplace mechanism, whose clone shares
+    are proven larger; ANY for every other pair (an ``approx_dp`` pair stands for every ε0-DP
+    randomizer)."""
+    from verifier.pairs import Laplace, RandomizedResponse
 
-    return CloneWeight.TAILED if isinstance(pair, RandomizedResponse) else CloneWeight.ANY
+    if isinstance(pair, RandomizedResponse):
+        return CloneWeight.TAILED
+    return CloneWeight.DISTANCE if isinstance(pair, Laplace) else CloneWeight.ANY
 
 
 def _window(others: int, q: float) -> tuple[int, int]:
@@ -126,15 +137,15 @@ def _window(others: int, q: float) -> tuple[int, int]:
     return max(0, int(math.floor(mean - _WINDOW_SD * sd)) - 1), min(others, int(math.ceil(mean + _WINDOW_SD * sd)) + 1)
 
 
-def _clone_delta_arb(epsilon0: float, users: int, epsilon: float, weight: CloneWeight = CloneWeight.ANY) -> arb:
+def _clone_delta_arb(epsilon0: float, users: int, epsilon: float, share: arb, share_float: float) -> arb:
     """Σ_c Pr[C = c] δ_c(ε) + Pr[C outside the window], as a ball (module docstring), with
-    C ~ Bin(n − 1, w) (:class:`CloneWeight`)."""
+    C ~ Bin(n − 1, ``share``) and the changed user's pair of loss ε0 (:class:`CloneWeight`)."""
     others = users - 1
     big0, big = arb(epsilon0).exp(), arb(epsilon).exp()
     if not big < big0:  # every δ_c <= (e^ε0 − e^ε)⁺/(e^ε0 + 1): an enclosure of 0 when ε >= ε0
         return ((big0 - big) / (big0 + 1)).nonnegative_part()
-    q = weight.ball(epsilon0)
-    lo, hi = _window(others, weight.share(epsilon0))
+    q = share
+    lo, hi = _window(others, share_float)
     outside = binomial_sf_arb(hi + 1, others, q) + binomial_sf_arb(others - lo + 1, others, 1 - q)
     slope = (big0 - big) / (big0 + 1)  # a1 − E·a0 with a1 = e^ε0/(e^ε0+1), a0 = 1 − a1
     # t_c = ⌊κ(c + 1)⌋ + 1, κ ∈ [1/2, 1); exactly 1/2 at ε = 0, where κ(c + 1) is an integer for odd c
@@ -174,6 +185,7 @@ def _clone_delta_arb(epsilon0: float, users: int, epsilon: float, weight: CloneW
     return total + outside
 
 
+@functools.lru_cache(maxsize=256)
 def clone_delta_upper(epsilon0: float, users: int, epsilon: float, weight: CloneWeight = CloneWeight.ANY) -> float:
     """A rigorous UPPER bound on δ(ε) of n shuffled ε0-DP reports (either direction), from the
     clone reduction (module docstring) with clone share ``weight``; ε >= 0."""
@@ -181,20 +193,31 @@ def clone_delta_upper(epsilon0: float, users: int, epsilon: float, weight: Clone
     n = check_integer("users", users, minimum=1)
     eps = check_nonnegative("epsilon", epsilon)
     with with_precision(_PRECISION_BITS):
-        ball = _clone_delta_arb(e0, n, eps, weight)
-    return min(1.0, max(0.0, arb_bound(ball, Side.UPPER)))
+        value = max(arb_bound(_clone_delta_arb(loss, n, eps, ball, share), Side.UPPER) for loss, ball, share in weight.pieces(e0))
+    return min(1.0, max(0.0, value))
+
+
+def _fits_upper(epsilon0: float, users: int, epsilon: float, weight: CloneWeight, target: float) -> bool:
+    """Whether every piece's UPPER bound on δ(ε) is <= ``target`` (:func:`clone_delta_upper` <= target,
+    stopping at the first piece above it)."""
+    with with_precision(_PRECISION_BITS):
+        return all(arb_bound(_clone_delta_arb(loss, users, epsilon, ball, share), Side.UPPER) <= target
+                   for loss, ball, share in weight.pieces(epsilon0))
 
 
 def clone_delta_float(epsilon0: float, users: int, epsilon: float, weight: CloneWeight = CloneWeight.ANY) -> float:
     """The same sum in float64 with scipy's binomial functions (no guarantee): used only to steer
     the search of :func:`clone_epsilon_upper`, whose answer is then checked in ball arithmetic."""
+    return max(_clone_delta_float(loss, users, epsilon, share) for loss, _, share in weight.pieces(epsilon0))
+
+
+def _clone_delta_float(epsilon0: float, users: int, epsilon: float, q: float) -> float:
     from scipy.stats import binom
 
     others = users - 1
     big0, big = math.exp(epsilon0), math.exp(epsilon)
     if big >= big0:
         return 0.0
-    q = weight.share(epsilon0)
     lo, hi = _window(others, q)
     c = np.arange(lo, hi + 1)
     kappa = (big * big0 - 1) / ((big0 - 1) * (big + 1))
@@ -207,17 +230,23 @@ def clone_epsilon_float(epsilon0: float, users: int, delta: float, steps: int = 
     """ε(δ) of the clone pair by ``steps`` bisection steps on :func:`clone_delta_float` (no
     guarantee; a proposal)."""
     lo, hi = 0.0, epsilon0
-    if clone_delta_float(epsilon0, users, 0.0, weight) <= delta:
+    pieces = weight.pieces(epsilon0)
+
+    def fits(eps: float) -> bool:  # every piece at or below δ (stops at the first that is not)
+        return all(_clone_delta_float(loss, users, eps, share) <= delta for loss, _, share in pieces)
+
+    if fits(0.0):
         return 0.0
     for _ in range(steps):
         mid = 0.5 * (lo + hi)
-        if clone_delta_float(epsilon0, users, mid, weight) <= delta:
+        if fits(mid):
             hi = mid
         else:
             lo = mid
     return hi
 
 
+@functools.lru_cache(maxsize=256)
 def clone_epsilon_upper(epsilon0: float, users: int, delta: float, weight: CloneWeight = CloneWeight.ANY) -> float:
     """A rigorous UPPER bound on ε(δ) from the clone reduction: a float bisection proposes ε, which
     is accepted only once :func:`clone_delta_upper` (ball arithmetic) is <= δ there; ε0 always
@@ -229,7 +258,7 @@ def clone_epsilon_upper(epsilon0: float, users: int, delta: float, weight: Clone
     for attempt in range(40):  # widen the float proposal until the ball check accepts it
         if candidate >= e0:
             return e0
-        if clone_delta_upper(e0, n, candidate, weight) <= target:
+        if _fits_upper(e0, n, candidate, weight, target):
             return candidate
         candidate = min(e0, candidate + max(1e-9, 1e-6 * candidate) * 2.0**attempt)
     return e0
