@@ -251,7 +251,8 @@ def _one_sided_delta(epsilon: float, n: int, draws: int, sigma: float, shift: fl
 def test_issue_42_one_step_claim_is_violated_by_the_closed_forms():
     """n = 100, m = 20, σ = 1, replace-one, ε = 5.64244, δ = 1e-5 (issue 42): the batch-step closed
     forms decide it VIOLATED without the PLD; the lower end of ε(1e-5) is the mpmath root of the
-    attained mixture's δ (28.8996), above the others-at-0 construction (5.6994)."""
+    attained mixture's δ (28.8996), above the others-at-0 construction (5.6994); claims 1% below the
+    attained value and 1% above the upper end are VIOLATED and CERTIFIED by the closed forms alone."""
     from verifier.certify.verdict import certify
 
     claim = parse_claim({"mechanism": {"name": "gaussian", "sigma": 1.0}, "scheme": {"name": "with_replacement", "dataset_size": 100,
@@ -261,6 +262,10 @@ def test_issue_42_one_step_claim_is_violated_by_the_closed_forms():
     assert {b.method for b in outcome.delta.bounds} == {"batch-step"}
     lower = max(b.value for b in outcome.epsilon.bounds if b.side.name == "LOWER")
     assert _one_sided_delta(lower - 1e-6, 100, 20, 1.0, 2.0) > 1e-5 > _one_sided_delta(lower + 1e-6, 100, 20, 1.0, 2.0)
+    upper = min(b.value for b in outcome.epsilon.bounds if b.side.name == "UPPER")
+    for epsilon, verdict in ((0.99 * 28.8996, "VIOLATED"), (1.01 * upper, "CERTIFIED")):  # 1% around the attained value and the upper end
+        decided = certify(parse_claim({**claim.to_dict(), "epsilon": epsilon}))
+        assert decided.decision.verdict.name == verdict and decided.delta.ran == ("batch-step",)
 
 
 def test_fast_upper_epsilon_is_a_verified_point():

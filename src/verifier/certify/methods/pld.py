@@ -131,11 +131,14 @@ class PLDMethod(Method):
 
     def supports(self, scheme: Scheme) -> bool:
         """One of :attr:`scheme_types` with a registered PLD builder (for Composed, also what it
-        composes). Schemes whose builders other modules register (random allocation) are answered by
+        composes), except one step of truncated-Poisson or with-replacement batches, which batch-step
+        answers from the same pairs' closed forms. Schemes whose builders other modules register (random allocation) are answered by
         those modules' own methods, which declare them; as phases of a Sequence they are composed
         here (every phase needs a registered builder)."""
         if type(scheme) not in self.scheme_types:
             return False
+        if isinstance(scheme, (TruncatedPoisson, WithReplacement)) and scheme.steps == 1:
+            return False  # batch-step evaluates the same two pairs' closed forms; their grid can only be coarser
         if isinstance(scheme, SchemeSequence):
             return all(_buildable(phase) for phase in scheme.phases)
         return _buildable(scheme) and (self.supports(scheme.scheme) if isinstance(scheme, Composed) else True)
