@@ -348,3 +348,16 @@ def test_dp_accounting_truncated_number_against_the_bracket(relation):
     assert ours.lower <= peer
     if relation == "add_or_remove":
         assert ours.upper <= peer
+
+
+def test_batch_step_keeps_the_lattice_where_it_is_larger():
+    """n = 3, m = 2, σ = 1, Δ = 2, ε = 0: the instance with the other records at 0 (the lattice) has
+    the larger δ, 0.4095 against 0.3982 for the others at −1 (enumerated laws, quadrature), and
+    batch-step's LOWER end is the former (a mutant that keeps only the mixture is below it)."""
+    from verifier.certify.methods.batch_step import BatchStepMethod
+
+    zeros = _hockey_1d(_sum_law((1, 0, 0), 3, 2), _sum_law((-1, 0, 0), 3, 2), 0.0)
+    minus = _hockey_1d(_sum_law((1, -1, -1), 3, 2), _sum_law((-1, -1, -1), 3, 2), 0.0)
+    bounds = BatchStepMethod().delta_bounds(WithReplacement(Gaussian(1.0, 2.0), 3, 2, 1), 0.0, Direction.ADD)
+    lower = next(b.value for b in bounds if b.side.name == "LOWER")
+    assert minus < zeros and lower == pytest.approx(zeros, rel=1e-9) and lower <= zeros * (1 + 1e-12)
