@@ -26,10 +26,13 @@ from verifier.certify.method import Guarantee, Method
 from verifier.errors import NotApplicable
 from verifier.schemes import BandedPoisson, MatrixMechanism, MatrixPoisson, Scheme, Shuffle, ShuffledBatches, TruncatedPoisson, WithReplacement
 
-__all__ = ["ProfileTPR", "METHODS", "GRID", "SCHEMES", "tpr_from_profile"]
+__all__ = ["ProfileTPR", "METHODS", "GRID", "SCHEMES", "CHEAP_COST", "tpr_from_profile"]
 
 #: The ε at which δ(ε) is bracketed.
 GRID = (0.0, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
+#: Methods cheaper than this answer the grid first (a closed form per ε instead of a PLD per ε);
+#: the others are asked at the ε where the cheap ones leave δ unbracketed.
+CHEAP_COST = 2
 #: Scheme types with no method that bounds the trade-off curve itself.
 SCHEMES = (ShuffledBatches, MatrixMechanism, BandedPoisson, MatrixPoisson, TruncatedPoisson, WithReplacement, Shuffle)
 
@@ -77,10 +80,14 @@ class ProfileTPR(Method):
 
     def tpr_curve(self, scheme: Scheme, fprs: Sequence[float], direction: Direction, focus: float) -> list[Sequence[Bound]]:
         from verifier.certify.portfolio import collect_bounds
+        from verifier.certify.registry import methods_for
 
+        cheap = [m.name for m in methods_for(scheme) if m.cost < CHEAP_COST and m.name != self.name]
         profile = []
         for eps in GRID:
-            bracket = collect_bounds(scheme, Quantity.DELTA, eps, (direction,)).brackets[direction]
+            bracket = collect_bounds(scheme, Quantity.DELTA, eps, (direction,), only=cheap).brackets[direction] if cheap else None
+            if bracket is None or not (bracket.lower > 0.0 and bracket.upper < 1.0):  # the cheap methods say nothing: ask all
+                bracket = collect_bounds(scheme, Quantity.DELTA, eps, (direction,)).brackets[direction]
             profile.append((eps, float(bracket.lower), float(bracket.upper)))
         if all(high >= 1.0 and low <= 0.0 for _, low, high in profile):
             raise NotApplicable("no method bounds delta(eps) for this scheme")
