@@ -208,3 +208,12 @@ def test_random_allocation_event():
     claim = from_dp_event(event, epsilon=1.0, delta=1e-5)
     assert claim.scheme == {"name": "allocation", "steps": 10, "k": 2, "epochs": 3}
     assert math.isclose(claim.mechanism["sigma"], 2.0)
+
+
+def test_random_allocation_event_decides_the_peer_published_value():
+    """dp_accounting PR #414's test value for RandomAllocationDpEvent(Gaussian σ = 2, 10 of 100 steps) at
+    δ = 1e-6 is ε = 2.4265: read from JSON, verifier certifies it and refutes 1% below it (both sides:
+    its bracket there is [2.42228, 2.42555] in the remove direction)."""
+    event = ev("RandomAllocationDpEvent", event=ev("GaussianDpEvent", noise_multiplier=2.0), num_selected=10, num_steps=100)
+    assert certify(from_dp_event(event, epsilon=2.4265, delta=1e-6)).verdict is Verdict.CERTIFIED
+    assert certify(from_dp_event(event, epsilon=0.99 * 2.4265, delta=1e-6)).verdict is Verdict.VIOLATED
