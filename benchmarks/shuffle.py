@@ -82,6 +82,22 @@ def peers(e0: float, n: int, directory: Path) -> dict:
     return {"fmt_lo": f_lo, "fmt_hi": f_hi, "wang_lo": w_lo, "wang_hi": w_hi, "t_fmt": t_fmt, "t_wang": t_wang}
 
 
+def laplace_rows() -> list[str]:
+    """The Laplace randomizer (inputs in an interval of length Δ, scale b, ε0 = Δ/b): ε(δ) UPPER from
+    the clone reduction with FMT's share e^−ε0 (issue 27) and with the share of the changed inputs'
+    distance over ranges (shuffle-clones now), CPU seconds of the latter."""
+    rows = ["| ε0 | n | clones, FMT's share e^−ε0 | clones, distance share (now) | lower by | CPU s |", "|---|---|---|---|---|---|"]
+    for e0 in (1.0, 2.0, 4.0):
+        for n in (10**3, 10**4, 10**5, 10**6):
+            fmt_share = clone_epsilon_upper(e0, n, DELTA)
+            start = time.process_time()
+            distance = clone_epsilon_upper(e0, n, DELTA, CloneWeight.DISTANCE)
+            seconds = time.process_time() - start
+            rows.append(f"| {e0:g} | {n:.0e} | {fmt_share:.4g} | {distance:.4g} | {100 * (1 - distance / fmt_share):.1f}% | {seconds:.1f} |")
+            print(rows[-1], flush=True)
+    return rows
+
+
 def _f(x: float) -> str:
     return "—" if math.isnan(x) else f"{x:.4g}"
 
@@ -110,6 +126,7 @@ def main() -> None:
                 row += f" [{q['fmt_lo']:.4g}, {q['fmt_hi']:.4g}] | [{q['wang_lo']:.4g}, {q['wang_hi']:.4g}] | {o['t_lower'] + o['t_upper']:.1f} / {q['t_fmt']:.1f} / {q['t_wang']:.1f} |"
             lines.append(row)
             print(row, flush=True)
+    lines += ["", "Laplace randomizer, δ = 1e-6:", "", *laplace_rows()]
     text = "\n".join(lines) + f"\n\nδ = {DELTA:g}; load average at start {load[0]:.1f} (2 cores shared).\n"
     args.out.write_text(text)
 
