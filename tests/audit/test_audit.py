@@ -321,3 +321,16 @@ def test_jax_privacy_monte_carlo_rows_hold_their_rate():
     assert all(r.status == "sound" for r in rows), [r.note for r in rows]
     ucb = [r for r in rows if "UCB" in r.accountant]
     assert all(r.peer_epsilon >= r.bracket.lower for r in ucb)  # 0 of 10 below at these parameters (measured)
+
+
+def test_canary_auditor_gdp_estimate_lands_above_randomized_response_epsilon():
+    """Issue 40: randomized response with ε0 = 1 is 1-DP, so every (ε, δ) lower bound must be <= 1 (closed
+    form, not verifier's number). jax_privacy's epsilon_clopper_pearson stays below it; epsilon_from_gdp
+    (an estimate by its docstring, read as a lower bound in audits) lands near 5.4 in every run."""
+    pytest.importorskip("jax_privacy.auditing")
+    from verifier.audit.jax_privacy import auditor_rows
+
+    rows = {(r.accountant.rsplit(".", 1)[1], r.case.split("(")[0]): r for r in auditor_rows(quick=True)}
+    gdp, cp = rows["epsilon_from_gdp", "rr"], rows["epsilon_clopper_pearson", "rr"]
+    assert gdp.status == "UNSOUND" and gdp.peer_epsilon > 1.0 and cp.status == "sound" and cp.peer_epsilon <= 1.0
+    assert rows["epsilon_from_gdp", "gaussian"].status == "sound"

@@ -16,16 +16,22 @@ confidence bounds at level 1 − :data:`MC_LEVEL` fall below the rigorous lower 
 bound may, at its stated rate: the row is UNSOUND only when the count exceeds the binomial 99.9%
 quantile of that rate), and how often Algorithm 5's check accepts a δ below the rigorous lower end
 (against the tail bound it states for that δ).
+
+Its ``CanaryScoreAuditor`` (``jax_privacy.auditing``) turns attack scores of held-in and held-out
+canaries into lower bounds on ε; on scores drawn from randomized response and a Gaussian step each
+lower bound is held against verifier's rigorous UPPER bound on ε(δ) of that mechanism
+(:func:`auditor_rows`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from verifier.audit import AuditRow, require
 from verifier.audit.dp_accounting import NOT_ACCEPTED, judge_event
 
-__all__ = ["rows", "monte_carlo_rows", "kl_upper_confidence", "MC_CELLS", "MC_SAMPLES", "MC_REPEATS", "MC_LEVEL"]
+__all__ = ["rows", "monte_carlo_rows", "kl_upper_confidence", "MC_CELLS", "MC_SAMPLES", "MC_REPEATS", "MC_LEVEL", "auditor_rows", "AUDITOR_CELLS", "AUDITOR_REPEATS", "AUDITOR_SIGNIFICANCE"]
 
 
 def rows(examples: int = 0, quick: bool = False) -> tuple[list[AuditRow], list[str], list[tuple[str, str]]]:
@@ -55,7 +61,62 @@ def rows(examples: int = 0, quick: bool = False) -> tuple[list[AuditRow], list[s
         notes.append("this jax_privacy has no experimental.monte_carlo: its Monte Carlo accountant was not audited")
     else:
         out += monte_carlo_rows(quick)
+    try:
+        from jax_privacy.auditing import CanaryScoreAuditor  # noqa: F401
+    except ImportError:
+        notes.append("this jax_privacy has no auditing.CanaryScoreAuditor: its lower bounds were not audited")
+    else:
+        out += auditor_rows(quick)
     return out, notes, unjudged
+
+
+#: (claim mechanism, canaries of each kind, δ) of the auditor cells: randomized response (scores the
+#: released bit, ties broken by independent uniform noise) and the Gaussian mechanism (the score is the output).
+AUDITOR_CELLS = (({"name": "rr", "epsilon0": 1.0}, 10_000, 1e-5), ({"name": "gaussian", "sigma": 1.0}, 10_000, 1e-5))
+#: Runs per cell and the auditor's significance (its stated failure probability).
+AUDITOR_REPEATS = 10
+AUDITOR_SIGNIFICANCE = 0.05
+
+
+def _canaries(mechanism: dict, count: int, rng) -> tuple:
+    """Scores of ``count`` held-in and ``count`` held-out canaries, drawn from the mechanism's pair."""
+    if mechanism["name"] == "rr":
+        keep = math.exp(mechanism["epsilon0"]) / (1 + math.exp(mechanism["epsilon0"]))
+        return (rng.random(count) < keep) + 1e-6 * rng.random(count), (rng.random(count) >= keep) + 1e-6 * rng.random(count)
+    return rng.normal(1.0 / mechanism["sigma"], 1.0, count), rng.normal(0.0, 1.0, count)
+
+
+def auditor_rows(quick: bool) -> list[AuditRow]:
+    """jax_privacy's CanaryScoreAuditor (``epsilon_clopper_pearson``, a lower bound on ε at its
+    significance, and ``epsilon_from_gdp``, "an estimate" by its docstring, used as a lower bound in
+    audits) on canary scores drawn from a mechanism verifier brackets: per method, how many of
+    :data:`AUDITOR_REPEATS` runs land above verifier's rigorous UPPER bound on ε(δ) (UNSOUND above the
+    binomial 99.9% quantile of the significance; the largest value shown)."""
+    import numpy as np
+    from scipy import stats
+
+    from jax_privacy.auditing import CanaryScoreAuditor
+
+    from verifier.audit import judge
+
+    repeats = AUDITOR_REPEATS // 2 if quick else AUDITOR_REPEATS
+    allowed = int(stats.binom.ppf(0.999, repeats, AUDITOR_SIGNIFICANCE))
+    out = []
+    for mechanism, count, delta in AUDITOR_CELLS:
+        claim = {"mechanism": mechanism, "scheme": {"name": "single"}, "neighboring": "remove", "delta": delta}
+        values: dict[str, list[float]] = {"epsilon_clopper_pearson": [], "epsilon_from_gdp": []}
+        rng = np.random.default_rng(40)
+        for _ in range(repeats):
+            auditor = CanaryScoreAuditor(*_canaries(mechanism, count, rng))
+            values["epsilon_clopper_pearson"].append(float(auditor.epsilon_clopper_pearson(AUDITOR_SIGNIFICANCE, delta)))
+            values["epsilon_from_gdp"].append(float(auditor.epsilon_from_gdp(AUDITOR_SIGNIFICANCE, delta)))
+        for name, found in values.items():
+            row = judge(f"jax_privacy CanaryScoreAuditor.{name}", claim, max(found), side="lower", group="CanaryScoreAuditor")
+            above = sum(v > row.bracket.upper for v in found)
+            note = (f"{above} of {repeats} runs ({count} canaries each, significance {AUDITOR_SIGNIFICANCE:g}) above verifier's upper end; "
+                    f"the stated rate allows {allowed} at 99.9%; largest shown")
+            out.append(replace(row, status="UNSOUND" if above > allowed else "sound", note=note, check="confidence_rate"))
+    return out
 
 
 #: (σ, steps t of one cycle, ε) of the Monte Carlo cells: balls-in-bins over t steps, C = I.
