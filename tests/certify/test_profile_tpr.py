@@ -70,7 +70,7 @@ def test_matrix_identity_tradeoff_is_the_composed_gaussian(fpr):
     claim = {"mechanism": {"name": "gaussian", "sigma": 2.0}, "scheme": {"name": "matrix", "batches": 1, "epochs": 3, "matrix": "identity"}}
     got = _tpr_bracket(claim, fpr, Direction.REMOVE)
     truth = gauss_tpr(math.sqrt(3) / 2.0, fpr)
-    assert got.lower <= truth <= got.upper and got.upper < 1.0
+    assert got.lower <= truth <= got.upper and got.upper - truth < 0.01  # the matrix methods' delta is tight here
 
 
 @pytest.mark.parametrize("fpr", [0.01, 0.1])

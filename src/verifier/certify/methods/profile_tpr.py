@@ -26,13 +26,16 @@ from verifier.certify.method import Guarantee, Method
 from verifier.errors import NotApplicable
 from verifier.schemes import BandedPoisson, MatrixMechanism, MatrixPoisson, Scheme, Shuffle, ShuffledBatches, TruncatedPoisson, WithReplacement
 
-__all__ = ["ProfileTPR", "METHODS", "GRID", "SCHEMES", "CHEAP_COST", "tpr_from_profile"]
+__all__ = ["ProfileTPR", "METHODS", "GRID", "SCHEMES", "CHEAP_COST", "NARROW", "POINT_SECONDS", "tpr_from_profile"]
 
 #: The ε at which δ(ε) is bracketed.
 GRID = (0.0, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 #: Methods cheaper than this answer the grid first (a closed form per ε instead of a PLD per ε);
-#: the others are asked at the ε where the cheap ones leave δ unbracketed.
+#: all are asked, for at most POINT_SECONDS, at the ε where the cheap bracket is wider than NARROW
+#: (relative); the two brackets are intersected (both rigorous).
 CHEAP_COST = 2
+NARROW = 0.05
+POINT_SECONDS = 10.0
 #: Scheme types with no method that bounds the trade-off curve itself.
 SCHEMES = (ShuffledBatches, MatrixMechanism, BandedPoisson, MatrixPoisson, TruncatedPoisson, WithReplacement, Shuffle)
 
@@ -85,10 +88,14 @@ class ProfileTPR(Method):
         cheap = [m.name for m in methods_for(scheme) if m.cost < CHEAP_COST and m.name != self.name]
         profile = []
         for eps in GRID:
-            bracket = collect_bounds(scheme, Quantity.DELTA, eps, (direction,), only=cheap).brackets[direction] if cheap else None
-            if bracket is None or not (bracket.lower > 0.0 and bracket.upper < 1.0):  # the cheap methods say nothing: ask all
-                bracket = collect_bounds(scheme, Quantity.DELTA, eps, (direction,)).brackets[direction]
-            profile.append((eps, float(bracket.lower), float(bracket.upper)))
+            low, high = 0.0, 1.0
+            if cheap:
+                bracket = collect_bounds(scheme, Quantity.DELTA, eps, (direction,), only=cheap).brackets[direction]
+                low, high = max(low, float(bracket.lower)), min(high, float(bracket.upper))
+            if high - low > NARROW * max(high, 1e-300):  # the cheap methods leave it wide: ask all, briefly
+                bracket = collect_bounds(scheme, Quantity.DELTA, eps, (direction,), time_budget=POINT_SECONDS).brackets[direction]
+                low, high = max(low, float(bracket.lower)), min(high, float(bracket.upper))
+            profile.append((eps, low, high))
         if all(high >= 1.0 and low <= 0.0 for _, low, high in profile):
             raise NotApplicable("no method bounds delta(eps) for this scheme")
         out = []
