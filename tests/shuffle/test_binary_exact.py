@@ -228,3 +228,15 @@ def test_tradeoff_bracket_holds_the_worst_pair_by_brute_force(n, e0):
         bracket = scan.tpr(float(alpha))
         assert bracket.lower <= float(worst) * (1 + 1e-15) and float(worst) * (1 - 1e-15) <= bracket.upper
         assert bracket.upper - bracket.lower <= 1e-12
+
+
+def test_tiny_delta_and_large_eps0_stay_exact():
+    """Rounding allowances are relative to each term, not to the total mass: at δ = 1e-15 the bracket still
+    meets the scipy scan and is <= 1e-6 wide; at ε0 = 50 (likelihood ratios near e^50) the upper end is
+    at most ε0 and the bracket tight."""
+    found = BinaryShuffle(1.0, 200).epsilon(1e-15)
+    reference = _scipy_worst_epsilon(200, 1.0, 1e-15)
+    assert found.lower <= reference * (1 + 1e-8) and reference * (1 - 1e-8) <= found.upper
+    assert found.upper - found.lower <= EXACT_RTOL * found.upper
+    found = BinaryShuffle(50.0, 300).epsilon(1e-6)
+    assert 49.9 < found.lower and found.upper <= 50.0 and found.upper - found.lower <= EXACT_RTOL * found.upper

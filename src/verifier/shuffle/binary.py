@@ -129,7 +129,7 @@ class BinaryShuffle(WorstCase):
             big0 = arb(self.epsilon0).exp()
             p = big0 / (big0 + 1)
             pairs = [c for m in range((self.users - 1) // 2 + 1) for c in _candidates(self.users, m, p)]
-        super().__init__(pairs, "shuffled binary randomized response")
+        super().__init__(pairs, "shuffled binary randomized response", self.epsilon0)
 
 
 @functools.lru_cache(maxsize=2)

@@ -141,7 +141,7 @@ class KaryShuffle(WorstCase):
             name = f"others' inputs {counts}"
             candidates.append(Candidate.sorted(first[keep], second[keep], widen, 0.0, f"{name}, 0->1"))
             candidates.append(Candidate.sorted(second[keep], first[keep], widen, 0.0, f"{name}, 1->0"))
-        super().__init__(candidates, f"shuffled {self.k}-ary randomized response")
+        super().__init__(candidates, f"shuffled {self.k}-ary randomized response", self.epsilon0)
 
 
 @functools.lru_cache(maxsize=4)

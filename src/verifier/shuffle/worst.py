@@ -14,7 +14,8 @@ except for at most ``outside`` of each law's mass on outcomes not listed.
 - ε(δ): a float64 guide E* = max over candidates and prefixes t of (A_t − δ)/B_t (A, B the masses of
   the first t outcomes; δ(E) >= A_t − E·B_t for every event, with equality for the likelihood-ratio
   prefix), then E_hi = E*(1 + η) checked against every candidate's UPPER δ and E_lo = E*(1 − η)
-  against the worst candidate's LOWER δ (η = 1e-10, times 100 until both checks pass); ε(δ) lies in
+  against the worst candidate's LOWER δ (η = 1e-10, times 100 until both checks pass, at most 5
+  times; the upper end is otherwise the mechanism's largest loss, the lower 0); ε(δ) lies in
   [ln E_lo, ln E_hi] rounded outward.
 - TPR(α): LOWER from the Neyman–Pearson test of each candidate (reject its first outcomes, randomise
   at the next) sized with UPPER bounds on Q, so its size is <= α, and powered with LOWER bounds on P;
@@ -66,16 +67,19 @@ class Candidate:
 
 def hockey(c: Candidate, big: float, side: Side) -> float:
     """A bound on Σ (P − E·Q)_+ on ``side``: ``big`` bounds E from below (UPPER) or above (LOWER).
-    Rounding: each float term is off by at most u·|term| + 2u·E·Q (a product and a difference), in
-    total at most 2u·(1 + 2E)·(1 + widen) since both laws hold at most mass 1; the float sum of K
-    nonnegative terms by at most (K + 1)·u of it; Q's mass outside costs E·outside, P's outside."""
+    Rounding: the float term a − b, a = P·(1 ± widen), b = E·Q·(1 ∓ widen), is within 4u·(a + b) of the
+    exact one (one rounding in a, two in b, one in the difference), so each term is moved by that
+    allowance toward the side bounded before its positive part is taken; the float sum of K
+    nonnegative terms is within (K + 1)·u of the exact one; Q's mass outside the listed outcomes costs
+    E·outside, P's outside."""
     sign = 1.0 if side is Side.UPPER else -1.0
-    terms = np.maximum(c.first * (1 + sign * c.widen) - big * (c.second * (1 - sign * c.widen)), 0.0)
+    a = c.first * (1 + sign * c.widen)
+    b = big * c.second * (1 - sign * c.widen)
+    terms = np.maximum(a - b + sign * 4 * UNIT_ROUNDOFF * (a + b), 0.0)
     total = float(np.sum(terms))
-    slack = 2 * UNIT_ROUNDOFF * (1 + 2 * big) * (1 + c.widen)
     if side is Side.UPPER:
-        return float(up(total * (1 + (len(terms) + 2) * UNIT_ROUNDOFF) + slack + c.outside))
-    return float(down(total * (1 - (len(terms) + 2) * UNIT_ROUNDOFF) - slack - up(big * c.outside)))
+        return float(up(total * (1 + (len(terms) + 2) * UNIT_ROUNDOFF) + c.outside))
+    return float(down(total * (1 - (len(terms) + 2) * UNIT_ROUNDOFF) - up(big * c.outside)))
 
 
 def _e_star(c: Candidate, delta: float) -> float:
@@ -92,13 +96,16 @@ def _exp_bounds(epsilon: float) -> tuple[float, float]:
 
 
 class WorstCase:
-    """The worst case over ``candidates`` (module docstring); ``what`` names the mechanism in errors."""
+    """The worst case over ``candidates`` (module docstring); ``what`` names the mechanism in errors,
+    ``ceiling`` is a proven upper bound on ε(δ) for every δ (the largest privacy loss), the upper end
+    returned where the float64 check cannot place one below it (e.g. δ below the rounding allowance)."""
 
-    def __init__(self, candidates: Sequence[Candidate], what: str) -> None:
+    def __init__(self, candidates: Sequence[Candidate], what: str, ceiling: float) -> None:
         if not candidates:
             raise NumericalFailure(f"{what}: no candidate pairs")
         self.candidates = list(candidates)
         self.what = what
+        self.ceiling = ceiling
 
     def _upper(self, big_lo: float) -> float:
         return max(hockey(c, big_lo, Side.UPPER) for c in self.candidates)
@@ -119,14 +126,13 @@ class WorstCase:
         """ε(δ) = inf{ε >= 0 : δ(ε) <= δ}, the worst case over the candidates, as a rigorous bracket."""
         target = check_open_unit("delta", delta)
         e_star, best = max((_e_star(c, target), i) for i, c in enumerate(self.candidates))
-        eta = _ETA
+        eta, big_hi = _ETA, math.inf
         for _ in range(6):
-            big_hi = max(1.0, e_star * (1 + eta))
-            if self._upper(big_hi) <= target:
+            trial = max(1.0, e_star * (1 + eta))
+            if self._upper(trial) <= target:
+                big_hi = trial
                 break
             eta *= 100
-        else:
-            raise NumericalFailure(f"{self.what}: no upper end of eps({target:g}) verified near {math.log(max(e_star, 1)):.6g}")
         eta, big_lo = _ETA, 1.0
         for _ in range(6):
             candidate = e_star * (1 - eta)
@@ -137,9 +143,9 @@ class WorstCase:
                 break
             eta *= 100
         with with_precision(128):
-            eps_hi = 0.0 if big_hi == 1.0 else arb_bound(arb(big_hi).log(), Side.UPPER)
+            eps_hi = self.ceiling if big_hi == math.inf else 0.0 if big_hi == 1.0 else arb_bound(arb(big_hi).log(), Side.UPPER)
             eps_lo = 0.0 if big_lo == 1.0 else max(0.0, arb_bound(arb(big_lo).log(), Side.LOWER))
-        return Bracket(eps_lo, eps_hi)
+        return Bracket(min(eps_lo, self.ceiling), min(eps_hi, self.ceiling))
 
     def tpr(self, fpr: float) -> Bracket:
         """The largest true-positive rate at false-positive rate α over the candidates (the attacker's
