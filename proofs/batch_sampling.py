@@ -62,6 +62,13 @@ verifier keeps both as LOWER bounds. Revealing K loses the amplification
 of the other draws' overlap (given K = 1 the step is the whole Gaussian): a rigorous but loose upper
 bound.
 
+Hiding K = 0 from K >= 1 (one step; the argument is in verifier.pairs.batch_sampling's docstring:
+Balle, Barthe & Gaboardi 2018, Thm 2, then joint convexity over the draws that hit the record and
+the values of those that miss it): for kappa >= 1 the profile is at most
+eta·H_k(L‖L0) = sum_{k>=1} P(K = k) H_k(N(2kC)‖N(0)) at k = 1 + (kappa − 1)/eta, eta = P(K >= 1),
+and its dual below. Step ``bracket`` checks, with mpmath, that every enumerated instance lies at or
+below it and that it lies between the attained pair and the revealed-K bound.
+
 4. Bracket (mpmath, 30 digits, step ``bracket``): for n <= 4, the target +C against -C, 0 or
    removed, and the other records in {-C, 0, C} (n = 3) or {-C, C} (n = 4) in one dimension, the exact output laws of the real mechanism (finite Gaussian mixtures) are
    built by enumeration and their hockey stick computed from the definition (all sign changes of
@@ -318,15 +325,27 @@ def _check_bracket(full: bool) -> None:
                 instance = mixture_hockey(others_at(Fraction(-1), Fraction(1)), others_at(Fraction(-1), Fraction(-1)), sigma, kappa)
                 above = mpmath.mpf(kappa) > 1  # where the others-at-0 instance is compared (it can be the larger at kappa <= 1)
                 zeros = mixture_hockey(others_at(Fraction(0), Fraction(1)), others_at(Fraction(0), Fraction(-1)), sigma, kappa) if above else 0
-                if abs(instance - attained) > _ATOL or zeros > attained + _ATOL or attained > upper + _ATOL:
-                    raise DerivationFailed(f"with-replacement attained pair {attained} against its instance {instance}, others at 0 {zeros}, upper {upper}")
+                hidden = _hidden_empty(weights, sigma, mpmath.mpf(kappa))
+                if abs(instance - attained) > _ATOL or zeros > attained + _ATOL or attained > hidden + _ATOL or hidden > upper + _ATOL:
+                    raise DerivationFailed(f"with-replacement attained pair {attained} against its instance {instance}, others at 0 {zeros}, "
+                                           f"hidden-K=0 bound {hidden}, upper {upper}")
                 for x, x2, *others in itertools.product((Fraction(1),), (Fraction(-1), Fraction(0)), *[grid[::2]] * (n - 1)):
                     values = (x, x2, *others)
                     p_out = _multiset_output((x, *others), n, draws)
                     q_out = _multiset_output((x2, *others), n, draws)
-                    if mixture_hockey(p_out, q_out, sigma, kappa) > upper + _ATOL:
-                        raise DerivationFailed(f"with-replacement instance {values} above the upper bound at kappa={kappa}")
+                    if mixture_hockey(p_out, q_out, sigma, kappa) > hidden + _ATOL:
+                        raise DerivationFailed(f"with-replacement instance {values} above the hidden-K=0 bound at kappa={kappa}")
     record_check("points")
+
+
+def _hidden_empty(weights: list[tuple], sigma, kappa) -> mpmath.mpf:
+    """The hiding-K = 0 bound at kappa: eta·H_k(L‖L0) = sum_{k>=1} P(K = k) H_k(N(2k)‖N(0)) at
+    k = 1 + (kappa − 1)/eta for kappa >= 1, its dual 1 − kappa + kappa·bound(1/kappa) below."""
+    if kappa < 1:
+        return 1 - kappa + kappa * _hidden_empty(weights, sigma, 1 / kappa)
+    eta = 1 - sum(w for w, k in weights if k == 0)
+    inner = 1 + (kappa - 1) / eta
+    return sum(w * mixture_hockey([(1, 2 * k)], [(1, 0)], sigma, inner) for w, k in weights if k > 0)
 
 
 def _others_only(n: int, q: Fraction, batch: int) -> dict[frozenset, Fraction]:

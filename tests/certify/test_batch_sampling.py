@@ -361,3 +361,27 @@ def test_batch_step_keeps_the_lattice_where_it_is_larger():
     bounds = BatchStepMethod().delta_bounds(WithReplacement(Gaussian(1.0, 2.0), 3, 2, 1), 0.0, Direction.ADD)
     lower = next(b.value for b in bounds if b.side.name == "LOWER")
     assert minus < zeros and lower == pytest.approx(zeros, rel=1e-9) and lower <= zeros * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.5, 1.5])
+def test_hidden_empty_bound_lies_above_every_instance_and_below_revealing_k(epsilon):
+    """One with-replacement step, n = 3, m = 3, σ = 1, Δ = 2: the bound that hides K = 0 from K >= 1
+    lies at or above every instance of the real mechanism with records in {−1, 0, 1} (enumerated laws,
+    normal CDFs) and at or below the revealed-K bound (below it at ε > 0: 0.4996 against 0.5125 at ε = 0.5); a mutant at half the rate η falls below the worst
+    instance at ε = 0.5 and 1.5."""
+    from verifier.pairs.batch_sampling import with_replacement_hidden_empty
+
+    n, draws = 3, 3
+    hidden = with_replacement_hidden_empty(1.0, 2.0, n, draws)
+    revealed, _ = with_replacement_step(1.0, 2.0, n, draws)
+    bound = hidden.delta(epsilon, Direction.REMOVE).upper
+    assert bound <= revealed.delta(epsilon, Direction.REMOVE).upper + 1e-12  # equal at ε = 0 (both are the revealed TV there)
+    worst = max(_hockey_float(_sum_law((x, *others), n, draws), _sum_law((x2, *others), n, draws), epsilon)
+                for x, x2 in ((1, -1), (1, 0), (-1, 1)) for others in itertools.product((-1, 0, 1), repeat=n - 1))
+    assert worst <= bound + 1e-9
+    if epsilon > 0:
+        from verifier.pairs.substitution import SubstitutionSubsampled
+
+        assert bound < revealed.delta(epsilon, Direction.REMOVE).lower
+
+        assert SubstitutionSubsampled(hidden.pair, hidden.rate / 2).delta(epsilon, Direction.REMOVE).upper < worst

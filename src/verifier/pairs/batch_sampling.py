@@ -55,6 +55,22 @@ the pair with every other record 0, the antipodal lattice (Σ P(k)N(kΔ/2), Σ P
 with K too, here it does not (ε(1e-5) of one step at n = 100, m = 20, σ = 1, Δ = 2: 28.90
 against 5.70); at ε = 0 and below the lattice can be the larger (proofs/batch_sampling.py), so both are
 kept.
+
+One step with replacement is also bounded with K = 0 hidden from K >= 1 (a sharper UPPER bound than
+revealing K; :func:`with_replacement_hidden_empty`). With η = P(K >= 1), M₀ the output law given
+K = 0 (the same on both datasets) and M₁, M₁' the laws given K >= 1, M = (1 − η)M₀ + ηM₁ and
+M' = (1 − η)M₀ + ηM₁'. For κ' >= 1, κ = 1 + (κ' − 1)/η and β = κ'/κ <= 1,
+H_κ'(M‖M') = η·H_κ(M₁‖(1 − β)M₀ + βM₁') (advanced joint convexity: Balle, Barthe & Gaboardi 2018,
+Thm 2) <= η[(1 − β)H_κ(M₁‖M₀) + βH_κ(M₁‖M₁')] (joint convexity). Couple the draws: V_1..V_m the
+values the draws take when they miss the record (i.i.d. over the other records, the same law on
+both datasets), S the draws that hit it (|S| = K); M₀ is N(ΣV_j), M₁ is N(ΣV_j + Σ_S(x − V_j)) and
+M₁' the same with x': given (K = k, S, V) the shifts between any two of them have norm at most
+2kC = kΔ, so by joint convexity over (k, S, V) both terms are at most H_κ(L‖L₀), L the labelled
+mixture Σ_{k>=1} P(K = k | K >= 1)[k] ⊗ Gaussian(σ, kΔ). Hence H_κ'(M‖M') <= η·H_κ(L‖L₀), the
+REMOVE profile of PoissonSubsampled(L, η) at κ', in either orientation (x and x' play the same
+role); below κ' = 1 the relation's symmetry gives the dual, so the step is dominated by
+SubstitutionSubsampled(L, η) (its module docstring). η is rounded up (δ grows with the rate). Only
+the K = 0 label is hidden: n = 100, m = 20, σ = 1, Δ = 2: ε(1e-5) <= 35.92 against 37.63.
 """
 
 from __future__ import annotations
@@ -71,10 +87,11 @@ from verifier.pairs.antipodal_lattice import AntipodalLattice
 from verifier.pairs.labelled import LabelledMixture
 from verifier.pairs.mixture import GaussianMixture
 from verifier.pairs.subsampled import PoissonSubsampled
+from verifier.pairs.substitution import SubstitutionSubsampled
 
 __all__ = [
     "binomial_pmf", "truncated_replace_one_laws", "truncated_kept_rate", "truncated_labels", "truncated_poisson_step",
-    "with_replacement_step", "NEGLIGIBLE",
+    "with_replacement_step", "with_replacement_hidden_empty", "NEGLIGIBLE",
 ]
 
 #: Precision (bits) of the sampling laws.
@@ -211,3 +228,23 @@ def _attained_multiplicity(sigma: float, shift: float, listed: list[arb]) -> Gau
     tails = [min(tails[: j + 1]) for j in range(len(tails))]  # non-increasing after rounding
     keep = [j for j in range(len(tails)) if tails[j] > 0.0]
     return GaussianMixture(sigma, tuple(means[j] for j in keep), tuple(tails[j] for j in keep))
+
+
+def with_replacement_hidden_empty(sigma: float, shift: float, n: int, draws: int) -> SubstitutionSubsampled:
+    """The DOMINATING pair of one with-replacement step that hides K = 0 from K >= 1 (module
+    docstring): SubstitutionSubsampled(L, η) with L the labelled Gaussians of shift kΔ over k >= 1
+    (the tail past NEGLIGIBLE lumped into one release, as in :func:`with_replacement_step`) and
+    η = P(K >= 1) rounded up."""
+    with with_precision(_BITS):
+        pmf = binomial_pmf(draws, arb(1) / n)
+        eta = 1 - pmf[0]
+        laws, total = [], arb(0)
+        for k in range(1, len(pmf)):
+            laws.append((pmf[k] / eta, Gaussian(sigma, arb_bound(arb(k) * arb(shift), Side.UPPER))))
+            total += pmf[k]
+            if k >= draws / n and 1 - pmf[0] - total < NEGLIGIBLE * eta:
+                break
+        rest = (eta - total) / eta
+        if len(laws) < len(pmf) - 1:
+            laws.append((rest, _RELEASE))
+        return SubstitutionSubsampled(_mixture([(w, pair) for w, pair in laws if w != 0]), _up(eta))

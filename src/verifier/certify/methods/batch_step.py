@@ -1,9 +1,11 @@
 """One step of a batch-sampled Gaussian sum (truncated Poisson sampling, sampling with replacement)
-from the closed forms of its two step pairs: UPPER the DOMINATING labelled mixture (a weighted sum
-of closed forms), LOWER the ATTAINED pair of neighbours (one Gaussian mixture or subsampled pair),
-both in ball arithmetic (:func:`verifier.pairs.batch_sampling.truncated_poisson_step` and
-:func:`~verifier.pairs.batch_sampling.with_replacement_step`; proofs/batch_sampling.py). It costs
-milliseconds where the PLD engine's grid over the step's loss range can take the whole time
+from the closed forms of its step pairs, in ball arithmetic: UPPER the smallest DOMINATING pair (the
+labelled mixture that reveals the sampler's label, a weighted sum of closed forms; with replacement
+also the pair that hides K = 0 from K >= 1), LOWER the largest ATTAINED pair of neighbours
+(:func:`verifier.pairs.batch_sampling.truncated_poisson_step`,
+:func:`~verifier.pairs.batch_sampling.with_replacement_step` and
+:func:`~verifier.pairs.batch_sampling.with_replacement_hidden_empty`; proofs/batch_sampling.py). It
+costs about a second where the PLD engine's grid over the step's loss range can take the whole time
 budget (with replacement, the loss of the K-th multiple of the shift reaches K²Δ²/2σ²), so a
 one-step claim is never left with δ in [0, ∞]."""
 
@@ -14,7 +16,7 @@ from typing import Sequence
 
 from verifier._types import Bound, Direction, Quantity, Side
 from verifier.certify.method import Guarantee, Method
-from verifier.pairs.batch_sampling import truncated_poisson_step, with_replacement_step
+from verifier.pairs.batch_sampling import truncated_poisson_step, with_replacement_hidden_empty, with_replacement_step
 from verifier.schemes import Scheme, TruncatedPoisson, WithReplacement
 
 __all__ = ["BatchStepMethod", "METHODS", "EPSILON_RTOL"]
@@ -68,12 +70,14 @@ def _upper_epsilon(pair, delta: float, direction: Direction, start: float) -> fl
 
 
 def _step_pairs(scheme: TruncatedPoisson | WithReplacement):
-    """(DOMINATING pair, ATTAINED pairs) of the scheme's step."""
+    """(DOMINATING pairs, ATTAINED pairs) of the scheme's step."""
     pair = scheme.pair
     if isinstance(scheme, WithReplacement):
-        return with_replacement_step(pair.sigma, pair.sensitivity, scheme.dataset_size, scheme.sample_size)
+        args = (pair.sigma, pair.sensitivity, scheme.dataset_size, scheme.sample_size)
+        upper, attained = with_replacement_step(*args)
+        return (upper, with_replacement_hidden_empty(*args)), attained
     upper, attained = truncated_poisson_step(pair.sigma, pair.sensitivity, scheme.dataset_size, scheme.rate, scheme.max_batch, scheme.replace_one)
-    return upper, (attained,)
+    return (upper,), (attained,)
 
 
 def _below(pair, direction: Direction, delta: float, lower: float) -> bool:
@@ -114,19 +118,19 @@ class BatchStepMethod(Method):
         return tuple(Direction) if isinstance(scheme, WithReplacement) else (direction,)
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        upper, attained = _step_pairs(scheme)
+        uppers, attained = _step_pairs(scheme)
         lower = max(pair.delta(epsilon, d).lower for pair in attained for d in self._orientations(scheme, direction))
-        return self._bounds(lower, upper.delta(epsilon, direction).upper, Quantity.DELTA, epsilon, direction)
+        return self._bounds(lower, min(pair.delta(epsilon, direction).upper for pair in uppers), Quantity.DELTA, epsilon, direction)
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        upper, attained = _step_pairs(scheme)
+        uppers, attained = _step_pairs(scheme)
         lower = -math.inf
         for pair in attained:
             for d in self._orientations(scheme, direction):
                 if not _below(pair, d, delta, lower):
                     lower = max(lower, pair.epsilon(delta, d).lower)
         start = lower if math.isfinite(lower) else 0.0
-        return self._bounds(lower, _upper_epsilon(upper, delta, direction, start), Quantity.EPSILON, delta, direction)
+        return self._bounds(lower, min(_upper_epsilon(pair, delta, direction, start) for pair in uppers), Quantity.EPSILON, delta, direction)
 
 
 METHODS = [BatchStepMethod()]
