@@ -11,6 +11,7 @@ one-step claim is never left with δ in [0, ∞]."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence
 
@@ -110,27 +111,45 @@ class BatchStepMethod(Method):
             Bound(upper, Side.UPPER, direction, quantity, at, self.name, self.citation),
         ]
 
-    @staticmethod
-    def _orientations(scheme: Scheme, direction: Direction) -> tuple[Direction, ...]:
-        """The attained pair's orientations that bound ``direction`` from below: under sampling with
-        replacement (replace-one only) the swapped pair of datasets is a pair of neighbours too, so
-        both orientations bound both directions; otherwise the direction's own."""
-        return tuple(Direction) if isinstance(scheme, WithReplacement) else (direction,)
-
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        uppers, attained = _step_pairs(scheme)
-        lower = max(pair.delta(epsilon, d).lower for pair in attained for d in self._orientations(scheme, direction))
-        return self._bounds(lower, min(pair.delta(epsilon, direction).upper for pair in uppers), Quantity.DELTA, epsilon, direction)
+        return self._bounds(*_delta_ends(scheme, epsilon, _key(scheme, direction)), Quantity.DELTA, epsilon, direction)
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        uppers, attained = _step_pairs(scheme)
-        lower = -math.inf
-        for pair in attained:
-            for d in self._orientations(scheme, direction):
-                if not _below(pair, d, delta, lower):
-                    lower = max(lower, pair.epsilon(delta, d).lower)
-        start = lower if math.isfinite(lower) else 0.0
-        return self._bounds(lower, min(_upper_epsilon(pair, delta, direction, start) for pair in uppers), Quantity.EPSILON, delta, direction)
+        return self._bounds(*_epsilon_ends(scheme, delta, _key(scheme, direction)), Quantity.EPSILON, delta, direction)
+
+
+def _key(scheme: Scheme, direction: Direction) -> Direction:
+    """The direction whose ends answer ``direction``: under sampling with replacement (replace-one
+    only) both directions have the same ends (the swapped pair of datasets are neighbours too, so the
+    attained pairs count in both orientations, and the dominating pairs are symmetric), so REMOVE's
+    are computed once; otherwise the direction itself."""
+    return Direction.REMOVE if isinstance(scheme, WithReplacement) else direction
+
+
+def _orientations(scheme: Scheme, direction: Direction) -> tuple[Direction, ...]:
+    """The attained pairs' orientations that bound ``direction`` from below (see :func:`_key`)."""
+    return tuple(Direction) if isinstance(scheme, WithReplacement) else (direction,)
+
+
+@functools.lru_cache(maxsize=64)
+def _delta_ends(scheme: Scheme, epsilon: float, direction: Direction) -> tuple[float, float]:
+    """(LOWER, UPPER) ends of δ(ε): the largest attained pair's lower end, the smallest dominating one's upper end."""
+    uppers, attained = _step_pairs(scheme)
+    lower = max(pair.delta(epsilon, d).lower for pair in attained for d in _orientations(scheme, direction))
+    return lower, min(pair.delta(epsilon, direction).upper for pair in uppers)
+
+
+@functools.lru_cache(maxsize=64)
+def _epsilon_ends(scheme: Scheme, delta: float, direction: Direction) -> tuple[float, float]:
+    """(LOWER, UPPER) ends of ε(δ), the upper end by :func:`_upper_epsilon` from the lower one."""
+    uppers, attained = _step_pairs(scheme)
+    lower = -math.inf
+    for pair in attained:
+        for d in _orientations(scheme, direction):
+            if not _below(pair, d, delta, lower):
+                lower = max(lower, pair.epsilon(delta, d).lower)
+    start = lower if math.isfinite(lower) else 0.0
+    return lower, min(_upper_epsilon(pair, delta, direction, start) for pair in uppers)
 
 
 METHODS = [BatchStepMethod()]
