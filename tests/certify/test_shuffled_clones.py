@@ -200,3 +200,21 @@ def test_upper_end_never_below_the_attained_lower_end():
         assert max(lows) <= found.value < unamplified
 
     check()
+
+
+@pytest.mark.slow
+def test_upper_end_above_the_truth_with_a_released_partial_batch():
+    """n = 7, B = 3 without drop_last: two full batches and a last batch of one record, three
+    releases (a coarse 3-D grid, step 0.7: Riemann error well under the 10% margin). The UPPER end
+    lambda*clone(2 users) + (1 - lambda)*Laplace pair lies above every dataset's truth."""
+    scheme = ShuffledBatches(Laplace(SCALE, 2.0), 7, 3, 1, False)
+    bounds = {eps: upper(scheme, eps) for eps in EPSILONS}
+    grid = axes(3, 40.0, 0.7)
+    cell = 0.7**3
+    for target, other, others in DATASETS:
+        for g in (identity, damped):
+            p = batch_density((target, *others, 0.7), 3, g, "laplace", SCALE, grid)
+            q = batch_density((other, *others, 0.7), 3, g, "laplace", SCALE, grid)
+            assert abs(np.sum(p) * cell - 1) < 0.01
+            for eps in EPSILONS:
+                assert max(hockey(p, q, eps, cell), hockey(q, p, eps, cell)) <= bounds[eps], (target, others, g.__name__, eps)
