@@ -85,10 +85,13 @@ def report_lines(report: AuditReport) -> list[str]:
     lines += _table(report.rows)
     for row in report.findings:
         what = {"tpr": "TPR", "delta": "δ"}.get(row.quantity, "ε")
-        lines += wrapped(f"FINDING ({row.check}): {row.accountant}, {row.relation}, {row.case}: {what} = {row.peer_epsilon!r} < {row.bracket.lower!r}", "  ")
-        # one line whatever its length: the command is copied and pasted
-        lines.append(f"  reproduce: {row.reproducer}" + (f"   → {row.verdict}" if row.verdict else ""))
-    for key in dict.fromkeys((r.accountant, r.relation) for r in report.findings):
+        side = f"> {row.bracket.upper!r} (a lower bound above verifier's upper end)" if row.check == "lower_soundness" else f"< {row.bracket.lower!r}"
+        lines += wrapped(f"FINDING ({row.check}): {row.accountant}, {row.relation}, {row.case}: {what} = {row.peer_epsilon!r} {side}", "  ")
+        if row.note:
+            lines += wrapped(f"  ({row.note})", "  ")
+        if row.reproducer:  # one line whatever its length: the command is copied and pasted
+            lines.append(f"  reproduce: {row.reproducer}" + (f"   → {row.verdict}" if row.verdict else ""))
+    for key in dict.fromkeys((r.accountant, r.relation) for r in report.findings if r.check != "lower_soundness"):
         mine = [r for r in report.rows if (r.accountant, r.relation) == key and r.status == "sound"]
         above = [r.case for r in mine if r.excess is not None and r.excess >= 0]
         inside = [r.case for r in mine if r.excess is None or r.excess < 0]
