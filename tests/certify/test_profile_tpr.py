@@ -82,3 +82,13 @@ def test_shuffled_single_batch_tradeoff_is_the_composed_gaussian(fpr):
     got = _tpr_bracket(claim, fpr, Direction.REMOVE)
     truth = gauss_tpr(2 * math.sqrt(2) / 4.0, fpr)
     assert got.lower <= truth <= got.upper and got.upper < 1.0
+
+
+def test_with_replacement_single_draw_tradeoff_is_the_gaussian():
+    """n = m = 1: the record is the batch, once; replace-one moves the sum by 2C: N(2, σ²) against N(0, σ²),
+    TPR = Φ(Φ⁻¹(α) + 2/σ)."""
+    claim = {"mechanism": {"name": "gaussian", "sigma": 2.0}, "scheme": {"name": "with_replacement", "dataset_size": 1, "sample_size": 1, "steps": 1},
+             "neighboring": "replace_one"}
+    got = _tpr_bracket(claim, 0.1, Direction.REMOVE)
+    truth = gauss_tpr(1.0, 0.1)
+    assert got.lower <= truth <= got.upper and got.upper - truth < 0.01
