@@ -63,7 +63,7 @@ def _tpr_bracket(claim: dict, fpr: float, direction: Direction):
     return collect_bounds(model.model, Quantity.TPR, fpr, (direction,)).brackets[direction]
 
 
-@pytest.mark.parametrize("fpr", [0.01, 0.1])
+@pytest.mark.parametrize("fpr", [0.1])
 def test_matrix_identity_tradeoff_is_the_composed_gaussian(fpr):
     """C = I with one batch per epoch, 3 epochs: the record is in every step, the 3-fold composition of
     N(1, σ²): TPR = Φ(Φ⁻¹(α) + √3/σ)."""
@@ -73,7 +73,7 @@ def test_matrix_identity_tradeoff_is_the_composed_gaussian(fpr):
     assert got.lower <= truth <= got.upper and got.upper - truth < 0.01  # the matrix methods' delta is tight here
 
 
-@pytest.mark.parametrize("fpr", [0.01, 0.1])
+@pytest.mark.parametrize("fpr", [0.1])
 def test_shuffled_single_batch_tradeoff_is_the_composed_gaussian(fpr):
     """n = B: every epoch is one batch holding the record, replace-one moves the sum by 2C: two epochs
     are the 2-fold composition of N(2, σ²): TPR = Φ(Φ⁻¹(α) + 2√2/σ)."""

@@ -115,7 +115,7 @@ def test_no_three_candidate_instance_exceeds_the_bounded_range_pair():
             assert max(hockey(p, q, gamma), hockey(q, p, gamma)) <= pair.delta(x, Direction.REMOVE).upper + 1e-15
 
 
-@pytest.mark.parametrize(("eps", "delta"), [(1.0, 1e-3), (2.0, 0.05)])
+@pytest.mark.parametrize(("eps", "delta"), [(1.0, 1e-3)])
 def test_certify_decides_exponential_claims_one_percent_either_side(eps, delta):
     truth = em_truth_epsilon(eps, delta)
     claim = {"mechanism": {"name": "exponential", "epsilon": eps}, "scheme": {"name": "single"}, "delta": delta}
