@@ -56,8 +56,9 @@ with K too, here it does not (ε(1e-5) of one step at n = 100, m = 20, σ = 1, �
 against 5.70); at ε = 0 and below the lattice can be the larger (proofs/batch_sampling.py), so both are
 kept.
 
-One step with replacement is also bounded with K = 0 hidden from K >= 1 (a sharper UPPER bound than
-revealing K; :func:`with_replacement_hidden_empty`). With η = P(K >= 1), M₀ the output law given
+A step with replacement is also bounded with K = 0 hidden from K >= 1 (a sharper UPPER bound than
+revealing K; :func:`with_replacement_hidden_empty`; the pair is symmetric, so it lies above every
+step in either orientation and composes adaptively: Zhu, Dong & Wang 2022, Thm 10). With η = P(K >= 1), M₀ the output law given
 K = 0 (the same on both datasets) and M₁, M₁' the laws given K >= 1, M = (1 − η)M₀ + ηM₁ and
 M' = (1 − η)M₀ + ηM₁'. For κ' >= 1, κ = 1 + (κ' − 1)/η and β = κ'/κ <= 1,
 H_κ'(M‖M') = η·H_κ(M₁‖(1 − β)M₀ + βM₁') (advanced joint convexity: Balle, Barthe & Gaboardi 2018,

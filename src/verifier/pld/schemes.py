@@ -20,7 +20,7 @@ from verifier.pairs.substitution import SubstitutionSubsampled, replace_one_pair
 from verifier.pld.bracket import BOTH_SIDES, PLDBracket
 from verifier.pld.construction import MAX_GRID, pld_sides_from_pair
 from verifier.pld.distribution import DEFAULT_TAIL_MASS, check_step
-from verifier.pairs.batch_sampling import truncated_poisson_step, with_replacement_step
+from verifier.pairs.batch_sampling import truncated_poisson_step, with_replacement_hidden_empty, with_replacement_step
 from verifier.schemes import Composed, Poisson, PoissonReplaceOne, Sequence, Single, TruncatedPoisson, WithoutReplacement, WithReplacement
 
 __all__ = ["Builder", "DEFAULT_STEP", "register_builder", "builder_for", "scheme_pld", "pair_bracket"]
@@ -228,16 +228,19 @@ def _with_replacement(
     scheme: WithReplacement, direction: Direction, step: float, tail_mass: float, *, target_delta: float | None = None,
     sides: tuple[Dominance, ...] = BOTH_SIDES,
 ) -> PLDBracket:
-    """Sampling with replacement under replace-one: DOMINATING the labelled mixture over the record's
-    multiplicity K (UPPER), DOMINATED the attained Gaussian mixture (Σ_k P(K = k) N(kΔ), N(0)) (the
-    record +Δ/2 against −Δ/2, every other record −Δ/2; LOWER) in the REMOVE orientation for both
-    directions (replace-one is symmetric: the swapped datasets are neighbours too), each composed
-    ``steps`` times
-    (:func:`verifier.pairs.batch_sampling.with_replacement_step`; proofs/batch_sampling.py)."""
+    """Sampling with replacement under replace-one: DOMINATING the pair that hides K = 0 from K >= 1
+    and reveals the record's multiplicity K >= 1 (UPPER; symmetric, so it lies above every step an
+    adaptive adversary picks, in either orientation: Zhu, Dong & Wang 2022, Thm 10), DOMINATED the
+    attained Gaussian mixture (Σ_k P(K = k) N(kΔ), N(0)) (the record +Δ/2 against −Δ/2, every other
+    record −Δ/2; LOWER) in the REMOVE orientation for both directions (replace-one is symmetric: the
+    swapped datasets are neighbours too), each composed ``steps`` times
+    (:func:`verifier.pairs.batch_sampling.with_replacement_hidden_empty` and
+    :func:`~verifier.pairs.batch_sampling.with_replacement_step`; proofs/batch_sampling.py)."""
     pair = scheme.pair
-    upper, (attained, _) = with_replacement_step(pair.sigma, pair.sensitivity, scheme.dataset_size, scheme.sample_size)
+    args = (pair.sigma, pair.sensitivity, scheme.dataset_size, scheme.sample_size)
+    _, (attained, _) = with_replacement_step(*args)
     # the swapped pair of datasets are neighbours too: the REMOVE orientation bounds both directions
-    of_side = {Dominance.DOMINATING: upper, Dominance.DOMINATED: attained.oriented(direction)}
+    of_side = {Dominance.DOMINATING: with_replacement_hidden_empty(*args), Dominance.DOMINATED: attained.oriented(direction)}
     return _per_side(of_side, scheme.steps, direction, step, tail_mass, _coarsening(scheme.steps, step, tail_mass, target_delta), sides)
 
 
