@@ -115,8 +115,8 @@ def _scheme(strategy: Any, n: int, neighboring: str, c_col: Sequence[float] | No
             return _balls_in_bins(steps, b, matrix, "strategy")
         raise InvalidArgument(
             "strategy", f"BMinSepSampling(sampling_prob={p:g}, min_sep={b}, warm_start={strategy.warm_start}, truncated_batch_size={truncated})",
-            "is not modelled: verifier has no bound for Poisson sampling with a (min_sep - 1)-step exclusion window (only min_sep = 1, "
-            "Poisson, and sampling_prob = 1 with a warm start, balls-in-bins, are)",
+            "has no bound in verifier: Poisson sampling with a (min_sep - 1)-step exclusion window after each participation "
+            "(only min_sep = 1, Poisson, and sampling_prob = 1 with a warm start, balls-in-bins, are modelled)",
         )
     raise InvalidArgument("strategy", name, "is not a jax_privacy batch selection strategy verifier reads (" + ", ".join(STRATEGIES) + ")")
 
