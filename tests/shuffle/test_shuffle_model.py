@@ -464,3 +464,13 @@ def test_laplace_distance_share_bound_above_quadrature_and_near_the_far_share():
     distance = clone_epsilon_upper(2.0, 10**5, 1e-6, CloneWeight.DISTANCE)
     assert distance < 0.8 * clone_epsilon_upper(2.0, 10**5, 1e-6)
     assert distance <= 1.002 * clone_epsilon_upper(2.0, 10**5, 1e-6, CloneWeight.TAILED)
+
+
+def test_kary_enumeration_declines_at_once_past_its_limits():
+    """k = 10 at n = 100 (and any k at n = 10^6) is refused from the array size alone, without
+    enumerating the backgrounds (which would take minutes): supports() stays cheap for certify."""
+    from verifier.shuffle.histogram import KaryShuffle, histogram_work
+
+    assert histogram_work(10, 100) == (math.inf, math.inf) and histogram_work(2, 10**6) == (math.inf, math.inf)
+    with pytest.raises(NotApplicable, match="more than"):
+        KaryShuffle(1.0, 10, 100)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import math
-from itertools import combinations_with_replacement
+from typing import Iterator
 
 import numpy as np
 import numpy.typing as npt
@@ -53,22 +53,24 @@ WORK_LIMIT = 2e9
 CELL_LIMIT = 2e7
 
 
-def _backgrounds(k: int, others: int) -> list[tuple[int, ...]]:
+def _backgrounds(k: int, others: int) -> Iterator[tuple[int, ...]]:
     """Input counts (c_0, c_1, c_2 >= … >= c_{k−1}) of the other users with c_0 >= c_1."""
-    out = []
     for c0 in range(others + 1):
-        for c1 in range(min(c0, others - c0) + 1):
+        for c1 in ([others - c0] if k == 2 and others - c0 <= c0 else [] if k == 2 else range(min(c0, others - c0) + 1)):
             rest = others - c0 - c1
             for split in _partitions(rest, k - 2, rest):
-                out.append((c0, c1, *split))
-    return out
+                yield (c0, c1, *split)
 
 
-def _partitions(total: int, parts: int, largest: int) -> list[tuple[int, ...]]:
+def _partitions(total: int, parts: int, largest: int) -> Iterator[tuple[int, ...]]:
     """Non-increasing tuples of ``parts`` nonnegative integers <= ``largest`` summing to ``total``."""
     if parts == 0:
-        return [()] if total == 0 else []
-    return [(first, *tail) for first in range(min(total, largest), -1, -1) for tail in _partitions(total - first, parts - 1, first)]
+        if total == 0:
+            yield ()
+        return
+    for first in range(min(total, largest), -1, -1):
+        for tail in _partitions(total - first, parts - 1, first):
+            yield (first, *tail)
 
 
 def _coordinates(counts: tuple[int, ...]) -> tuple[list[int], int]:
@@ -79,8 +81,11 @@ def _coordinates(counts: tuple[int, ...]) -> tuple[list[int], int]:
 
 def histogram_work(k: int, users: int) -> tuple[float, float]:
     """(multiply-adds the enumeration takes, cells of its largest array): estimates from the array
-    sizes, for the limits (+∞ past n = 100 without enumerating: every k is over the limits there)."""
-    if users > 100:
+    sizes, for the limits; (+∞, +∞) as soon as either limit is passed (without enumerating further:
+    the largest array alone, (n + 1)^(d − 1) cells with d = 2 + min(k − 2, n − 1) coordinates plus a
+    merged one, rules out most (k, n) at once)."""
+    held = min(k - 2, users - 1)
+    if float(users + 1) ** (1 + held + (1 if k - 2 > held else 0)) > CELL_LIMIT:
         return math.inf, math.inf
     total, largest = 0.0, 0.0
     for counts in _backgrounds(k, users - 1):
@@ -89,6 +94,8 @@ def histogram_work(k: int, users: int) -> tuple[float, float]:
         cells = float(users + 1) ** (d - 1)
         total += users * d * cells
         largest = max(largest, cells)
+        if total > WORK_LIMIT or largest > CELL_LIMIT:
+            return math.inf, math.inf
     return total, largest
 
 
@@ -113,7 +120,7 @@ class KaryShuffle(WorstCase):
         work, cells = histogram_work(self.k, self.users)
         if work > WORK_LIMIT or cells > CELL_LIMIT:
             raise NotApplicable(f"the exact histogram enumeration of k = {self.k} randomized response at n = {self.users} "
-                                f"needs ~{work:.2g} multiply-adds and arrays of {cells:.2g} cells (limits {WORK_LIMIT:.0e}, {CELL_LIMIT:.0e})")
+                                f"needs more than {WORK_LIMIT:.0e} multiply-adds or arrays of more than {CELL_LIMIT:.0e} cells")
         with with_precision(128):
             big = arb(self.epsilon0).exp()
             z = big + (self.k - 1)
