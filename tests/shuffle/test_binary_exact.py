@@ -87,9 +87,9 @@ def test_mutant_wrong_truth_probability_is_refuted(monkeypatch):
     e^ε0/(e^ε0 + 1) moves the bracket off the brute-force value."""
     honest = binary._candidates
 
-    def wrong(users, ones, p):
-        big = p / (1 - p)
-        return honest(users, ones, big / (big + 2))
+    def wrong(users, ones, p, r):
+        big = p / r
+        return honest(users, ones, big / (big + 2), 2 / (big + 2))
 
     monkeypatch.setattr(binary, "_candidates", wrong)
     worst, _ = _brute_worst(6, 1.0, 0.2)

@@ -46,7 +46,7 @@ from flint import arb
 
 from verifier._directed import with_precision
 from verifier._validation import check_integer, check_positive
-from verifier.errors import NotApplicable, NumericalFailure
+from verifier.errors import NotApplicable
 from verifier.shuffle.worst import UNIT_ROUNDOFF, Candidate, WorstCase
 
 __all__ = ["BINARY_CITATION", "SCAN_LIMIT", "BinaryShuffle", "binary_shuffle"]
@@ -63,50 +63,52 @@ _U = UNIT_ROUNDOFF
 _TAU = 1e-30  # Chernoff mass allowed outside each side of a binomial window
 
 
-def _chernoff_tail(size: int, rho: arb, k: int) -> arb:
+def _chernoff_tail(size: int, rho: arb, rho_c: arb, k: int) -> arb:
     """exp(−N·KL(k/N‖ρ)) as a ball: Chernoff's bound on Pr[Bin(N, ρ) >= k] for k/N > ρ (and, with ρ and
-    k/N mirrored, on the lower tail)."""
+    k/N mirrored, on the lower tail); ``rho_c`` = 1 − ρ, passed separately so that ρ near 1 keeps its
+    relative precision."""
     a = arb(k) / size
-    kl = a * (a / rho).log() + ((1 - a) * ((1 - a) / (1 - rho)).log() if k < size else arb(0))
+    kl = a * (a / rho).log() + ((1 - a) * ((1 - a) / rho_c).log() if k < size else arb(0))
     return (-size * kl).exp()
 
 
-def _binomial_window(size: int, rho: arb) -> tuple[int, npt.NDArray[np.float64], float]:
+def _binomial_window(size: int, rho: arb, rho_c: arb) -> tuple[int, npt.NDArray[np.float64], float]:
     """(offset, pmf of Bin(size, ρ) on offset … offset + len − 1 in float64, relative error bound);
-    Chernoff's bound puts at most τ of the mass outside each side of the window."""
+    Chernoff's bound puts at most τ of the mass outside each side of the window; ``rho_c`` = 1 − ρ."""
     if size == 0:
         return 0, np.ones(1), 0.0
     mean, sd = size * float(rho.mid()), math.sqrt(size * float(rho.mid()) * (1 - float(rho.mid())))
-    half = 1.2 * sd * math.sqrt(2 * math.log(1 / _TAU)) + 2
+    half = max(1.0, 1.2 * sd * math.sqrt(2 * math.log(1 / _TAU)))  # widened below until Chernoff's bound holds
     while True:
         lo, hi = max(0, math.floor(mean - half)), min(size, math.ceil(mean + half))
-        fits_hi = hi == size or _chernoff_tail(size, rho, hi + 1) < _TAU
-        fits_lo = lo == 0 or _chernoff_tail(size, 1 - rho, size - lo + 1) < _TAU
+        fits_hi = hi == size or _chernoff_tail(size, rho, rho_c, hi + 1) < _TAU
+        fits_lo = lo == 0 or _chernoff_tail(size, rho_c, rho, size - lo + 1) < _TAU
         if fits_hi and fits_lo:
             break
         half *= 1.5
-    log_first = arb(size + 1).lgamma() - arb(lo + 1).lgamma() - arb(size - lo + 1).lgamma() + lo * rho.log() + (size - lo) * (1 - rho).log()
+    log_first = arb(size + 1).lgamma() - arb(lo + 1).lgamma() - arb(size - lo + 1).lgamma() + lo * rho.log() + (size - lo) * rho_c.log()
     first = float(log_first.exp().mid())
-    odds = float((rho / (1 - rho)).mid())
+    odds = float((rho / rho_c).mid())
     j = np.arange(lo, hi, dtype=np.float64)
     ratios = (size - j) / (j + 1) * odds
     pmf = first * np.concatenate(([1.0], np.cumprod(ratios)))
     steps = hi - lo
     rel = math.expm1((4 * steps + 8) * math.log1p(_U)) * (1 + 1e-6)
-    if not (np.all(np.isfinite(pmf)) and pmf.min() > 0):
-        raise NumericalFailure(f"binomial window of Bin({size}, {float(rho.mid()):.6g}) left the float range")
+    if not (np.all(np.isfinite(pmf)) and pmf.min() >= 1e-300):
+        raise NotApplicable(f"the binomial window of Bin({size}, {float(rho.mid()):.3g}) leaves the binary64 range the exact scan "
+                            "computes in (eps0 too large); the clone bound and the count pair answer here")
     return lo, pmf, rel
 
 
-def _candidates(users: int, ones: int, p: arb) -> list[Candidate]:
+def _candidates(users: int, ones: int, p: arb, r: arb) -> list[Candidate]:
     """The two orders of P_m, Q_m (module docstring) on a window of K in float64, each mass within a
     relative ``widen`` of the exact convolution of the binomial windows, which lacks at most 4τ of the
     true mass."""
-    _, a, rel_a = _binomial_window(ones, p)
-    _, b, rel_b = _binomial_window(users - 1 - ones, 1 - p)
+    _, a, rel_a = _binomial_window(ones, p, r)
+    _, b, rel_b = _binomial_window(users - 1 - ones, r, p)
     s = np.convolve(a, b)
     terms = min(len(a), len(b))
-    p_mid, r_mid = float(p.mid()), float((1 - p).mid())
+    p_mid, r_mid = float(p.mid()), float(r.mid())
     prev = np.concatenate(([0.0], s))  # s(k − 1)
     here = np.concatenate((s, [0.0]))  # s(k)
     big_p, big_q = p_mid * prev + r_mid * here, r_mid * prev + p_mid * here
@@ -127,8 +129,8 @@ class BinaryShuffle(WorstCase):
             raise NotApplicable(f"the exact scan of shuffled binary randomized response covers n <= {SCAN_LIMIT} users, got n = {self.users}")
         with with_precision(192):
             big0 = arb(self.epsilon0).exp()
-            p = big0 / (big0 + 1)
-            pairs = [c for m in range((self.users - 1) // 2 + 1) for c in _candidates(self.users, m, p)]
+            p, r = big0 / (big0 + 1), 1 / (big0 + 1)
+            pairs = [c for m in range((self.users - 1) // 2 + 1) for c in _candidates(self.users, m, p, r)]
         super().__init__(pairs, "shuffled binary randomized response", self.epsilon0)
 
 
