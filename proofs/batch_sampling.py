@@ -48,6 +48,11 @@ M ~ Bin(n - 1, q) with law b.
    (replace-one) or removed (add/remove): the output is I x + N(0, sigma^2) with I ~ Bernoulli(q'),
    i.e. A(C, q') resp. the Poisson-subsampled Gaussian at rate q'. A real pair of neighbours:
    LOWER bound; the same instance at every step: the T-fold product is a LOWER bound on the run.
+   Add/remove with every other record -C (verifier.certify.methods.truncated_attained): without the
+   record the sum is -min(M, B) C; with it, for M = m <= B - 1, -mC plus C with probability q, and
+   for m >= B, -(B - 2)C with probability qB/(m + 1), else -BC: lattice laws sum_k a_k N(kC),
+   sum_k b_k N(kC), checked against the enumerated sums in exact rationals (step ``laws``). Where
+   truncation binds the record's place is taken from a record at -C, a shift of 2C.
 
 Sampling with replacement (SampledWithReplacementDpEvent; replace-one, n public): m draws uniform
 over the n records. The record's multiplicity K ~ Bin(m, 1/n) (enumeration of all n^m draws), and
@@ -218,6 +223,27 @@ def _check_laws() -> None:
             kw = sum((p for (a, k), p in law.items() if len(k - {0}) in js and 0 in k), Fraction(0))
             if w != weight or (w and kw / w != rate):
                 raise DerivationFailed(f"label {label}: P = {w}, rate {kw / w if w else 0}; claimed {weight}, {rate}")
+    for n, q, batch in CASES:  # the others-at--C instance's lattice laws (add/remove)
+        batches: dict = {}
+        for (a, k), p in truncated_batches(n, q, batch).items():
+            batches[k] = batches.get(k, Fraction(0)) + p
+        enumerated = [_lattice_law((1, *(-1,) * (n - 1)), batches), _lattice_law((None, *(-1,) * (n - 1)), _others_only(n, q, batch))]
+        with_rec: dict = {}
+        without: dict = {}
+        for m in range(n):
+            b = _binom(n - 1, q, m)
+            if m <= batch - 1:
+                with_rec[-m] = with_rec.get(-m, 0) + b * (1 - q)
+                with_rec[1 - m] = with_rec.get(1 - m, 0) + b * q
+                without[-m] = without.get(-m, 0) + b
+            else:
+                kept = q * batch / (m + 1)
+                with_rec[2 - batch] = with_rec.get(2 - batch, 0) + b * kept
+                with_rec[-batch] = with_rec.get(-batch, 0) + b * (1 - kept)
+                without[-batch] = without.get(-batch, 0) + b
+        claimed = [{k: v for k, v in law.items() if v} for law in (with_rec, without)]
+        if enumerated != claimed:
+            raise DerivationFailed(f"others-at--C laws differ from the enumeration at n={n}, q={q}, B={batch}")
     for n, draws in ((2, 3), (3, 3), (4, 2), (3, 5)):
         law = with_replacement_multiplicity(n, draws)
         if any(law.get(k, 0) != _binom(draws, Fraction(1, n), k) for k in range(draws + 1)):
@@ -346,6 +372,15 @@ def _hidden_empty(weights: list[tuple], sigma, kappa) -> mpmath.mpf:
     eta = 1 - sum(w for w, k in weights if k == 0)
     inner = 1 + (kappa - 1) / eta
     return sum(w * mixture_hockey([(1, 2 * k)], [(1, 0)], sigma, inner) for w, k in weights if k > 0)
+
+
+def _lattice_law(values: tuple, batches: dict) -> dict:
+    """{sum: probability} of the batch sum of integer ``values`` (None: absent), exact."""
+    law: dict = {}
+    for kept, p in batches.items():
+        total = sum(values[i] for i in kept if values[i] is not None)
+        law[total] = law.get(total, Fraction(0)) + p
+    return {k: v for k, v in law.items() if v}
 
 
 def _others_only(n: int, q: Fraction, batch: int) -> dict[frozenset, Fraction]:
