@@ -5,7 +5,7 @@ bracket, its width (upper − lower)/lower and the CPU time of each case, on the
 
 Cases: with replacement, n = 100, m = 20, σ = 1, one step (the issue's one-step claim ε = 5.64244);
 with replacement, n = 1000, m = 50, σ = 2, 10 steps (the README's example); truncated Poisson,
-n = 1000, q = 0.05, B = 40, σ = 2, 10 steps, add/remove, where truncation binds. Brackets are the
+n = 1000, q = 0.05, B = 40, σ = 2, 10 steps, add/remove and replace-one, where truncation binds. Brackets are the
 maximum over the claim's directions of the rigorous ends (verifier.properties.accountant.claim_epsilon).
 The last lines give the load average.
 """
@@ -24,6 +24,7 @@ CASES = (
     ("with replacement, one step (issue)", {"name": "with_replacement", "dataset_size": 100, "sample_size": 20, "steps": 1}, 1.0, "replace_one"),
     ("with replacement, README example", {"name": "with_replacement", "dataset_size": 1000, "sample_size": 50, "steps": 10}, 2.0, "replace_one"),
     ("truncated Poisson, binding", {"name": "truncated_poisson", "dataset_size": 1000, "rate": 0.05, "max_batch": 40, "steps": 10}, 2.0, "add_or_remove"),
+    ("truncated Poisson, binding", {"name": "truncated_poisson", "dataset_size": 1000, "rate": 0.05, "max_batch": 40, "steps": 10}, 2.0, "replace_one"),
 )
 
 

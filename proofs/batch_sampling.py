@@ -52,7 +52,9 @@ M ~ Bin(n - 1, q) with law b.
    record the sum is -min(M, B) C; with it, for M = m <= B - 1, -mC plus C with probability q, and
    for m >= B, -(B - 2)C with probability qB/(m + 1), else -BC: lattice laws sum_k a_k N(kC),
    sum_k b_k N(kC), checked against the enumerated sums in exact rationals (step ``laws``). Where
-   truncation binds the record's place is taken from a record at -C, a shift of 2C.
+   truncation binds the record's place is taken from a record at -C, a shift of 2C. Replace-one, the
+   record +C against -C, every other record -C: the second law is -mC, minus C with probability q,
+   for m <= B - 1, and -BC for m >= B (also checked).
 
 Sampling with replacement (SampledWithReplacementDpEvent; replace-one, n public): m draws uniform
 over the n records. The record's multiplicity K ~ Bin(m, 1/n) (enumeration of all n^m draws), and
@@ -244,6 +246,16 @@ def _check_laws() -> None:
         claimed = [{k: v for k, v in law.items() if v} for law in (with_rec, without)]
         if enumerated != claimed:
             raise DerivationFailed(f"others-at--C laws differ from the enumeration at n={n}, q={q}, B={batch}")
+        swapped: dict = {}  # replace-one: the record at -C
+        for m in range(n):
+            b = _binom(n - 1, q, m)
+            if m <= batch - 1:
+                swapped[-m] = swapped.get(-m, 0) + b * (1 - q)
+                swapped[-m - 1] = swapped.get(-m - 1, 0) + b * q
+            else:
+                swapped[-batch] = swapped.get(-batch, 0) + b
+        if _lattice_law((-1, *(-1,) * (n - 1)), batches) != {k: v for k, v in swapped.items() if v}:
+            raise DerivationFailed(f"replace-one others-at--C law differs from the enumeration at n={n}, q={q}, B={batch}")
     for n, draws in ((2, 3), (3, 3), (4, 2), (3, 5)):
         law = with_replacement_multiplicity(n, draws)
         if any(law.get(k, 0) != _binom(draws, Fraction(1, n), k) for k in range(draws + 1)):

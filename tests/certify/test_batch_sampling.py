@@ -393,7 +393,8 @@ def test_truncated_attained_lower_against_the_enumerated_instance(direction):
     lies at or below the hockey stick of the real mechanism on the record +1 with the others at −1
     (enumerated laws, normal CDFs) and within 1% of it (the statistic is the rounded log-likelihood
     ratio); the others at 0 (the attained pair of the PLD) give 33% less (0.0831 against 0.1235 in
-    REMOVE), so a mutant that kept that instance fails."""
+    REMOVE), so a mutant that kept that instance fails. The same under replace-one (the record +1
+    against −1)."""
     from verifier.certify.methods.truncated_attained import delta_lower
 
     n, q, batch = 6, Fraction(2, 5), 2
@@ -408,6 +409,12 @@ def test_truncated_attained_lower_against_the_enumerated_instance(direction):
     assert got <= truth + 1e-12 and got >= 0.99 * truth
     _, attained = truncated_poisson_step(1.0, 1.0, n, float(q), batch, replace_one=False)
     assert attained.delta(0.1, direction).upper < 0.75 * truth
+    # replace-one: the record +1 against −1, the others −1
+    first, second = _batch_law((1, *(-1,) * (n - 1)), batches), _batch_law((-1, *(-1,) * (n - 1)), batches)
+    first, second = (first, second) if direction is Direction.REMOVE else (second, first)
+    truth = _hockey_float(first, second, 0.1)
+    got = delta_lower(TruncatedPoisson(Gaussian(1.0), n, float(q), batch, 1, replace_one=True), 0.1, direction)
+    assert got <= truth + 1e-12 and got >= 0.99 * truth
 
 
 def test_truncated_attained_lower_composes_two_steps():

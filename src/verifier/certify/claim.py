@@ -642,8 +642,8 @@ def _batch_law_pair(
         f"{neighboring} neighbours (the dataset holding the record has n records, the other n - 1)")
     modelling = (
         f"{relation}, records of norm <= {bound:g}: bounded above by the labelled mixture that reveals the other records' coins "
-        "below the cap and only the kept batch above it, and below by the attained pair with every other record 0 and, under "
-        "add/remove, the instance with every other record -C (verifier.pairs.batch_sampling, verifier.certify.methods.truncated_attained)"
+        "below the cap and only the kept batch above it, and below by the attained pairs with every other record 0 and with every "
+        "other record -C (verifier.pairs.batch_sampling, verifier.certify.methods.truncated_attained)"
     )
     return _build(path, mech_spec.build, **values), {"name": mech_name, **values}, modelling
 

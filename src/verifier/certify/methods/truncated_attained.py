@@ -1,12 +1,14 @@
-"""A LOWER bound for truncated Poisson sampling under add/remove from the instance with every other
-record at −C (the record at +C): where truncation binds, the record's place in a full batch is taken
+"""A LOWER bound for truncated Poisson sampling from the instance with every other record at −C (the
+record at +C against absent under add/remove, against −C under replace-one): where truncation binds, the record's place in a full batch is taken
 from a record at −C, so the sum moves by 2C, not C as with the others at 0
 (:func:`verifier.pairs.batch_sampling.truncated_poisson_step`'s attained pair).
 
 The instance (n records with the record, n − 1 without; M ~ Bin(n − 1, q) others drawn, the same on
 both datasets). Without the record the batch holds min(M, B) others: the sum is −min(M, B)·C. With
 it: for M <= B − 1 the sum is −MC, plus C when the record is drawn (probability q); for M >= B it is
-−(B − 2)C when the record is drawn and kept (probability q·B/(M + 1)), else −BC. So both outputs are
+−(B − 2)C when the record is drawn and kept (probability q·B/(M + 1)), else −BC. Under replace-one
+the second dataset holds the record at −C: for M <= B − 1 its sum is −MC, minus C when the record is
+drawn; for M >= B it is −BC whatever is kept. So both outputs are
 Gaussian mixtures on the lattice C·ℤ, P = Σ a_k N(kC, σ²) and Q = Σ b_k N(kC, σ²), and the run is
 their T-fold product (the same pair of datasets at every step). Its likelihood ratio is not monotone
 (the m <= B − 1 terms of Q sit beside the 2C shift), so no closed form gives its profile; any event S
@@ -48,9 +50,9 @@ MAX_STEPS = 1000
 _BITS = 128
 
 
-def _weights(n: int, q: float, batch: int) -> tuple[dict[int, arb], dict[int, arb], arb]:
+def _weights(n: int, q: float, batch: int, replace_one: bool) -> tuple[dict[int, arb], dict[int, arb], arb]:
     """({k: a_k}, {k: b_k}, left-out mass) of the instance's one-step laws on the lattice C·k
-    (module docstring)."""
+    (module docstring; ``replace_one``: the second dataset holds the record at −C)."""
     rate = arb(q)
     pmf = binomial_pmf(n - 1, rate)
     p: dict[int, arb] = {}
@@ -63,7 +65,11 @@ def _weights(n: int, q: float, batch: int) -> tuple[dict[int, arb], dict[int, ar
         if m <= batch - 1:
             p[-m] = p.get(-m, arb(0)) + w * (1 - rate)
             p[1 - m] = p.get(1 - m, arb(0)) + w * rate
-            qq[-m] = qq.get(-m, arb(0)) + w
+            if replace_one:  # the record at −C, drawn with probability q
+                qq[-m] = qq.get(-m, arb(0)) + w * (1 - rate)
+                qq[-m - 1] = qq.get(-m - 1, arb(0)) + w * rate
+            else:
+                qq[-m] = qq.get(-m, arb(0)) + w
         else:
             kept = rate * batch / (m + 1)
             p[2 - batch] = p.get(2 - batch, arb(0)) + w * kept
@@ -78,7 +84,7 @@ def _laws(scheme: TruncatedPoisson, direction: Direction) -> tuple[arb_poly, arb
     left-out mass) for the instance in ``direction`` (REMOVE: with the record first)."""
     sigma, c = scheme.pair.sigma, scheme.pair.sensitivity
     with with_precision(_BITS):
-        a, b, dropped = _weights(scheme.dataset_size, scheme.rate, scheme.max_batch)
+        a, b, dropped = _weights(scheme.dataset_size, scheme.rate, scheme.max_batch, scheme.replace_one)
         if direction is Direction.ADD:
             a, b = b, a
         keys = sorted(set(a) | set(b))
@@ -144,7 +150,7 @@ def epsilon_lower(scheme: TruncatedPoisson, delta: float, direction: Direction) 
 class TruncatedAttained(Method):
     name = "truncated-attained"
     citation = (
-        "truncated Poisson, add/remove: the instance with every other record at -C, its T-fold run tested by the "
+        "truncated Poisson: the instance with every other record at -C, its T-fold run tested by the "
         "rounded sum of one-step log-likelihood ratios (any event is a LOWER bound: Steinke 2022, Prop 7), laws in ball arithmetic"
     )
     returns = frozenset({Guarantee.LOWER})
@@ -153,7 +159,7 @@ class TruncatedAttained(Method):
     needs_float_range = False
 
     def supports(self, scheme: Scheme) -> bool:
-        return (isinstance(scheme, TruncatedPoisson) and not scheme.replace_one and isinstance(scheme.pair, Gaussian)
+        return (isinstance(scheme, TruncatedPoisson) and isinstance(scheme.pair, Gaussian)
                 and scheme.steps <= MAX_STEPS and scheme.dataset_size - 1 >= scheme.max_batch)
 
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
