@@ -356,7 +356,7 @@ def _check_bracket(full: bool) -> None:
             law = with_replacement_multiplicity(n, draws)
             weights = [(mpmath.mpf(law.get(k, Fraction(0)).numerator) / law.get(k, Fraction(1)).denominator, k) for k in range(draws + 1)]
             for kappa in _KAPPAS:
-                upper = sum(w * mixture_hockey([(1, 2 * k)], [(1, 0)], sigma, kappa) for w, k in weights if k > 0)
+                upper = sum(w * _gaussian_hockey(2 * k / sigma, mpmath.mpf(kappa)) for w, k in weights if k > 0)
                 upper += sum(w for w, k in weights if k == 0) * max(0, 1 - mpmath.mpf(kappa))
                 attained = mixture_hockey([(w, 2 * k) for w, k in weights], [(1, 0)], sigma, kappa)
                 others_at = lambda v, x: _multiset_output((x, *(v,) * (n - 1)), n, draws)
@@ -376,6 +376,13 @@ def _check_bracket(full: bool) -> None:
     record_check("points")
 
 
+def _gaussian_hockey(mu, kappa) -> mpmath.mpf:
+    """H_kappa(N(mu, 1)‖N(0, 1)) = Phi(mu/2 − ln(kappa)/mu) − kappa·Phi(−mu/2 − ln(kappa)/mu) (the
+    threshold set; proofs/gaussian_hockey_stick.py derives it)."""
+    log_kappa = mpmath.log(kappa)
+    return mpmath.ncdf(mu / 2 - log_kappa / mu) - kappa * mpmath.ncdf(-mu / 2 - log_kappa / mu)
+
+
 def _hidden_empty(weights: list[tuple], sigma, kappa) -> mpmath.mpf:
     """The hiding-K = 0 bound at kappa: eta·H_k(L‖L0) = sum_{k>=1} P(K = k) H_k(N(2k)‖N(0)) at
     k = 1 + (kappa − 1)/eta for kappa >= 1, its dual 1 − kappa + kappa·bound(1/kappa) below."""
@@ -383,7 +390,7 @@ def _hidden_empty(weights: list[tuple], sigma, kappa) -> mpmath.mpf:
         return 1 - kappa + kappa * _hidden_empty(weights, sigma, 1 / kappa)
     eta = 1 - sum(w for w, k in weights if k == 0)
     inner = 1 + (kappa - 1) / eta
-    return sum(w * mixture_hockey([(1, 2 * k)], [(1, 0)], sigma, inner) for w, k in weights if k > 0)
+    return sum(w * _gaussian_hockey(2 * k / sigma, inner) for w, k in weights if k > 0)
 
 
 def _lattice_law(values: tuple, batches: dict) -> dict:
