@@ -72,36 +72,4 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-__all__ = [
-    "certify",
-    "epsilon",
-    "delta",
-    "tradeoff",
-    "Certification",
-    "Profile",
-    "claim_of",
-    "calibrate",
-    "Bound",
-    "Bracket",
-    "Direction",
-    "Dominance",
-    "Estimate",
-    "Measure",
-    "Quantity",
-    "Side",
-    "directions_for",
-    "AccuracyNotReachable",
-    "IncompatibleObjects",
-    "InconsistentBounds",
-    "InvalidArgument",
-    "NotApplicable",
-    "NotCertified",
-    "NumericalFailure",
-    "VerifierError",
-    "DominatingPair",
-    "DiscretePair",
-    "Gaussian",
-    "Laplace",
-    "RandomizedResponse",
-    "__version__",
-]
+__all__ = ["certify", *_WHERE, "__version__"]

@@ -17,7 +17,7 @@ from verifier.errors import InvalidArgument
 from verifier.matrix.strategy import Strategy
 from verifier.pairs import DominatingPair, Gaussian
 
-__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "ShuffledBatches", "BandedPoisson", "ZCDP", "Selection", "SELECTION_RULES", "SampledZCDP", "RepeatAndSelect", "MatrixPoisson", "TruncatedPoisson", "WithReplacement", "AGGREGATIONS", "base_pair"]
+__all__ = ["Scheme", "Single", "Composed", "Poisson", "Allocation", "Sequence", "Shuffle", "CheckIn", "MatrixMechanism", "WithoutReplacement", "PoissonReplaceOne", "ShuffledBatches", "BandedPoisson", "ZCDP", "Selection", "SELECTION_RULES", "SampledZCDP", "RepeatAndSelect", "MatrixPoisson", "TruncatedPoisson", "WithReplacement", "AGGREGATIONS", "base_pair", "holds_node"]
 
 
 def _check_pair(pair: object) -> DominatingPair:
@@ -558,3 +558,15 @@ def base_pair(scheme: Scheme) -> DominatingPair:
     if isinstance(scheme, Sequence):
         raise InvalidArgument("scheme", scheme, "a Sequence has no single step pair: ask each of its phases")
     return scheme.pair
+
+
+def holds_node(scheme: Scheme, kinds: type | tuple[type, ...]) -> bool:
+    """Whether ``scheme`` holds a node of ``kinds`` anywhere: itself, inside a composition, or in a
+    phase of a sequence (the methods for class and selection nodes claim such schemes whole)."""
+    if isinstance(scheme, kinds):
+        return True
+    if isinstance(scheme, Composed):
+        return holds_node(scheme.scheme, kinds)
+    if isinstance(scheme, Sequence):
+        return any(holds_node(phase, kinds) for phase in scheme.phases)
+    return False

@@ -47,7 +47,7 @@ from verifier._directed import arb_bound, with_precision
 from verifier._types import Bound, Direction, Quantity, Side
 from verifier.certify.method import Guarantee, QuantityMethod
 from verifier.errors import NotApplicable
-from verifier.schemes import Composed, Poisson, RepeatAndSelect, SampledZCDP, Scheme, Single, ZCDP
+from verifier.schemes import Composed, Poisson, RepeatAndSelect, SampledZCDP, Scheme, Single, ZCDP, holds_node
 from verifier.schemes import Sequence as SchemeSequence
 
 __all__ = ["Member", "METHODS", "member", "is_class"]
@@ -89,13 +89,7 @@ def member(scheme: Scheme) -> Scheme:
 
 def is_class(scheme: Scheme) -> bool:
     """Whether ``scheme`` holds a class node (ZCDP, SampledZCDP or RepeatAndSelect) anywhere."""
-    if isinstance(scheme, CLASSES):
-        return True
-    if isinstance(scheme, Composed):
-        return is_class(scheme.scheme)
-    if isinstance(scheme, SchemeSequence):
-        return any(is_class(phase) for phase in scheme.phases)
-    return False
+    return holds_node(scheme, CLASSES)
 
 
 class Member(QuantityMethod):

@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 from verifier._types import Bound, Direction, Quantity, Side
 from verifier.certify.method import Guarantee, Method
 from verifier.errors import NotApplicable
-from verifier.schemes import Composed, Scheme, Selection, Single
+from verifier.schemes import Composed, Scheme, Selection, Single, holds_node
 from verifier.schemes import Sequence as SchemeSequence
 
 __all__ = ["SelectionMethod", "METHODS", "substitute", "holds_selection"]
@@ -30,13 +30,7 @@ __all__ = ["SelectionMethod", "METHODS", "substitute", "holds_selection"]
 
 def holds_selection(scheme: Scheme) -> bool:
     """Whether ``scheme`` holds a Selection node (alone, composed, or in a phase of a sequence)."""
-    if isinstance(scheme, Selection):
-        return True
-    if isinstance(scheme, Composed):
-        return holds_selection(scheme.scheme)
-    if isinstance(scheme, SchemeSequence):
-        return any(holds_selection(phase) for phase in scheme.phases)
-    return False
+    return holds_node(scheme, Selection)
 
 
 def substitute(scheme: Scheme, pair_of: Callable[[Selection], object]) -> Scheme:
