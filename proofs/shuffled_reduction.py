@@ -159,18 +159,16 @@ def _placements(records: list[int], slots: list[int]) -> Iterator[dict[int, int]
         yield dict(zip(records, labels))
 
 
-def generation_law(n: int, batch: int, fixed_order: bool = False) -> dict[Layout, Fraction]:
-    """The law of the layout produced by step 1's generation (B | n): F = target + t - 1 others,
-    the rest into B - 1 slots per batch, F one per batch by a uniform permutation (``fixed_order``:
-    the refuted variant that places F's members in a fixed order)."""
-    t_ = n // batch
+def _f_generation(n: int, others_in_f: int, slots: list[int], perms: list[tuple[int, ...]]) -> dict[Layout, Fraction]:
+    """The law of the layout when F = the target plus ``others_in_f`` uniform others, the records
+    outside F fill the block labels ``slots`` uniformly, and F's members take blocks by a uniform
+    choice among ``perms`` (the shape every generation below shares)."""
     law: Counter[Layout] = Counter()
     others = list(range(1, n))
-    for chosen in itertools.combinations(others, t_ - 1):
+    for chosen in itertools.combinations(others, others_in_f):
         members = [0, *chosen]
         rest = [r for r in others if r not in chosen]
-        placements = list(_placements(rest, [j for j in range(t_) for _ in range(batch - 1)]))
-        perms = [tuple(range(t_))] if fixed_order else list(itertools.permutations(range(t_)))
+        placements = list(_placements(rest, slots))
         for place in placements:
             for perm in perms:
                 layout = [0] * n
@@ -178,8 +176,17 @@ def generation_law(n: int, batch: int, fixed_order: bool = False) -> dict[Layout
                     layout[r] = j
                 for m, j in zip(members, perm):
                     layout[m] = j
-                law[tuple(layout)] += Fraction(1, math.comb(n - 1, t_ - 1) * len(placements) * len(perms))
+                law[tuple(layout)] += Fraction(1, math.comb(n - 1, others_in_f) * len(placements) * len(perms))
     return dict(law)
+
+
+def generation_law(n: int, batch: int, fixed_order: bool = False) -> dict[Layout, Fraction]:
+    """The law of the layout produced by step 1's generation (B | n): F = target + t - 1 others,
+    the rest into B - 1 slots per batch, F one per batch by a uniform permutation (``fixed_order``:
+    the refuted variant that places F's members in a fixed order)."""
+    t_ = n // batch
+    perms = [tuple(range(t_))] if fixed_order else list(itertools.permutations(range(t_)))
+    return _f_generation(n, t_ - 1, [j for j in range(t_) for _ in range(batch - 1)], perms)
 
 
 def partial_generation_law(n: int, batch: int, naive: bool = False) -> dict[Layout, Fraction]:
@@ -192,22 +199,8 @@ def partial_generation_law(n: int, batch: int, naive: bool = False) -> dict[Layo
     law: Counter[Layout] = Counter()
     others = list(range(1, n))
     if naive:
-        blocks = list(range(f)) + [-1]
-        for chosen in itertools.combinations(others, f):
-            members = [0, *chosen]
-            rest = [x for x in others if x not in chosen]
-            slots = [j for j in range(f) for _ in range(batch - 1)] + [-1] * (r - 1)
-            placements = list(_placements(rest, slots))
-            perms = list(itertools.permutations(blocks))
-            for place in placements:
-                for perm in perms:
-                    layout = [0] * n
-                    for x, j in place.items():
-                        layout[x] = j
-                    for m, j in zip(members, perm):
-                        layout[m] = j
-                    law[tuple(layout)] += Fraction(1, math.comb(n - 1, f) * len(placements) * len(perms))
-        return dict(law)
+        slots = [j for j in range(f) for _ in range(batch - 1)] + [-1] * (r - 1)
+        return _f_generation(n, f, slots, list(itertools.permutations(list(range(f)) + [-1])))
     lam_ = Fraction(f * batch, n)
     for in_full in (True, False):
         weight = lam_ if in_full else 1 - lam_
