@@ -25,3 +25,19 @@ def pytest_collection_modifyitems(config, items):
         raise pytest.UsageError(
             "test ids with a memory address (give the parametrize call ids=...): " + ", ".join(unstable[:5])
         )
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _module_mpmath_precision(request):
+    """A module's ``MPMATH_DPS`` is the mpmath working precision of its tests, set before its first
+    test and restored after its last (module scope: Hypothesis refuses function-scoped fixtures). Setting ``mpmath.mp.dps`` at import instead would leak: every worker imports
+    every module at collection, so the last module imported would fix the precision of all the others
+    (tests/unit/test_test_hygiene.py refuses that)."""
+    dps = getattr(request.module, "MPMATH_DPS", None)
+    if dps is None:
+        yield
+        return
+    import mpmath
+
+    with mpmath.workdps(dps):
+        yield

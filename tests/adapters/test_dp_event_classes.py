@@ -18,7 +18,7 @@ from verifier.certify.verdict import Verdict, certify
 from verifier.cli import main
 from verifier.errors import InvalidArgument
 
-mpmath.mp.dps = 40
+MPMATH_DPS = 40  # working precision of this module's tests (tests/conftest.py)
 
 
 def ev(name: str, **fields) -> dict:

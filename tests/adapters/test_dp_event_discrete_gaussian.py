@@ -16,7 +16,7 @@ from verifier.certify.verdict import Verdict, certify
 from verifier.cli import main
 from verifier.pairs import DiscreteGaussian
 
-mpmath.mp.dps = 40
+MPMATH_DPS = 40  # working precision of this module's tests (tests/conftest.py)
 
 
 def ev(name: str, **fields) -> dict:

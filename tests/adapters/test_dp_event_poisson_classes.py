@@ -17,7 +17,7 @@ import math
 from verifier.pairs import Gaussian
 from verifier.schemes import Poisson, RepeatAndSelect, SampledZCDP, Single, ZCDP
 
-mpmath.mp.dps = 30
+MPMATH_DPS = 30  # working precision of this module's tests (tests/conftest.py)
 BOTH = (Direction.ADD, Direction.REMOVE)
 
 

@@ -24,7 +24,7 @@ from verifier.rdp import curve_for
 from verifier.rdp.classes import SELECTION_ORDERS, tnb_gamma_lower, tnb_mean
 from verifier.schemes import Composed, Poisson, RepeatAndSelect, Sequence, Single, ZCDP
 
-mpmath.mp.dps = 40
+MPMATH_DPS = 40  # working precision of this module's tests (tests/conftest.py)
 BOTH = (Direction.ADD, Direction.REMOVE)
 
 #: How far the UPPER end may sit above the optimum of the conversion (the method's order search).

@@ -14,7 +14,7 @@ import verifier
 from verifier import InvalidArgument
 from verifier.certify.verdict import Verdict
 
-mpmath.mp.dps = 40
+MPMATH_DPS = 40  # working precision of this module's tests (tests/conftest.py)
 
 POISSON = {"mechanism": {"name": "gaussian", "sigma": 1.0}, "scheme": {"name": "poisson", "rate": 0.01, "steps": 1000}}
 

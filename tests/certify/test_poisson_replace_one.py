@@ -20,7 +20,7 @@ from verifier.pairs import AntipodalMixture, SubstitutionSubsampled
 from verifier.pld import scheme_pld
 from verifier.schemes import PoissonReplaceOne
 
-mpmath.mp.dps = 30
+MPMATH_DPS = 30  # working precision of this module's tests (tests/conftest.py)
 SIGMA, RATE = 1.0, 0.2
 #: The one-step PLD's chord error at grid step 2^-8 is O(step²) ≈ 1.5e-5 in δ.
 ATOL = 6e-5

@@ -15,7 +15,7 @@ from verifier.certify.claim import parse_claim
 from verifier.certify.methods.profile_tpr import GRID, tpr_from_profile
 from verifier.certify.portfolio import collect_bounds
 
-mpmath.mp.dps = 30
+MPMATH_DPS = 30  # working precision of this module's tests (tests/conftest.py)
 
 
 def rr_tpr(eps0: float, alpha: float) -> float:

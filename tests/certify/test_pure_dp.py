@@ -17,7 +17,7 @@ from verifier.cli import main
 from verifier.pairs import ApproxDP, DiscretePair, Gaussian, Laplace, RandomizedResponse
 from verifier.schemes import Allocation, Composed, Poisson, Sequence, Single
 
-mpmath.mp.dps = 50
+MPMATH_DPS = 50  # working precision of this module's tests (tests/conftest.py)
 
 
 def _rr_masses(epsilon0: float, k: int):

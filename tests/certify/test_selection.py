@@ -22,7 +22,7 @@ from verifier.errors import InvalidArgument
 from verifier.pairs import Laplace, RandomizedResponse
 from verifier.pairs.bounded_range import BoundedRange
 
-mpmath.mp.dps = 40
+MPMATH_DPS = 40  # working precision of this module's tests (tests/conftest.py)
 
 
 # ---- independent references: the mechanisms' output laws, enumerated -----------------------------

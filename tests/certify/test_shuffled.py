@@ -19,7 +19,7 @@ from verifier.cli import main
 from verifier.reference.pairs import gaussian_delta
 from verifier.schemes import Allocation, ShuffledBatches
 
-mpmath.mp.dps = 30
+MPMATH_DPS = 30  # working precision of this module's tests (tests/conftest.py)
 METHOD = ShuffledMethod()
 
 

@@ -18,7 +18,7 @@ from verifier.cli import main
 from verifier.pld import scheme_pld
 from verifier.schemes import WithoutReplacement
 
-mpmath.mp.dps = 40
+MPMATH_DPS = 40  # working precision of this module's tests (tests/conftest.py)
 DELTA = 1e-5
 
 #: The one-step PLD's chord error at grid step 2^-9 is O(step²) ≈ 4e-6 in δ: well inside these.

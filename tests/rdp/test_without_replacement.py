@@ -13,7 +13,7 @@ from verifier.rdp import curve_for
 from verifier.rdp.without_replacement import group_privacy_upper, wbk_upper
 from verifier.schemes import WithoutReplacement
 
-mpmath.mp.dps = 40
+MPMATH_DPS = 40  # working precision of this module's tests (tests/conftest.py)
 SIGMA, SHIFT = 1.1, 2.0  # records clipped at 1: the replace-one pair is N(2, 1.1²) vs N(0, 1.1²)
 Q = 256 / 60000
 ORDERS = np.arange(2, 13)

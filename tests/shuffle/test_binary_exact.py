@@ -17,7 +17,7 @@ from verifier.errors import NotApplicable
 from verifier.shuffle import binary
 from verifier.shuffle.binary import BinaryShuffle
 
-mpmath.mp.dps = 40
+MPMATH_DPS = 40  # working precision of this module's tests (tests/conftest.py)
 
 #: The exact bracket's ends meet to this relative width (the module promises ~1e-9; Done-when 1 asks 1e-6).
 EXACT_RTOL = 1e-6

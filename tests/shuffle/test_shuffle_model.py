@@ -22,7 +22,7 @@ from verifier.shuffle.clones import (
 )
 from verifier.shuffle.count import CountPair, rr_count_pair
 
-mpmath.mp.dps = 40
+MPMATH_DPS = 40  # working precision of this module's tests (tests/conftest.py)
 
 
 def _report_law(truth: int, e0: float, k: int) -> list:
