@@ -23,7 +23,8 @@ What the bracket must satisfy: the shuffle model's TPR is the largest over all p
 datasets, so the UPPER end is >= the TPR of every pair computed here (both orders of the changed
 record, in both directions: replace-one neighbours are symmetric). The LOWER end is claimed only for
 the pair of ``checkin-lower`` (Liew et al. Thm 3, 1-out-of-n random allocation's remove pair: every
-user at −Δ under H0, the changed one at +Δ under H1), so it must be <= that pair's TPR. n = 1 is not
+user at −Δ under H0, the changed one at +Δ under H1), so it must be <= that pair's TPR; it is that
+pair's TPR from its DOMINATED PLD, so it must also be close to it. n = 1 is not
 a shuffle (``--users 1`` exits 2: use ``--scheme single``, whose exact closed form is tested in
 tests/certify/test_tradeoff_claims.py).
 """
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -45,6 +47,9 @@ FPRS = (0.01, 0.1, 0.3)
 #: Slack for the reference's numerical error (quad error estimates <= 1e-11, brentq's size error
 #: times the curve's slope, far below this).
 SLACK = 1e-9
+#: Relative distance by which the LOWER end may fall below the allocation pair's TPR (its PLD's
+#: grid; 1e-4 measured at these FPRs).
+MATCH = 1e-3
 #: (a, b, c): H0 the changed user at a, H1 at b, the other user at c. The first is checkin-lower's
 #: pair; then its reverse and reflections, the closed-form case c = 0, and interior records.
 ALLOCATION_PAIR = (-1.0, 1.0, -1.0)
@@ -103,13 +108,14 @@ def truths() -> dict:
     return {pair: [pair_tpr(alpha, *pair)[1] for alpha in FPRS] for pair in PAIRS}
 
 
-def _tradeoff(capsys, sensitivity: float = DELTA) -> dict:
+def _tradeoff(capsys, sensitivity: float = DELTA, method: str | None = None) -> dict:
     """``verifier tradeoff --json`` on the two-user Gaussian shuffle: {direction: [(lower, upper) per FPR]}."""
     argv = ["tradeoff", "--mechanism", "gaussian", "--sigma", str(SIGMA), "--sensitivity", str(sensitivity), "--scheme", "shuffle",
             "--users", "2", "--neighboring", "replace_one", "--fpr", ",".join(map(str, FPRS)), "--json"]
+    argv += ["--method", method] if method else []
     assert main(argv) == 0
     points = json.loads(capsys.readouterr().out)["points"]
-    return {d: [(p["directions"][d]["lower"], p["directions"][d]["upper"]) for p in points] for d in ("add", "remove")}
+    return {d: [(float(p["directions"][d]["lower"]), float(p["directions"][d]["upper"])) for p in points] for d in ("add", "remove")}
 
 
 def test_reference_meets_the_closed_form_where_the_gap_is_uninformative():
@@ -155,14 +161,17 @@ def test_every_pair_is_below_the_single_report():
 
 
 def _violations(got: dict, truths: dict) -> list[str]:
-    """The conditions the bracket breaks: its UPPER end below some pair's TPR, its LOWER end above the
-    allocation pair's, in either direction, at any FPR."""
+    """The conditions the bracket breaks, in either direction, at any FPR: its UPPER end below some
+    pair's TPR; its LOWER end above the allocation pair's TPR, or more than :data:`MATCH` below it
+    (the lower end is that pair's TPR, from its DOMINATED PLD)."""
     out = []
     for direction, ends in got.items():
         for i, alpha in enumerate(FPRS):
             lower, upper = ends[i]
             if lower > truths[ALLOCATION_PAIR][i] + SLACK:
                 out.append(f"{direction} FPR {alpha}: lower {lower} > the allocation pair's {truths[ALLOCATION_PAIR][i]}")
+            if lower < truths[ALLOCATION_PAIR][i] * (1 - MATCH):
+                out.append(f"{direction} FPR {alpha}: lower {lower} misses the allocation pair's {truths[ALLOCATION_PAIR][i]}")
             worst = max(found[i] for found in truths.values())
             if upper < worst - SLACK:
                 out.append(f"{direction} FPR {alpha}: upper {upper} < a pair's {worst}")
@@ -177,6 +186,35 @@ def test_tradeoff_bracket_holds_every_pair_and_lower_end_holds_its_own_pair(caps
     for ends in got.values():
         for i, alpha in enumerate(FPRS):
             assert ends[i][1] <= gauss_tpr(alpha, 2 * DELTA / SIGMA) + 0.01
+
+
+def _allocation_mutant(monkeypatch, broken) -> None:
+    """Replace the allocation engine's TPR answer by ``broken(honest answer, scheme, fprs, direction, focus)``."""
+    from verifier.certify.methods.allocation_pld import AllocationPLD
+
+    honest = AllocationPLD.tpr_curve
+    monkeypatch.setattr(AllocationPLD, "tpr_curve", lambda self, *args: broken(honest, self, *args))
+
+
+def test_mutant_lower_end_from_the_dominating_pld_is_refuted(capsys, truths, monkeypatch):
+    """checkin-lower reading the allocation PLD bracket's UPPER end (the DOMINATING PLD's TPR) as its
+    LOWER end: above the pair's exact TPR (by 2e-6 at FPR 0.01)."""
+    from verifier._types import Side
+
+    def broken(honest, self, *args):
+        return [[replace(b, side=Side.LOWER if b.side is Side.UPPER else Side.UPPER) for b in got] for got in honest(self, *args)]
+
+    _allocation_mutant(monkeypatch, broken)
+    assert any("lower" in v and ">" in v for v in _violations(_tradeoff(capsys, method="checkin-lower"), truths))
+
+
+def test_mutant_allocation_pair_in_the_add_orientation_is_refuted(capsys, truths, monkeypatch):
+    """The hockey stick in the other order (H(Q^n ‖ mixture): H0 one user at +Δ, H1 none): a TPR of a
+    pair of neighbours too, so still below the truth, but 10% below the pair the lower end claims (at FPR 0.01)."""
+    from verifier._types import Direction
+
+    _allocation_mutant(monkeypatch, lambda honest, self, scheme, fprs, direction, focus: honest(self, scheme, fprs, Direction.ADD, focus))
+    assert any("misses" in v for v in _violations(_tradeoff(capsys, method="checkin-lower"), truths))
 
 
 def test_mutant_without_the_replace_one_doubling_is_refuted(capsys, truths):

@@ -7,11 +7,11 @@
   pair of datasets, mixed over the observed number of check-ins and composed over the rounds
   (:mod:`verifier.pld.checkin`).
 - Shuffle: the same specific pair as Liew et al. Thm 3, whose release is 1-out-of-n random
-  allocation's remove pair; its lower side from the random-allocation PLD engine
-  (:class:`verifier.certify.methods.allocation_pld.AllocationPLD`). For ε0-DP local randomizers the
-  UPPER side comes from Feldman, McMillan & Talwar (:mod:`verifier.certify.methods.shuffle`); for
-  the shuffled Gaussian the worst case over datasets remains open (the paper's §6), so such a
-  claim is never CERTIFIED.
+  allocation's remove pair; its lower side (δ(ε), ε(δ) and TPR at FPR) from the random-allocation
+  PLD engine (:class:`verifier.certify.methods.allocation_pld.AllocationPLD`). The UPPER side comes
+  from Feldman, McMillan & Talwar (:mod:`verifier.certify.methods.shuffle`; for the Gaussian
+  through their Thm 3.8 coupling); the worst case over datasets of the shuffled Gaussian remains
+  open (the paper's §6), so its bracket is not tight.
 
 "checkin-fmt" gives UPPER bounds for one round of an (ε0, δ0)-DP randomizer (``approx_dp``,
 randomized response, Laplace, or a Gaussian at an ε0 chosen on its profile) under check-in: the
@@ -91,15 +91,28 @@ class CheckInLower(Method):
         return self._collect(scheme, Quantity.EPSILON, delta, direction)
 
     def tpr_bounds(self, scheme: Scheme, fpr: float, direction: Direction) -> Sequence[Bound]:
-        """LOWER bound on the attacker's TPR at FPR ``fpr`` for shuffled check-in: the exact infimum of
-        the specific pair's DOMINATED PLD (verifier.pld.tradeoff.pld_tpr), less MASS_SLACK (the
-        PLD's δ may exceed the pair's by that much at every ε, so its infimum too)."""
+        """:meth:`tpr_curve` at one FPR."""
+        return self.tpr_curve(scheme, [fpr], direction, fpr)[0]
+
+    def tpr_curve(self, scheme: Scheme, fprs: Sequence[float], direction: Direction, focus: float) -> list[Sequence[Bound]]:
+        """LOWER bounds on the attacker's TPR at each FPR. Shuffle: the LOWER end of the allocation
+        PLD engine's TPR bracket for Liew et al.'s pair (one PLD for every FPR; the pair in the remove
+        orientation for either direction, as for δ). Shuffled check-in: the exact infimum of the
+        specific pair's DOMINATED PLD (verifier.pld.tradeoff.pld_tpr), less MASS_SLACK (the PLD's δ
+        may exceed the pair's by that much at every ε, so its infimum too)."""
+        if isinstance(scheme, Shuffle):
+            found = AllocationPLD().tpr_curve(Allocation(scheme.pair, scheme.users), fprs, Direction.REMOVE, focus)
+            return [self._bound(next(b.value for b in got if b.side is Side.LOWER), Quantity.TPR, float(fpr), direction, _SHUFFLE_CITATION, note=_NO_UPPER)
+                    for got, fpr in zip(found, fprs)]
         if not (isinstance(scheme, CheckIn) and _checkin_pair_supported(scheme)):
-            raise NotApplicable(f"{self.name} bounds the trade-off of a CheckIn with a Gaussian or two-outcome pair; got {scheme!r}")
+            raise NotApplicable(f"{self.name} bounds the trade-off of a Shuffle, or a CheckIn with a Gaussian or two-outcome pair; got {scheme!r}")
         pld = checkin_lower_pld(scheme.pair, scheme.users, scheme.rate, scheme.rounds, direction, 2.0**-7)
-        alpha = float(fpr)
-        value = max(alpha, float(pld_tpr(pld, alpha)) - MASS_SLACK)
-        return self._bound(value, Quantity.TPR, alpha, direction, _CHECKIN_CITATION, note=TPR_NOTE)
+        out = []
+        for fpr in fprs:
+            alpha = float(fpr)
+            value = max(alpha, float(pld_tpr(pld, alpha)) - MASS_SLACK)
+            out.append(self._bound(value, Quantity.TPR, alpha, direction, _CHECKIN_CITATION, note=TPR_NOTE))
+        return out
 
 
 #: FMT's δ1 candidates when δ(ε) is asked (the claimed δ is then unknown): the one whose float
