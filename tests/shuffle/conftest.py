@@ -1,4 +1,5 @@
-"""Put this directory on sys.path: shuffled_enumeration.py (the brute-force shuffled-batch densities)."""
+"""Put this directory on sys.path: shuffled_enumeration.py (the brute-force shuffled-batch densities)
+and neyman_pearson.py (the most powerful test between finite laws)."""
 
 import sys
 from pathlib import Path

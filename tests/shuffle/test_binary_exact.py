@@ -11,6 +11,8 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import binom
 
+from neyman_pearson import most_powerful_tpr
+
 from verifier.certify.claim import parse_claim
 from verifier.certify.verdict import Verdict, certify
 from verifier.errors import NotApplicable
@@ -201,19 +203,6 @@ def test_bad_input_exits_2_with_one_line(flags, names, capsys):
     assert len(err.splitlines()) == 1 and names in err
 
 
-def _neyman_pearson(p: list, q: list, alpha) -> object:
-    """The most powerful test's TPR at FPR α for finite laws (mpmath): reject outcomes by decreasing
-    likelihood ratio, randomising at the last one."""
-    order = sorted(range(len(p)), key=lambda i: p[i] / q[i] if q[i] > 0 else mpmath.inf, reverse=True)
-    power, size = mpmath.mpf(0), mpmath.mpf(0)
-    for i in order:
-        if size + q[i] <= alpha:
-            power, size = power + p[i], size + q[i]
-        else:
-            return power + (alpha - size) / q[i] * p[i]
-    return power
-
-
 @pytest.mark.parametrize("n,e0", [(3, 1.0), (6, 2.0), (8, 0.5)])
 def test_tradeoff_bracket_holds_the_worst_pair_by_brute_force(n, e0):
     """Item 4 (trade-off): the TPR bracket at each FPR holds the largest Neyman–Pearson TPR over every
@@ -222,7 +211,7 @@ def test_tradeoff_bracket_holds_the_worst_pair_by_brute_force(n, e0):
     scan = BinaryShuffle(e0, n)
     for alpha in (mpmath.mpf("0.001"), mpmath.mpf("0.05"), mpmath.mpf("0.4")):
         worst = max(
-            _neyman_pearson(_count_law((v, *others), e0), _count_law((1 - v, *others), e0), alpha)
+            most_powerful_tpr(_count_law((v, *others), e0), _count_law((1 - v, *others), e0), alpha)
             for others in itertools.product((0, 1), repeat=n - 1) for v in (0, 1)
         )
         bracket = scan.tpr(float(alpha))
