@@ -103,8 +103,23 @@ def test_shuffled_loader_mismatches_name_the_field(loader_kwargs, history, field
 def test_poisson_loader_keeps_the_poisson_claim():
     from opacus.data_loader import DPDataLoader
 
-    loader = DPDataLoader.from_data_loader(_loader(40, 8, shuffle=True))
+    loader = DPDataLoader.from_data_loader(_loader(44, 8, shuffle=True))  # int(n/6) = 7 at n - 1, n, n + 1
     accountant = accountants.RDPAccountant()
     accountant.history = [(1.0, 1 / len(loader), 10)]
     claim = from_opacus(accountant, delta=1e-5, epsilon=1.0, data_loader=loader)
     assert claim.scheme["name"] == "poisson" and claim.neighboring == "add_or_remove"
+
+
+def test_poisson_loader_whose_divisor_moves_is_refused():
+    """opacus#819 with a real DPDataLoader: 40 records in batches of 8 give sample_rate 1/5 and
+    expected_batch_size int(40/5) = 8, but 7 for 39 records."""
+    from opacus.data_loader import DPDataLoader
+
+    from verifier.errors import InvalidArgument
+
+    loader = DPDataLoader.from_data_loader(_loader(40, 8, shuffle=True))
+    accountant = accountants.RDPAccountant()
+    accountant.history = [(1.0, 1 / len(loader), 10)]
+    with pytest.raises(InvalidArgument) as info:
+        from_opacus(accountant, delta=1e-5, epsilon=1.0, data_loader=loader)
+    assert info.value.name == "data_loader.dataset" and "opacus#819" in str(info.value)

@@ -18,7 +18,12 @@ for; :mod:`verifier.certify.methods.shuffled`), with the ε Opacus reported.
 A loader whose batches the history's rates do not describe is refused with one line naming its
 sampler: a ``WeightedRandomSampler`` (records drawn with unequal probabilities, while Opacus records
 1/len(data_loader) as if uniform: opacus#813), a DPDataLoader whose batch sampler is not Opacus's
-uniform Poisson sampler or whose rate differs from the history's.
+uniform Poisson sampler or whose rate differs from the history's. So is a Poisson loader whose size
+makes Opacus's normaliser depend on the neighbour: ``make_private`` averages the noisy sum by
+``expected_batch_size = int(len(dataset) · sample_rate)`` (``loss_reduction="mean"``, its default),
+and where adding or removing one record changes that integer, the release is the sampled Gaussian
+rescaled by a factor that reveals the dataset's size, not the mechanism the history accounts
+(opacus#819); replace-one neighbours, whose dataset size is fixed, are unaffected.
 """
 
 from __future__ import annotations
@@ -93,11 +98,31 @@ def _check_sampler(loader: Any, phases: list[dict]) -> None:
             if rate is not None and not math.isclose(phase["rate"], float(rate), rel_tol=1e-9):
                 raise InvalidArgument(f"history[{index}].sample_rate", phase["rate"], f"must be the loader's Poisson rate {float(rate):g} "
                                       f"({name}.sample_rate): the history is not of this loader")
+        _check_normaliser(loader, phases[0]["rate"])
         return
     for part in ("sampler", "batch_sampler"):
         name = type(getattr(loader, part, None)).__name__
         if name in _NON_UNIFORM:
             raise InvalidArgument(f"data_loader.{part}", name, f"is not supported: {_NON_UNIFORM[name]}")
+
+
+def _check_normaliser(loader: Any, rate: float) -> None:
+    """Refuse a Poisson run whose averaging divisor ``int(n·rate)`` (Opacus's ``expected_batch_size``)
+    differs at n − 1 or n + 1 records: under add/remove neighbours the divisor then tells the two
+    datasets apart (opacus#819), which no sampled-Gaussian history states."""
+    dataset = getattr(loader, "dataset", None)
+    if dataset is None:
+        return
+    n = len(dataset)
+    divisors = {size: int(size * rate) for size in (n - 1, n, n + 1)}
+    if len(set(divisors.values())) > 1:
+        other = next(size for size, value in divisors.items() if value != divisors[n])
+        raise InvalidArgument(
+            "data_loader.dataset", f"{n} records",
+            f"gives Opacus's averaging divisor expected_batch_size = int(n*sample_rate) = {divisors[n]}, but {divisors[other]} "
+            f"for a neighbour of {other} records: with loss_reduction='mean' the add/remove release is not the sampled Gaussian "
+            "the history accounts (opacus#819); certify replace-one neighbours or average by a public constant",
+        )
 
 
 def _shuffled(phases: list[dict], loader: Any) -> dict:
