@@ -56,6 +56,7 @@ SCRIPTS = (
     "batch_sampling",
     "discrete_gaussian",
     "selection_mechanisms",
+    "permute_and_flip",
     "tradeoff_from_profile",
 )
 

@@ -47,9 +47,8 @@ with probability p_r = e^{eps0 (u_r - u*)/(2 Delta)}, u* the best score).
 dp_accounting (main after 0.6.0) says permute-and-flip's privacy loss distribution "is identical
 to that of the Laplace mechanism with parameter 1/epsilon". By step 5 no instance's PLD is
 Laplace's (a two-candidate instance's loss takes two values), and the Laplace curve is the
-supremum of the two-candidate instances; whether it also bounds every instance with m >= 3 is not
-proven here (no instance above it was found by enumeration; tests/certify/test_selection.py), so
-verifier's UPPER side for permute-and-flip is RR(eps0), the worst eps0-DP pair.
+supremum of the two-candidate instances; proofs/permute_and_flip.py proves that it also dominates
+every instance with any number of candidates, so the statement is a valid and tight upper bound.
 
 Exports of :func:`derive`:
 

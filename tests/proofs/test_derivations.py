@@ -477,6 +477,19 @@ WRONG_CLAIMS += [
     ("selection_mechanisms", "pf_integral", _SEL.pf_output_law(_SEL.PF_SCORES[:2], epsilon0)[0]),
 ]
 
+_PF = _module("permute_and_flip")
+WRONG_CLAIMS += [
+    # permute_and_flip: the law with coins e^{eps0 (u - u*)/Delta} (the constant of monotone scores), G with
+    # F_a's sign flipped, the slope's sign flipped (G would decrease), the atom with one factor only, the
+    # difference of exponentials without the 1/2, the Laplace pair at eps0/2 (noise scale 2 beta)
+    ("permute_and_flip", "rnm_law", _SEL.pf_output_law(tuple(2 * q for q in _PF.RNM_SCORES), epsilon0)[1]),
+    ("permute_and_flip", "shift_cdf", _PF.claims()["shift_cdf"] + 2 * _PF.a * sp.diff(sp.Mul(*[1 - c * _PF.a for c in (1, _PF.s2, _PF.s3)]), _PF.a)),
+    ("permute_and_flip", "shift_slope", -_PF.claims()["shift_slope"]),
+    ("permute_and_flip", "shift_atom", 1 - _PF.s2),
+    ("permute_and_flip", "difference_density", sp.exp(-sp.Abs(_PF.y) / b) / b),
+    ("permute_and_flip", "threshold_sup", _PF.claims()["threshold_sup"].subs(epsilon0, epsilon0 / 2)),
+]
+
 _TP = _module("tradeoff_from_profile")
 WRONG_CLAIMS += [
     # tradeoff_from_profile: the chord to (1, y) instead of (1, 1); the slope without the -1 (always
@@ -943,3 +956,81 @@ def test_rr_tpr_vs_neyman_pearson(e0, exports):
             first = min(a, 1 / (1 + e))
             reference = first * e + max(mp.mpf(0), a - first) / e
             assert _close(_call(got, epsilon0=e0, fpr=a), reference, atol=mp.mpf("1e-25"))
+
+
+# --------------------------------------------------------------------------------------------
+# permute_and_flip: the exports against quadrature and a direct search (mpmath)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("e0", ["0.5", "1", "3"])
+def test_rnm_law_vs_quadrature(e0, exports):
+    """P(q_2 + Z_2 is the largest), Z_i ~ Exp(eps0/2), by tanh-sinh quadrature of f_2 prod F_j from 0
+    (below 0 the best candidate's F vanishes) to oo."""
+    scores = [mp.mpf(q) for q in _PF.RNM_SCORES]
+    with mp.workdps(DPS):
+        lam = mp.mpf(e0) / 2
+
+        def integrand(t):
+            out = lam * mp.exp(-lam * (t - scores[1]))
+            for j, q in enumerate(scores):
+                if j != 1:
+                    out *= 1 - mp.exp(-lam * (t - q))
+            return out
+
+        reference = mp.quad(integrand, [0, 1, mp.inf])
+        assert _close(_call(exports["permute_and_flip"]["rnm_law"], epsilon0=e0), reference)
+
+
+@pytest.mark.parametrize(("c2", "c3"), [("0.5", "0.25"), ("1", "0.9")])
+def test_shift_cdf_is_f_plus_its_derivative(c2, c3, exports):
+    """G(t) = F(t) + F'(t) (lam = 1) by numerical differentiation of F(t) = prod (1 - s_i e^{-t}); G's
+    slope in a by differentiating F + F' at t = -ln a numerically; the atom G(t = 0)."""
+    ex = exports["permute_and_flip"]
+    with mp.workdps(DPS):
+        coins = (1, mp.mpf(c2), mp.mpf(c3))
+
+        def cdf(t):
+            return mp.fprod(1 - c * mp.exp(-t) for c in coins)
+
+        for t in ("0.1", "0.7", "3"):
+            t = mp.mpf(t)
+            got = _call(ex["shift_cdf"], a=mp.exp(-t), s2=c2, s3=c3)
+            assert _close(got, cdf(t) + mp.diff(cdf, t))
+            slope = mp.diff(lambda x: cdf(-mp.log(x)) + mp.diff(cdf, -mp.log(x)), mp.exp(-t))
+            assert _close(_call(ex["shift_slope"], a=mp.exp(-t), s2=c2, s3=c3), slope, atol=mp.mpf("1e-20"))
+        assert _close(_call(ex["shift_atom"], s2=c2, s3=c3), cdf(0) + mp.diff(cdf, 0, direction=1), atol=mp.mpf("1e-20"))
+
+
+@pytest.mark.parametrize("scale", ["0.5", "2"])
+def test_difference_density_vs_convolution(scale, exports):
+    with mp.workdps(DPS):
+        rate = 1 / mp.mpf(scale)
+        for y in ("-1.5", "0.3", "2"):
+            y = mp.mpf(y)
+            reference = mp.quad(lambda z: rate * mp.exp(-rate * z) * rate * mp.exp(-rate * (z - y)), [max(0, y), mp.inf])
+            assert _close(_call(exports["permute_and_flip"]["difference_density"], b=scale, y=y), reference)
+
+
+@pytest.mark.parametrize("e0", ["0.5", "1", "3"])
+def test_threshold_sup_vs_direct_search(e0, exports):
+    """sup over v of P(L > -v) - e^eps P(L > eps0 - v), L ~ Laplace(1), by a grid and golden-section
+    search (the function is unimodal), at eps across (-1.5 eps0, 1.5 eps0)."""
+    got = exports["permute_and_flip"]["threshold_sup"]
+    with mp.workdps(DPS):
+        e0 = mp.mpf(e0)
+
+        def survival(x):
+            return 1 - mp.exp(x) / 2 if x < 0 else mp.exp(-x) / 2
+
+        for j in range(-6, 7):
+            eps = e0 * j / 4
+            h = lambda v: survival(-v) - mp.exp(eps) * survival(e0 - v)  # noqa: E731
+            grid = [-40 + 80 * mp.mpf(i) / 800 for i in range(801)]
+            v = max(grid, key=h)
+            lo, hi = v - mp.mpf(80) / 800, v + mp.mpf(80) / 800
+            golden = (mp.sqrt(5) - 1) / 2
+            for _ in range(150):
+                c, d = hi - golden * (hi - lo), lo + golden * (hi - lo)
+                lo, hi = (lo, d) if h(c) > h(d) else (c, hi)
+            assert _close(_call(got, epsilon=eps, epsilon0=e0), h((lo + hi) / 2), atol=mp.mpf("1e-17"))
