@@ -65,6 +65,7 @@ threshold_sup       the Laplace pair's delta(eps) at Delta/b = eps0             
 
 from __future__ import annotations
 
+import itertools
 import random
 import sys
 from collections.abc import Mapping, Sequence
@@ -146,7 +147,7 @@ def _rnm_law(scores: Sequence[sp.Expr], r: int) -> sp.Expr:
     lam = epsilon0 / 2
     cuts = sorted({q for q in scores if q >= scores[r]}) + [sp.oo]
     total = sp.Integer(0)
-    for lo, hi in zip(cuts, cuts[1:]):
+    for lo, hi in itertools.pairwise(cuts):
         if any(q > lo for j, q in enumerate(scores) if j != r):
             continue
         integrand = lam * sp.exp(-lam * (_t - scores[r])) * sp.Mul(*[1 - sp.exp(-lam * (_t - q)) for j, q in enumerate(scores) if j != r])

@@ -1008,7 +1008,7 @@ def test_difference_density_vs_convolution(scale, exports):
         rate = 1 / mp.mpf(scale)
         for y in ("-1.5", "0.3", "2"):
             y = mp.mpf(y)
-            reference = mp.quad(lambda z: rate * mp.exp(-rate * z) * rate * mp.exp(-rate * (z - y)), [max(0, y), mp.inf])
+            reference = mp.quad(lambda z, y=y: rate * mp.exp(-rate * z) * rate * mp.exp(-rate * (z - y)), [max(0, y), mp.inf])
             assert _close(_call(exports["permute_and_flip"]["difference_density"], b=scale, y=y), reference)
 
 
@@ -1025,7 +1025,10 @@ def test_threshold_sup_vs_direct_search(e0, exports):
 
         for j in range(-6, 7):
             eps = e0 * j / 4
-            h = lambda v: survival(-v) - mp.exp(eps) * survival(e0 - v)  # noqa: E731
+
+            def h(v, eps=eps):
+                return survival(-v) - mp.exp(eps) * survival(e0 - v)
+
             grid = [-40 + 80 * mp.mpf(i) / 800 for i in range(801)]
             v = max(grid, key=h)
             lo, hi = v - mp.mpf(80) / 800, v + mp.mpf(80) / 800
