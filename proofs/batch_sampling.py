@@ -76,6 +76,52 @@ eta·H_k(L‖L0) = sum_{k>=1} P(K = k) H_k(N(2kC)‖N(0)) at k = 1 + (kappa − 
 and its dual below. Step ``bracket`` checks, with mpmath, that every enumerated instance lies at or
 below it and that it lies between the attained pair and the revealed-K bound.
 
+Hiding the multiplicity too (issue 42; verifier.pairs.substitution and
+verifier.pairs.batch_sampling._hidden_multiplicity). Write M = (1 - eta)M0 + eta M1 and
+M' = (1 - eta)M0 + eta M1' as above, kappa' = e^eps >= 1, kappa = 1 + (kappa' - 1)/eta.
+
+Lemma C (aligned means are worst against one Gaussian). Let P = sum_i w_i N(mu_i, sigma^2 I_d)
+(w_i >= 0, sum 1), Q = N(0, sigma^2 I_d) and ||mu_i|| <= r_i. For every convex phi,
+E_Q[phi(dP/dQ)] <= E[phi(dP*/dQ*)] under Q* = N(0, sigma^2), P* = sum_i w_i N(r_i, sigma^2) in one
+dimension; in particular H_k(P‖Q) = E_Q[(dP/dQ - k)_+] and H_k(Q‖P) = E_Q[(1 - k dP/dQ)_+] are at
+most P*'s, for every k >= 0.
+Proof. Under Q, L = dP/dQ = sum_i w_i X_i with X_i = exp(<y, mu_i>/sigma^2 - ||mu_i||^2/2sigma^2),
+whose law is that of exp(s_i Z - s_i^2/2), s_i = ||mu_i||/sigma, Z ~ N(0, 1). Let
+Y_i = exp(t_i Z - t_i^2/2), t_i = r_i/sigma, with ONE Z for all i: L* = sum_i w_i Y_i is dP*/dQ*.
+(a) For any split d = sum_i w_i d_i, (L - d)_+ <= sum_i w_i (X_i - d_i)_+ pointwise (the positive
+part is subadditive), so E(L - d)_+ <= sum_i w_i E(X_i - d_i)_+.
+(b) E(exp(sZ - s^2/2) - c)_+ = Phi(d1) - c Phi(d1 - s), d1 = (s^2/2 - ln c)/s, and its derivative in s
+is phi(d1) > 0 (step ``comonotone``, sympy): it grows with s, so E(X_i - d_i)_+ <= E(Y_i - d_i)_+.
+(c) If some t_i > 0, z -> sum_i w_i exp(t_i z - t_i^2/2) increases continuously from w0 = sum_{t_i = 0} w_i
+to infinity; for d > w0 take z* with sum_i w_i d_i = d, d_i = exp(t_i z* - t_i^2/2): every Y_i - d_i
+has the sign of Z - z*, so sum_i w_i (Y_i - d_i)_+ = (L* - d)_+ pointwise, and
+E(L - d)_+ <= E(L* - d)_+. For d <= w0 both sides are 1 - d (L >= w0 and L* >= w0: the components
+with r_i = 0 have mu_i = 0). So L is below L* in stop-loss order with equal means (both 1), which
+is convex order (Shaked & Shanthikumar 2007, Thm 3.A.1). []
+(This is the comonotonic upper bound of Dhaene, Denuit, Goovaerts, Kaas & Vyncke 2002, with the
+marginals enlarged in convex order.) Step ``comonotone`` also checks it with mpmath on one-dimensional
+mixtures whose means have mixed signs and smaller norms, both orientations.
+
+Applied to the step: given the values V of the draws that miss the record (the same law under M1,
+M0 and M1'), M0 is N(sum V) and M1 the mixture over the hitting set S (|S| = K >= 1, independent of
+V) of N(sum V + mu_S), mu_S = sum_{t in S}(x - V_t), ||mu_S|| <= 2C|S|: Lemma C, then joint convexity
+over V, give H_k(M1‖M0) <= H_k(Mix‖N(0)), Mix = sum_{k>=1} P(K = k | K >= 1) N(2kC) (and M1' the same).
+Two bounds on H_kappa'(M‖M') for kappa' >= 1 follow:
+* eta[beta H_k(L‖L0) + (1 - beta) H_k(Mix‖N(0))] at k = kappa, beta = kappa'/kappa (Balle et al. Thm 2,
+  joint convexity, and the revealed-K bound for the term M1 against M1');
+* eta H_k(Mix‖N(0)) at k = kappa - kappa' (drop M1': M - kappa' M' <= eta M1 - (kappa' - 1)(1 - eta)M0
+  on every event, and (kappa' - 1)(1 - eta)/eta = kappa - kappa', step ``comonotone``, sympy).
+verifier takes the smaller at every eps >= 0 and the dual below. Step ``bracket`` checks that every
+enumerated instance (the other records in {-C, C}, and at kappa = 1 or with ``--full`` also -3C/4)
+lies at or below it and that it lies between the attained pair and the hiding-K = 0 bound.
+
+Finding: Lemma C (the data-loaders page's former open lemma, a mixture of subset-sum shifts against
+N(0) is worst when the shifts are aligned) holds, but the attained pair, with every other record at
+-C, is not the worst instance of the step. n = 3, m = 3, sigma = C = 1, the record +1 against -1: at eps = 0.3
+the other records at -3/4 give H = 0.502155 against 0.495765 with them at -1 and 0.485348 at 0 (step
+``bracket`` checks the order); so no bound can equal the attained pair's profile at every eps, and
+the bracket's width comes from both ends.
+
 4. Bracket (mpmath, 30 digits, step ``bracket``): for n <= 4, the target +C against -C, 0 or
    removed, and the other records in {-C, 0, C} (n = 3) or {-C, C} (n = 4) in one dimension, the exact output laws of the real mechanism (finite Gaussian mixtures) are
    built by enumeration and their hockey stick computed from the definition (all sign changes of
@@ -263,6 +309,38 @@ def _check_laws() -> None:
     record_check("points")
 
 
+def _check_comonotone(full: bool) -> None:
+    """Lemma C's steps: (b) the call price of a mean-one lognormal grows with s (sympy); the drop
+    bound's rate identity (sympy); the lemma itself with mpmath on one-dimensional mixtures with
+    means of mixed signs and smaller norms against N(0), both orientations."""
+    s_, c_, lam_, kp_ = sp.symbols("s c lambda kappa_prime", positive=True)
+    d1 = (s_**2 / 2 - sp.log(c_)) / s_
+    cdf = lambda z: (1 + sp.erf(z / sp.sqrt(2))) / 2
+    price = cdf(d1) - c_ * cdf(d1 - s_)
+    if sp.simplify(sp.diff(price, s_) - sp.exp(-d1**2 / 2) / sp.sqrt(2 * sp.pi)) != 0:
+        raise DerivationFailed("d/ds of the lognormal call price is not phi(d1)")
+    record_check("symbolic")
+    kappa_ = 1 + (kp_ - 1) / lam_
+    if sp.simplify((kp_ - 1) * (1 - lam_) / lam_ - (kappa_ - kp_)) != 0:
+        raise DerivationFailed("(kappa' - 1)(1 - lambda)/lambda != kappa - kappa'")
+    record_check("symbolic")
+    weights, norms = (Fraction(1, 2), Fraction(1, 3), Fraction(1, 6)), (1, 2, 3)
+    scales = (-1, Fraction(-1, 2), Fraction(1, 2), 1) if full else ((1, -1, 1), (-1, Fraction(1, 2), 1), (Fraction(1, 2), 1, -1))
+    configs = itertools.product(scales, repeat=3) if full else scales
+    with mpmath.workdps(_DIGITS):
+        w = [mpmath.mpf(x.numerator) / x.denominator for x in weights]
+        aligned = [(wi, r) for wi, r in zip(w, norms)]
+        for kappa in ("0.5", "3"):
+            top = [mixture_hockey(aligned, [(1, 0)], 1, kappa), mixture_hockey([(1, 0)], aligned, 1, kappa)]
+            for scale in configs:
+                mixed = [(wi, r * mpmath.mpf(f.numerator if isinstance(f, Fraction) else f) / (f.denominator if isinstance(f, Fraction) else 1))
+                         for wi, r, f in zip(w, norms, scale)]
+                for h, bound in zip((mixture_hockey(mixed, [(1, 0)], 1, kappa), mixture_hockey([(1, 0)], mixed, 1, kappa)), top):
+                    if h > bound + _ATOL:
+                        raise DerivationFailed(f"Lemma C fails for means scaled by {scale} at kappa={kappa}: {h} > {bound}")
+    record_check("points")
+
+
 def mixture_hockey(p: list[tuple], q: list[tuple], sigma, kappa) -> mpmath.mpf:
     """H_kappa(P || Q) for 1-D finite Gaussian mixtures [(weight, mean)], from the definition: the
     sign changes of p - kappa q on a fine grid are refined by bisection, and the P - kappa Q mass of
@@ -315,6 +393,7 @@ def _subsampled(shift, rate) -> tuple[list, list]:
 
 
 def _check_bracket(full: bool) -> None:
+    exhaustive = full  # ``full`` is reused below for P(M >= B)
     with mpmath.workdps(_DIGITS):
         sigma = mpmath.mpf(1)
         grid = [Fraction(v) for v in (-1, 0, 1)]  # C = 1
@@ -364,15 +443,18 @@ def _check_bracket(full: bool) -> None:
                 above = mpmath.mpf(kappa) > 1  # where the others-at-0 instance is compared (it can be the larger at kappa <= 1)
                 zeros = mixture_hockey(others_at(Fraction(0), Fraction(1)), others_at(Fraction(0), Fraction(-1)), sigma, kappa) if above else 0
                 hidden = _hidden_empty(weights, sigma, mpmath.mpf(kappa))
-                if abs(instance - attained) > _ATOL or zeros > attained + _ATOL or attained > hidden + _ATOL or hidden > upper + _ATOL:
+                tight = _hidden_multiplicity(weights, sigma, mpmath.mpf(kappa))
+                if abs(instance - attained) > _ATOL or zeros > attained + _ATOL or attained > tight + _ATOL or tight > hidden + _ATOL or hidden > upper + _ATOL:
                     raise DerivationFailed(f"with-replacement attained pair {attained} against its instance {instance}, others at 0 {zeros}, "
-                                           f"hidden-K=0 bound {hidden}, upper {upper}")
-                for x, x2, *others in itertools.product((Fraction(1),), (Fraction(-1), Fraction(0)), *[grid[::2]] * (n - 1)):
+                                           f"hidden-multiplicity bound {tight}, hidden-K=0 bound {hidden}, upper {upper}")
+                inside = [Fraction(-3, 4)] if exhaustive or kappa == "1" else []
+                for x, x2, *others in itertools.product((Fraction(1),), (Fraction(-1), Fraction(0)), *[grid[::2] + inside] * (n - 1)):
                     values = (x, x2, *others)
                     p_out = _multiset_output((x, *others), n, draws)
                     q_out = _multiset_output((x2, *others), n, draws)
-                    if mixture_hockey(p_out, q_out, sigma, kappa) > hidden + _ATOL:
-                        raise DerivationFailed(f"with-replacement instance {values} above the hidden-K=0 bound at kappa={kappa}")
+                    if mixture_hockey(p_out, q_out, sigma, kappa) > tight + _ATOL:
+                        raise DerivationFailed(f"with-replacement instance {values} above the hidden-multiplicity bound at kappa={kappa}")
+        _check_premise(sigma)
     record_check("points")
 
 
@@ -391,6 +473,34 @@ def _hidden_empty(weights: list[tuple], sigma, kappa) -> mpmath.mpf:
     eta = 1 - sum(w for w, k in weights if k == 0)
     inner = 1 + (kappa - 1) / eta
     return sum(w * _gaussian_hockey(2 * k / sigma, inner) for w, k in weights if k > 0)
+
+
+def _hidden_multiplicity(weights: list[tuple], sigma, kappa) -> mpmath.mpf:
+    """The bound that hides the multiplicity (module docstring, Lemma C): for kappa >= 1 the smaller
+    of eta[beta H_k(L‖L0) + (1 - beta) H_k(Mix‖N(0))] at k = 1 + (kappa - 1)/eta and
+    eta H_{k - kappa}(Mix‖N(0)); its dual 1 - kappa + kappa·bound(1/kappa) below."""
+    if kappa < 1:
+        return 1 - kappa + kappa * _hidden_multiplicity(weights, sigma, 1 / kappa)
+    eta = 1 - sum(w for w, k in weights if k == 0)
+    inner = 1 + (kappa - 1) / eta
+    beta = kappa / inner
+    mix = [(w / eta, 2 * k) for w, k in weights if k > 0]
+    revealed = sum(w / eta * _gaussian_hockey(2 * k / sigma, inner) for w, k in weights if k > 0)
+    joint = eta * (beta * revealed + (1 - beta) * mixture_hockey(mix, [(1, 0)], sigma, inner))
+    if inner - kappa <= 0:
+        return joint
+    return min(joint, eta * mixture_hockey(mix, [(1, 0)], sigma, inner - kappa))
+
+
+def _check_premise(sigma) -> None:
+    """The finding of the module docstring: with n = 3, m = 3 the others at -3/4 lie above both the
+    others at -1 (the attained pair) and at 0 at eps = 0.3."""
+    kappa = mpmath.exp(mpmath.mpf("0.3"))
+    h = {v: mixture_hockey(_multiset_output((Fraction(1), v, v), 3, 3), _multiset_output((Fraction(-1), v, v), 3, 3), sigma, kappa)
+         for v in (Fraction(-1), Fraction(-3, 4), Fraction(0))}
+    if not h[Fraction(-3, 4)] > max(h[Fraction(-1)], h[Fraction(0)]) + mpmath.mpf("1e-3"):
+        raise DerivationFailed(f"the others at -3/4 are not above the attained pair at eps = 0.3: {h}")
+    record_check("points")
 
 
 def _lattice_law(values: tuple, batches: dict) -> dict:
@@ -430,6 +540,7 @@ def derive(full: bool = False) -> dict:
     ``full``: the whole grid takes about a minute); raises DerivationFailed on a disagreement."""
     _check_coupling()
     _check_laws()
+    _check_comonotone(full)
     _check_bracket(full)
     return {}
 

@@ -634,7 +634,7 @@ def _batch_law_pair(
             )
         modelling = (
             f"replace-one neighbours, records of norm <= {bound:g} (one copy moves the sum by {2 * bound:g}): bounded above by the "
-            "pair that hides K = 0 from K >= 1 and reveals the record's multiplicity K ~ Bin(m, 1/n) otherwise, and below by the "
+            "pair that hides K = 0 from K >= 1 (against K = 0 also the record's multiplicity K ~ Bin(m, 1/n), revealed in the other term), and below by the "
             "record +C against -C with every other record -C"
         )
         return _build(path, mech_spec.build, values["sigma"], 2.0 * bound), {"name": mech_name, **values}, modelling

@@ -72,9 +72,22 @@ REMOVE profile of PoissonSubsampled(L, η) at κ', in either orientation (x and 
 role); below κ' = 1 the relation's symmetry gives the dual, so the step is dominated by
 SubstitutionSubsampled(L, η) (its module docstring). η is rounded up (δ grows with the rate). Only
 the K = 0 label is hidden: n = 100, m = 20, σ = 1, Δ = 2: ε(1e-5) <= 35.92 against 37.63.
+
+The term H_κ(M₁‖M₀) needs no label: given V it is a mixture of Gaussians N(ΣV + μ_S) against
+N(ΣV) with ‖μ_S‖ <= |S|Δ, and such a mixture is largest with every mean aligned at its largest
+norm (Lemma C of proofs/batch_sampling.py: the likelihood ratio's terms are lognormal, and their
+comonotone sum is the largest in convex order), so H_κ(M₁‖M₀) <= H_κ(Σ_{k>=1} P(K = k | K >= 1)
+N(kΔ) ‖ N(0)) (:func:`_hidden_multiplicity`, the ``absent`` pair). With it SubstitutionSubsampled
+also uses H_κ'(M‖M') <= η·H_{κ−κ'}(M₁‖M₀) (M₁' dropped), the better bound at large ε: n = 100,
+m = 20, σ = 1, Δ = 2: ε(1e-5) <= 29.10 (the attained pair gives 28.90); n = 1000, m = 50, σ = 2,
+10 steps: 2.4717 against 5.9192 (attained 2.3876). The attained pair is not the worst instance
+(proofs/batch_sampling.py's finding: with n = 3, m = 3 the other records at −3/4 lie above it at
+ε = 0.3), so the two ends cannot meet at this pair.
 """
 
 from __future__ import annotations
+
+import math
 
 from flint import arb
 
@@ -233,19 +246,47 @@ def _attained_multiplicity(sigma: float, shift: float, listed: list[arb]) -> Gau
 
 def with_replacement_hidden_empty(sigma: float, shift: float, n: int, draws: int) -> SubstitutionSubsampled:
     """The DOMINATING pair of one with-replacement step that hides K = 0 from K >= 1 (module
-    docstring): SubstitutionSubsampled(L, η) with L the labelled Gaussians of shift kΔ over k >= 1
-    (the tail past NEGLIGIBLE lumped into one release, as in :func:`with_replacement_step`) and
-    η = P(K >= 1) rounded up."""
+    docstring): SubstitutionSubsampled(L, η, absent=H) with L the labelled Gaussians of shift kΔ
+    over k >= 1 (the tail past NEGLIGIBLE lumped into one release, as in
+    :func:`with_replacement_step`), H the hidden-multiplicity mixture of
+    :func:`_hidden_multiplicity` and η = P(K >= 1) rounded up."""
     with with_precision(_BITS):
         pmf = binomial_pmf(draws, arb(1) / n)
         eta = 1 - pmf[0]
-        laws, total = [], arb(0)
+        listed, total = [], arb(0)
         for k in range(1, len(pmf)):
-            laws.append((pmf[k] / eta, Gaussian(sigma, arb_bound(arb(k) * arb(shift), Side.UPPER))))
+            listed.append(pmf[k] / eta)
             total += pmf[k]
             if k >= draws / n and 1 - pmf[0] - total < NEGLIGIBLE * eta:
                 break
         rest = (eta - total) / eta
-        if len(laws) < len(pmf) - 1:
+        laws = [(w, Gaussian(sigma, arb_bound(arb(k) * arb(shift), Side.UPPER))) for k, w in enumerate(listed, start=1)]
+        if len(listed) < draws:
             laws.append((rest, _RELEASE))
-        return SubstitutionSubsampled(_mixture([(w, pair) for w, pair in laws if w != 0]), _up(eta))
+        labelled = _mixture([(w, pair) for w, pair in laws if w != 0])
+        return SubstitutionSubsampled(labelled, _up(eta), _hidden_multiplicity(sigma, shift, draws, listed, rest))
+
+
+def _hidden_multiplicity(sigma: float, shift: float, draws: int, listed: list[arb], rest: arb) -> GaussianMixture:
+    """(Σ_{k>=1} P(K = k | K >= 1) N(kΔ), N(0)), whose REMOVE profile bounds H_κ(M₁‖M₀) (the step
+    given K >= 1 against the step given K = 0) for every dataset: given the values V of the draws
+    that miss the record, M₀ is N(ΣV) and M₁ the mixture over the hitting set S of N(ΣV + μ_S),
+    ‖μ_S‖ <= |S|Δ, and a Gaussian mixture against N(0) is largest with every mean aligned at its
+    largest norm (the comonotone sum of the likelihood ratio's terms is the largest in convex
+    order: Dhaene, Denuit, Goovaerts, Kaas & Vyncke 2002, Thm 6 and Thm 7; proofs/batch_sampling.py);
+    then joint convexity over V. ``listed`` holds P(K = k | K >= 1) for k = 1, 2, …; the ``rest``
+    of the law is placed at the largest possible multiplicity ``draws``, means are rounded up and
+    tails P(K >= j | K >= 1) rounded up: a stochastically larger mixture (Schuchardt & Kalinin,
+    Lemma 4.2), so still DOMINATING."""
+    means, tails, above = [], [], rest
+    if len(listed) < draws:  # rest > 0: P(K = draws) > 0 is in it (its upper end kept positive)
+        means.append(arb_bound(arb(draws) * arb(shift), Side.UPPER))
+        tails.append(min(1.0, max(arb_bound(rest, Side.UPPER), math.ulp(0.0))))
+    for k in range(len(listed), 1, -1):
+        above += listed[k - 1]
+        means.insert(0, arb_bound(arb(k) * arb(shift), Side.UPPER))
+        tails.insert(0, min(1.0, arb_bound(above, Side.UPPER)))
+    means.insert(0, arb_bound(arb(shift), Side.UPPER))
+    tails.insert(0, 1.0)
+    tails = [max(tails[j:]) for j in range(len(tails))]  # non-increasing after rounding
+    return GaussianMixture(sigma, tuple(means), tuple(tails))

@@ -28,10 +28,17 @@ verifier uses this pair only for UPPER bounds and a fixed orientation for LOWER 
 
 Poisson sampling under replace-one has the same structure with R the output without the element
 and A, A' with it: (A, A') differ by a substitution but (A, R) only by a removal. With ``absent``
-the add/remove pair of that removal, the ε >= 0 branch uses the convexity step of Balle et al.'s
-proof instead of bounding both terms by the substitution pair: with κ' = e^ε = 1 + λ(κ − 1) and
-β = κ'/κ, H_κ'(M‖M') = λ·H_κ(A ‖ βA' + (1 − β)R) <= λ[β·H_κ(A‖A') + (1 − β)·H_κ(A‖R)] (Thm 2 and
-joint convexity; β ∈ [0, 1] for ε >= 0), each term at most the larger orientation of its pair;
+a pair whose REMOVE profile bounds H_κ(A‖R) (for Poisson sampling the add/remove pair of that
+removal; for sampling with replacement the hidden-multiplicity mixture of
+:mod:`verifier.pairs.batch_sampling`), the ε >= 0 branch is the smaller of two bounds instead of
+bounding both terms by the substitution pair. With κ' = e^ε = 1 + λ(κ − 1) and β = κ'/κ:
+
+- H_κ'(M‖M') = λ·H_κ(A ‖ βA' + (1 − β)R) <= λ[β·H_κ(A‖A') + (1 − β)·H_κ(A‖R)] (Thm 2 and
+  joint convexity; β ∈ [0, 1] for ε >= 0), H(A‖A') the larger orientation of ``pair``;
+- H_κ'(M‖M') <= λ·H_{κ−κ'}(A‖R): M − κ'M' = λA − (κ' − 1)(1 − λ)R − κ'λA' <= λA − (κ' − 1)(1 − λ)R
+  on every event, and (κ' − 1)(1 − λ)/λ = κ − κ' (A' dropped; the better bound at large ε when the
+  substitution pair is much looser than the removal pair; proofs/batch_sampling.py).
+
 ε < 0 by the duality as above. This bound need not be the profile of a pair, but it is >= the
 convex profile of every step, which is all the connect-the-dots construction uses.
 
@@ -74,9 +81,11 @@ def replace_one_pair(pair: DominatingPair) -> DominatingPair:
 class SubstitutionSubsampled(DominatingPair):
     """Dominating pair of one step that includes the element with probability ``rate`` = λ under
     replace-one neighbours, ``pair`` being the step's replace-one dominating pair; profile
-    δ₁(ε) for ε >= 0 and δ₂(ε) for ε < 0 (see the module docstring). With ``absent`` (Poisson
-    sampling: the add/remove pair of the element's removal) the ε >= 0 branch is Balle et al.'s
-    convex combination instead, an UPPER bound on the profile (DOMINATING side only)."""
+    δ₁(ε) for ε >= 0 and δ₂(ε) for ε < 0 (see the module docstring). With ``absent`` (a pair whose
+    REMOVE profile bounds the element-present component against the element-absent one; Poisson
+    sampling: the add/remove pair of the element's removal) the ε >= 0 branch is the smaller of
+    Balle et al.'s convex combination and the bound with the substituted component dropped, an
+    UPPER bound on the profile (DOMINATING side only)."""
 
     pair: DominatingPair
     rate: float
@@ -114,23 +123,27 @@ class SubstitutionSubsampled(DominatingPair):
         return self._convex_bound(abs(epsilon)).union(1 - kappa + kappa * self._convex_bound(abs(epsilon)))
 
     def _convex_bound(self, epsilon: arb) -> arb:
-        """λ[β·H_κ(A‖A') + (1 − β)·H_κ(A‖R)] for ε >= 0: κ = 1 + (e^ε − 1)/λ, β = e^ε/κ, each
-        H the larger of the pair's two orientations (as ``pair`` and ``absent`` bound them)."""
+        """For ε >= 0 the smaller of λ[β·H_κ(A‖A') + (1 − β)·H_κ(A‖R)] and λ·H_{κ−κ'}(A‖R)
+        (module docstring): κ' = e^ε, κ = 1 + (κ' − 1)/λ, β = κ'/κ; H(A‖A') the larger of
+        ``pair``'s two orientations, H(A‖R) the REMOVE profile of ``absent``."""
         lam = arb(self.rate)
         kappa_prime = epsilon.exp()
         inner = (epsilon.expm1() / lam).log1p()  # ln κ
         beta = kappa_prime / inner.exp()
-        swap, near = self.pair.swapped(), self.absent.swapped()  # type: ignore[union-attr]
-        far = self.pair._delta_arb(inner).max(swap._delta_arb(inner))
-        close = self.absent._delta_arb(inner).max(near._delta_arb(inner))  # type: ignore[union-attr]
-        return lam * (beta * far + (1 - beta) * close)
+        far = self.pair._delta_arb(inner).max(self.pair.swapped()._delta_arb(inner))
+        bound = lam * (beta * far + (1 - beta) * self.absent._delta_arb(inner))  # type: ignore[union-attr]
+        gap = epsilon.expm1() * (1 / lam - 1)  # κ − κ'
+        if gap > 0:
+            bound = bound.min(lam * self.absent._delta_arb(gap.log()))  # type: ignore[union-attr]
+        return bound
 
     def _infinite_loss_mass_arb(self) -> arb:
         """The limit of the profile as ε → ∞: the larger of the two orientations' limits (with
-        ``absent``: λ times the larger of the two pairs' limits, the convex bound's limit)."""
+        ``absent``: λ times the larger of the limits of ``pair``'s orientations and ``absent``'s,
+        which the convex bound's first form tends to)."""
         if self.absent is not None:
             lam = arb(self.rate)
-            masses = [p._infinite_loss_mass_arb() for p in (self.pair, self.pair.swapped(), self.absent, self.absent.swapped())]
+            masses = [p._infinite_loss_mass_arb() for p in (self.pair, self.pair.swapped(), self.absent)]
             top = masses[0]
             for m in masses[1:]:
                 top = top.max(m)

@@ -229,7 +229,7 @@ def _with_replacement(
     sides: tuple[Dominance, ...] = BOTH_SIDES,
 ) -> PLDBracket:
     """Sampling with replacement under replace-one: DOMINATING the pair that hides K = 0 from K >= 1
-    and reveals the record's multiplicity K >= 1 (UPPER; symmetric, so it lies above every step an
+    and the multiplicity K >= 1 where it is compared with K = 0 (UPPER; symmetric, so it lies above every step an
     adaptive adversary picks, in either orientation: Zhu, Dong & Wang 2022, Thm 10), DOMINATED the
     attained Gaussian mixture (Σ_k P(K = k) N(kΔ), N(0)) (the record +Δ/2 against −Δ/2, every other
     record −Δ/2; LOWER) in the REMOVE orientation for both directions (replace-one is symmetric: the

@@ -1,7 +1,7 @@
 """One step of a batch-sampled Gaussian sum (truncated Poisson sampling, sampling with replacement)
 from the closed forms of its step pairs, in ball arithmetic: UPPER the smallest DOMINATING pair (the
 labelled mixture that reveals the sampler's label, a weighted sum of closed forms; with replacement
-also the pair that hides K = 0 from K >= 1), LOWER the largest ATTAINED pair of neighbours
+also the pair that hides K = 0 from K >= 1, and the multiplicity against K = 0), LOWER the largest ATTAINED pair of neighbours
 (:func:`verifier.pairs.batch_sampling.truncated_poisson_step`,
 :func:`~verifier.pairs.batch_sampling.with_replacement_step` and
 :func:`~verifier.pairs.batch_sampling.with_replacement_hidden_empty`; proofs/batch_sampling.py). It
