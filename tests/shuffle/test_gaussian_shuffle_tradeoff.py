@@ -1,5 +1,6 @@
-"""Issue 40, Done-when 4: ``verifier tradeoff`` on the shuffle model with a Gaussian randomizer,
-against the exact Neyman–Pearson trade-off of specific pairs of datasets, computed independently.
+"""Issue 40, Done-when 4: ``verifier tradeoff`` on the shuffle model with a Gaussian randomizer (and on
+shuffled batches of one record out of two, the same experiment), against the exact Neyman–Pearson
+trade-off of specific pairs of datasets, computed independently.
 
 Two users, one-dimensional records in [−Δ, Δ] (verifier's replace-one convention for ``gaussian``:
 records x and −x of norm <= Δ, so the changed user's report moves by up to 2Δ), reports
@@ -223,3 +224,18 @@ def test_mutant_without_the_replace_one_doubling_is_refuted(capsys, truths):
     of a pair of records of norm Δ."""
     mutant = _tradeoff(capsys, sensitivity=DELTA / 2)
     assert any("upper" in v for v in _violations(mutant, truths))
+
+
+def test_shuffled_batches_of_one_are_the_two_user_shuffle(capsys, truths):
+    """Shuffled batches with n = 2, B = 1, one epoch release the two records' noisy reports in a
+    uniformly random order, whose sorted vector is sufficient: the same experiment as the two-user
+    shuffle (records of norm <= C = Δ). The UPPER end is above every pair's TPR; the LOWER end,
+    attained by the allocation pair (ShuffledBatches' docstring) in one of its orders, is below the
+    larger of the two orders' TPRs."""
+    argv = ["tradeoff", "--mechanism", "gaussian", "--sigma", str(SIGMA), "--sensitivity", str(DELTA), "--scheme", "shuffled",
+            "--dataset-size", "2", "--batch-size", "1", "--epochs", "1", "--neighboring", "replace_one", "--fpr", ",".join(map(str, FPRS)), "--json"]
+    assert main(argv) == 0
+    for i, point in enumerate(json.loads(capsys.readouterr().out)["points"]):
+        for ends in point["directions"].values():
+            assert ends["upper"] >= max(found[i] for found in truths.values()) - SLACK
+            assert ends["lower"] <= max(truths[ALLOCATION_PAIR][i], truths[(1.0, -1.0, -1.0)][i]) + SLACK
