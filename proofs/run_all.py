@@ -50,6 +50,7 @@ SCRIPTS = (
     "shuffle_coupling",
     "shuffled_reduction",
     "shuffle_binary",
+    "shuffle_ranges",
     "zcdp_sup",
     "mmcc_posterior",
     "matrix_chain",

@@ -408,6 +408,9 @@ WRONG_CLAIMS = [
     ("shuffle_binary", "clone_share_rr", 3 / (sp.exp(epsilon0) + 2)),
     # the share at the far distance for every pair of inputs (wrong for close inputs)
     ("shuffle_binary", "clone_share_laplace", 2 * sp.exp(-epsilon0) / (1 + sp.exp(-epsilon0))),
+    # shuffle_ranges (FMT's share e^-eps0, which no user's report law splits off; the variance loss without its 1/2)
+    ("shuffle_ranges", "coin_share", sp.exp(-epsilon0)),
+    ("shuffle_ranges", "coin_variance_loss", 2 * _module("shuffle_ranges").claims()["coin_variance_loss"]),
     # fixed_batch_domination: the other root of the quadratic; the + sign in Cmin; the perspective's
     # sign; tau_a^2 in place of tau_a tau_b in Plackett's identity
     ("fixed_batch_domination", "cauchy_schwarz_gap",

@@ -49,7 +49,7 @@ from verifier._validation import check_integer, check_positive
 from verifier.errors import NotApplicable
 from verifier.shuffle.worst import UNIT_ROUNDOFF, Candidate, WorstCase
 
-__all__ = ["BINARY_CITATION", "SCAN_LIMIT", "BinaryShuffle", "binary_shuffle"]
+__all__ = ["BINARY_CITATION", "SCAN_LIMIT", "BinaryShuffle", "binary_shuffle", "binomial_window", "convolve_windows", "count_candidates"]
 
 BINARY_CITATION = (
     "shuffled binary randomized response: the exact worst case over every background (number of ones among "
@@ -72,17 +72,17 @@ def _chernoff_tail(size: int, rho: arb, rho_c: arb, k: int) -> arb:
     return (-size * kl).exp()
 
 
-def _binomial_window(size: int, rho: arb, rho_c: arb) -> tuple[int, npt.NDArray[np.float64], float]:
+def binomial_window(size: int, rho: arb, rho_c: arb, tau: float = _TAU) -> tuple[int, npt.NDArray[np.float64], float]:
     """(offset, pmf of Bin(size, ρ) on offset … offset + len − 1 in float64, relative error bound);
-    Chernoff's bound puts at most τ of the mass outside each side of the window; ``rho_c`` = 1 − ρ."""
+    Chernoff's bound puts at most ``tau`` of the mass outside each side of the window; ``rho_c`` = 1 − ρ."""
     if size == 0:
         return 0, np.ones(1), 0.0
     mean, sd = size * float(rho.mid()), math.sqrt(size * float(rho.mid()) * (1 - float(rho.mid())))
-    half = max(1.0, 1.2 * sd * math.sqrt(2 * math.log(1 / _TAU)))  # widened below until Chernoff's bound holds
+    half = max(1.0, 1.2 * sd * math.sqrt(2 * math.log(1 / tau)))  # widened below until Chernoff's bound holds
     while True:
         lo, hi = max(0, math.floor(mean - half)), min(size, math.ceil(mean + half))
-        fits_hi = hi == size or _chernoff_tail(size, rho, rho_c, hi + 1) < _TAU
-        fits_lo = lo == 0 or _chernoff_tail(size, rho_c, rho, size - lo + 1) < _TAU
+        fits_hi = hi == size or _chernoff_tail(size, rho, rho_c, hi + 1) < tau
+        fits_lo = lo == 0 or _chernoff_tail(size, rho_c, rho, size - lo + 1) < tau
         if fits_hi and fits_lo:
             break
         half *= 1.5
@@ -104,18 +104,32 @@ def _candidates(users: int, ones: int, p: arb, r: arb) -> list[Candidate]:
     """The two orders of P_m, Q_m (module docstring) on a window of K in float64, each mass within a
     relative ``widen`` of the exact convolution of the binomial windows, which lacks at most 4τ of the
     true mass."""
-    _, a, rel_a = _binomial_window(ones, p, r)
-    _, b, rel_b = _binomial_window(users - 1 - ones, r, p)
-    s = np.convolve(a, b)
+    _, a, rel_a = binomial_window(ones, p, r)
+    _, b, rel_b = binomial_window(users - 1 - ones, r, p)
+    s, rel = convolve_windows(a, rel_a, b, rel_b)
+    return count_candidates(s, rel, 4 * _TAU, p, r, f"m = {ones}")
+
+
+def convolve_windows(a: npt.NDArray[np.float64], rel_a: float, b: npt.NDArray[np.float64], rel_b: float) -> tuple[npt.NDArray[np.float64], float]:
+    """The convolution of two nonnegative float64 arrays, each within a relative ``rel_a``, ``rel_b`` of
+    exact ones, and its relative error bound: the float sum of L nonnegative products is within
+    γ_L = L·u/(1 − L·u) of the exact one, whatever the order (L = the shorter length)."""
     terms = min(len(a), len(b))
+    return np.convolve(a, b), rel_a + rel_b + rel_a * rel_b + terms * _U / (1 - terms * _U)
+
+
+def count_candidates(s: npt.NDArray[np.float64], rel: float, outside: float, p: arb, r: arb, label: str) -> list[Candidate]:
+    """The two orders of (Bern(p) + S, Bern(1 − p) + S) as candidates, S's pmf ``s`` (float64, within a
+    relative ``rel`` of an exact array that lacks at most ``outside`` of S's mass): P(k) = p·s(k − 1) +
+    (1 − p)·s(k), each mass within rel + 16u; the outcomes in order of decreasing P/Q (S log-concave)."""
     p_mid, r_mid = float(p.mid()), float(r.mid())
     prev = np.concatenate(([0.0], s))  # s(k − 1)
     here = np.concatenate((s, [0.0]))  # s(k)
     big_p, big_q = p_mid * prev + r_mid * here, r_mid * prev + p_mid * here
-    widen = rel_a + rel_b + rel_a * rel_b + terms * _U / (1 - terms * _U) + 16 * _U
+    widen = rel + 16 * _U
     # P/Q increases with K (log-concave background): the first order's outcomes from the top down
-    return [Candidate(big_p[::-1], big_q[::-1], widen, 4 * _TAU, f"m = {ones}, 1->0"),
-            Candidate(big_q, big_p, widen, 4 * _TAU, f"m = {ones}, 0->1")]
+    return [Candidate(big_p[::-1], big_q[::-1], widen, outside, f"{label}, 1->0"),
+            Candidate(big_q, big_p, widen, outside, f"{label}, 0->1")]
 
 
 class BinaryShuffle(WorstCase):

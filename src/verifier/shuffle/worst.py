@@ -147,6 +147,29 @@ class WorstCase:
             eps_lo = 0.0 if big_lo == 1.0 else max(0.0, arb_bound(arb(big_lo).log(), Side.LOWER))
         return Bracket(min(eps_lo, self.ceiling), min(eps_hi, self.ceiling))
 
+    def _test(self, c: Candidate, alpha: float) -> tuple[float, float]:
+        """(LOWER bound on the power of candidate c's Neyman–Pearson test of size <= α, the float likelihood
+        ratio where it randomises: inf if at an outcome Q misses, 0 if every outcome is rejected)."""
+        u = UNIT_ROUNDOFF
+        a, b = c.first, c.second
+        size_hi = np.cumsum(b) * (1 + c.widen) * (1 + (len(b) + 2) * u) + c.outside  # Q(first j + 1 outcomes)
+        power_lo = np.cumsum(a) * (1 - c.widen) * (1 - (len(a) + 2) * u)
+        j = int(np.searchsorted(size_hi, alpha, side="right"))  # outcomes 0 … j − 1 fit whole
+        taken_b = float(size_hi[j - 1]) if j > 0 else 0.0
+        power = float(power_lo[j - 1]) if j > 0 else 0.0
+        big = 0.0
+        if j < len(b):
+            b_hi = float(up(b[j] * (1 + c.widen) * (1 + 4 * u)))
+            gamma = min(1.0, max(0.0, float(down((alpha - taken_b) / b_hi * (1 - 4 * u))))) if b_hi > 0 else 0.0
+            power += gamma * float(a[j]) * (1 - c.widen) * (1 - 8 * u)
+            big = float(a[j] / b[j]) if b[j] > 0 else math.inf
+        return float(down(power)), big
+
+    def randomising_ratio(self, fpr: float) -> float:
+        """The likelihood ratio where the test of the candidate with the largest LOWER TPR at FPR α randomises."""
+        alpha = check_unit("fpr", fpr)
+        return max(self._test(c, alpha) for c in self.candidates)[1]
+
     def tpr(self, fpr: float) -> Bracket:
         """The largest true-positive rate at false-positive rate α over the candidates (the attacker's
         best pair of datasets), as a rigorous bracket (module docstring)."""
@@ -154,19 +177,8 @@ class WorstCase:
         u = UNIT_ROUNDOFF
         lower, upper = 0.0, 0.0
         for c in self.candidates:
-            a, b = c.first, c.second
-            size_hi = np.cumsum(b) * (1 + c.widen) * (1 + (len(b) + 2) * u) + c.outside  # Q(first j + 1 outcomes)
-            power_lo = np.cumsum(a) * (1 - c.widen) * (1 - (len(a) + 2) * u)
-            j = int(np.searchsorted(size_hi, alpha, side="right"))  # outcomes 0 … j − 1 fit whole
-            taken_b = float(size_hi[j - 1]) if j > 0 else 0.0
-            power = float(power_lo[j - 1]) if j > 0 else 0.0
-            big = 0.0
-            if j < len(b):
-                b_hi = float(up(b[j] * (1 + c.widen) * (1 + 4 * u)))
-                gamma = min(1.0, max(0.0, float(down((alpha - taken_b) / b_hi * (1 - 4 * u))))) if b_hi > 0 else 0.0
-                power += gamma * float(a[j]) * (1 - c.widen) * (1 - 8 * u)
-                big = float(a[j] / b[j]) if b[j] > 0 else math.inf
-            lower = max(lower, float(down(power)))
+            power, big = self._test(c, alpha)
+            lower = max(lower, power)
             if not math.isfinite(big):
                 upper = 1.0
             elif big > 0:
