@@ -34,13 +34,20 @@ def _report_law(truth: int, e0: float, k: int) -> list:
 
 
 def _shuffled_law(data: tuple[int, ...], e0: float, k: int) -> dict:
-    """Law of the histogram of reports (the shuffled multiset) by convolving the users' laws."""
-    law = {tuple([0] * k): mpmath.mpf(1)}
+    """Law of the histogram of k-ary randomized response's reports (the shuffled multiset)."""
+    return _histogram_law(data, lambda x: _report_law(x, e0, k))
+
+
+def _histogram_law(data: tuple[int, ...], report) -> dict:
+    """Law of the histogram of reports by convolving the users' laws (``report(x)``: the masses of the
+    outputs 0, 1, … on input x)."""
+    size = len(report(data[0]))
+    law = {tuple([0] * size): mpmath.mpf(1)}
     for x in data:
-        step = _report_law(x, e0, k)
+        step = report(x)
         nxt: dict = {}
         for hist, mass in law.items():
-            for y in range(k):
+            for y in range(size):
                 h = list(hist)
                 h[y] += 1
                 nxt[tuple(h)] = nxt.get(tuple(h), 0) + mass * step[y]
@@ -521,3 +528,39 @@ def test_kary_tradeoff_bracket_holds_the_worst_pair_by_brute_force(capsys):
             assert bracket["upper"] - bracket["lower"] <= 1e-9
         if alpha in mutants:
             assert mutants[alpha].tpr(float(alpha)).upper < float(worst) * (1 - 0.05)
+
+
+def _canonical_report(x: int, e0: float, d0: float) -> list:
+    """The canonical (ε0, δ0)-DP randomizer on a bit (Kairouz, Oh & Viswanath): outputs (x-flag, 0, 1,
+    (1−x)-flag) with masses δ0 on the own flag and (1 − δ0)(e^ε0, 1)/(1 + e^ε0) on the bit."""
+    big, rest = mpmath.e**e0, 1 - mpmath.mpf(d0)
+    bit = [rest * big / (1 + big), rest / (1 + big)][:: 1 if x == 0 else -1]
+    return [mpmath.mpf(d0) if x == 0 else mpmath.mpf(0), *bit, mpmath.mpf(d0) if x == 1 else mpmath.mpf(0)]
+
+
+def test_approx_dp_tradeoff_bracket_holds_the_canonical_randomizer(capsys):
+    """``approx_dp`` (any (ε0, δ0)-DP randomizer; ε0 = 1, δ0 = 0.01, n = 3): the canonical randomizer is
+    one such randomizer, so the UPPER end is above its largest Neyman–Pearson TPR over every dataset
+    (mpmath); the LOWER end (checkin-lower: Liew et al.'s pair, every other user at the changed user's
+    first input, in both orders) is below that pair's and within 1e-3 of it."""
+    import json
+
+    from verifier.cli import main
+
+    fprs = ("0.001", "0.05", "0.3")
+    assert main(["tradeoff", "--mechanism", "approx_dp", "--epsilon0", "1", "--delta0", "0.01", "--scheme", "shuffle", "--users", "3",
+                 "--neighboring", "replace_one", "--fpr", ",".join(fprs), "--json"]) == 0
+    points = json.loads(capsys.readouterr().out)["points"]
+
+    def tpr(first: int, others: tuple[int, ...], alpha):
+        p = _histogram_law((1 - first, *others), lambda x: _canonical_report(x, 1.0, 0.01))
+        q = _histogram_law((first, *others), lambda x: _canonical_report(x, 1.0, 0.01))
+        return most_powerful_tpr([p[h] for h in p], [q[h] for h in p], alpha)
+
+    for alpha, point in zip(fprs, points):
+        alpha = mpmath.mpf(alpha)
+        worst = max(tpr(first, others, alpha) for first in (0, 1) for others in itertools.combinations_with_replacement((0, 1), 2))
+        allocation = max(tpr(first, (background,) * 2, alpha) for first in (0, 1) for background in (first, 1 - first))
+        for bracket in point["directions"].values():
+            assert float(worst) * (1 - 1e-13) <= bracket["upper"]
+            assert float(allocation) * (1 - 1e-3) <= bracket["lower"] <= float(allocation) * (1 + 1e-13)
