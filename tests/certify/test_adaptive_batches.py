@@ -11,6 +11,7 @@ fails the first or the second."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import mpmath
@@ -115,3 +116,78 @@ def test_cover_upper_closes_most_of_the_gap(coarse_members):
 def test_cover_declines_batches_above_half_the_data():
     assert not AdaptiveCover().supports(WithoutReplacement(Gaussian(SIGMA, 2.0), N, 60, 3))
     assert AdaptiveBatches().supports(WithoutReplacement(Gaussian(SIGMA, 2.0), N, 60, 3))
+
+
+def _clear_caches() -> None:
+    for cached in (adaptive_batches._cover, adaptive_batches.upper_family, adaptive_batches._recursion):
+        cached.cache_clear()
+
+
+def test_claim_refines_the_upper_side_until_it_decides(coarse_members, monkeypatch):
+    """q = 0.1, T = 20, δ = 1e-3: the UPPER end of ε is 8.1563 on the coarsest grid (2^-8) and 8.1523
+    on the next; the claim ε = 8.154 lies between, so it is CERTIFIED only after one refinement.
+    Mutant: a refinement that stops at the coarsest level leaves it undecided. Both answers must
+    stay above the ``pld`` method's attained LOWER end of ε (8.005; an independent construction)."""
+    scheme = WithoutReplacement(Gaussian(SIGMA, 2.0), N, B, 20)
+    attained = max(b.value for b in PLDMethod().epsilon_bounds(scheme, 1e-3, Direction.REMOVE) if b.side is Side.LOWER)
+    (at_epsilon,), (at_delta,) = AdaptiveCover().claim_bounds(scheme, 8.154, 1e-3, Direction.REMOVE)
+    assert at_epsilon.side is Side.UPPER and at_epsilon.quantity is Quantity.DELTA
+    assert at_epsilon.value <= 1e-3 and attained < at_delta.value <= 8.154
+    monkeypatch.setattr(adaptive_batches, "LEVELS", 1)
+    (mutant,), (mutant_epsilon,) = AdaptiveCover().claim_bounds(scheme, 8.154, 1e-3, Direction.REMOVE)
+    assert mutant.value > 1e-3 and mutant_epsilon.value > 8.154
+
+
+def test_claim_refines_the_lower_side_until_it_decides(monkeypatch):
+    """n = 1000, B = 10, T = 200, δ = 1e-5: the LOWER end of ε is 5.8301, 5.8311 and 5.8320 on grids
+    2^-9, 2^-10, 2^-11; the claim ε = 5.8315 is VIOLATED only on the third. Mutant: two levels
+    leave it undecided. The LOWER end must stay below the ``pld`` method's UPPER end (the
+    symmetrised profile, an independent construction)."""
+    scheme = WithoutReplacement(Gaussian(SIGMA, 2.0), 1000, 10, 200)
+    symmetrised = min(b.value for b in PLDMethod().epsilon_bounds(scheme, 1e-5, Direction.REMOVE) if b.side is Side.UPPER)
+    (at_epsilon,), (at_delta,) = AdaptiveBatches().claim_bounds(scheme, 5.8315, 1e-5, Direction.ADD)
+    assert at_epsilon.side is Side.LOWER and at_epsilon.value > 1e-5
+    assert 5.8315 < at_delta.value < symmetrised
+    monkeypatch.setattr(adaptive_batches, "LEVELS", 2)
+    (mutant,), _ = AdaptiveBatches().claim_bounds(scheme, 5.8315, 1e-5, Direction.ADD)
+    assert mutant.value <= 1e-5
+
+
+def test_a_cover_that_fails_its_check_is_never_used(coarse_members, monkeypatch):
+    """A cover whose members were raised by 1/2 in C no longer dominates its cells: the method must
+    decline (NotApplicable) on the coarsest level already, before any member's PLD is built. Mutant:
+    with the check skipped the same cover gives a number, which this test would reject."""
+    from verifier.errors import NotApplicable
+    from verifier.pld import gram_cover as cover_module
+
+    real = functools.cache(cover_module.gram_cover)  # planned once for both runs
+
+    def weakened(sigma: float, *, excess: float = 0.01):
+        cover = real(sigma, excess=excess)
+        members = tuple(cover_module.Member(m.a_sq, m.b_sq, m.c + 0.5) for m in cover.members)
+        return cover_module.GramCover(cover.sigma, cover.excess, members, cover.cells)
+
+    monkeypatch.setattr(cover_module, "gram_cover", weakened)
+    scheme = WithoutReplacement(Gaussian(SIGMA, 2.0), N, B, 2)
+    _clear_caches()
+    try:
+        with pytest.raises(NotApplicable, match="no finite cover"):
+            AdaptiveCover().claim_bounds(scheme, 3.0, 1e-3, Direction.REMOVE)
+        monkeypatch.setattr(cover_module, "check_cover", lambda cover: None)
+        _clear_caches()
+        (mutant,), _ = AdaptiveCover().claim_bounds(scheme, 3.0, 1e-3, Direction.REMOVE)
+        assert math.isfinite(mutant.value)
+    finally:
+        _clear_caches()
+
+
+@pytest.mark.slow
+def test_dp_sgd_row_claims_are_decided_on_coarse_levels():
+    """The DP-SGD row (σ = 1.1, n = 60000, B = 256, T = 2344, δ = 1e-5), [6.7573, 6.8008] when refined:
+    ε = 6.85 is CERTIFIED by the UPPER side's coarsest level (2^-8), ε = 6.74 VIOLATED by the LOWER
+    side's second (2^-10); both must agree with the ``pld`` bracket [6.7211, 7.4802] (independent)."""
+    scheme = WithoutReplacement(Gaussian(SIGMA, 2.0), 60000, 256, 2344)
+    (upper,), (upper_epsilon,) = AdaptiveCover().claim_bounds(scheme, 6.85, 1e-5, Direction.REMOVE)
+    assert upper.value <= 1e-5 and 6.7211 < upper_epsilon.value <= 6.85
+    (lower,), (lower_epsilon,) = AdaptiveBatches().claim_bounds(scheme, 6.74, 1e-5, Direction.REMOVE)
+    assert lower.value > 1e-5 and 6.74 < lower_epsilon.value < upper_epsilon.value

@@ -3,7 +3,9 @@ exhaustive enumeration of every adaptive strategy on small exact families (T <= 
 rounded sums), and a
 quadrature of the two-step optimum over the remove/add orientations of a Gaussian fixed-batch step.
 Mutants (a family missing a member; the maximum over members replaced by the first member) are
-shown to fall below the enumeration, so these tests would catch them."""
+shown to fall below the enumeration, so these tests would catch them. The mirror identity above the
+grid (``symmetric``) is checked the same way on families closed under swapping the pair, with the
+grid stopping at u = 0 so that most paths leave it."""
 
 from __future__ import annotations
 
@@ -29,6 +31,19 @@ FAMILY = (
     (0, (0.7, 0.25), 0.05),  # losses 0, 0.25, +∞
     (-1, (0.6, 0.0, 0.0, 0.0, 0.4), 0.0),  # losses −0.25, 0.75
 )
+
+
+def _mirrored(offset: int, probs: tuple[float, ...], infinite: float) -> tuple[int, tuple[float, ...], float]:
+    """The swapped pair (Q, P): the law of ln(Q/P) under Q, masses p·e^{−ℓ} at −ℓ and Q's mass
+    where P = 0 at +∞ (P's atom at +∞ has Q-mass 0)."""
+    masses = [p * math.exp(-(offset + i) * H) for i, p in enumerate(probs)]
+    return -(offset + len(probs) - 1), tuple(reversed(masses)), 1.0 - math.fsum(masses)
+
+
+#: Members 3 and 4 are the mirrors of members 0 and 1 (their masses are floats within an ulp of the
+#: exact mirror, so the enumeration and the identity agree to ~1e-16, far inside MIRROR_ATOL).
+FAMILY += (_mirrored(*FAMILY[0]), _mirrored(*FAMILY[1]))
+MIRROR_ATOL = 1e-14
 #: The engine's float result against the enumeration (a few hundred roundings at most).
 ATOL = 1e-12
 
@@ -87,6 +102,34 @@ def test_recursion_equals_exhaustive_enumeration(members, steps):
     for epsilon, truth in zip(epsilons, _enumerated(members, steps, epsilons)):
         assert lower.delta(epsilon) <= truth <= upper.delta(epsilon)
         assert upper.delta(epsilon) - lower.delta(epsilon) <= ATOL
+
+
+MIRROR_CASES = [((0, 3), 1), ((0, 3), 2), ((0, 1, 3, 4), 2)]
+
+
+@pytest.mark.parametrize(("members", "steps"), MIRROR_CASES, ids=[f"F{''.join(map(str, m))}-T{t}" for m, t in MIRROR_CASES])
+def test_mirror_identity_above_a_grid_that_stops_at_zero(members, steps):
+    """Families closed under the swap, on [−6, 0]: every path that ends above 0 reads the values the
+    identity U(u) = 1 − e^{−u} + e^{−u}U(−u) puts above the grid. Both sides must bracket the
+    enumeration and meet it (an identity with the wrong sign of u, or U(u) for U(−u), misses it by
+    far more than the tolerance)."""
+    upper = adaptive_value([_pld(m, Dominance.DOMINATING) for m in members], steps, Side.UPPER, -6.0, 0.0, symmetric=True)
+    lower = adaptive_value([_pld(m, Dominance.DOMINATED) for m in members], steps, Side.LOWER, -6.0, 0.0, symmetric=True)
+    epsilons = (0.0, 0.25, 0.5, 1.0, 1.5)
+    for epsilon, truth in zip(epsilons, _enumerated(members, steps, epsilons)):
+        assert lower.delta(epsilon) <= truth + MIRROR_ATOL
+        assert truth <= upper.delta(epsilon) + MIRROR_ATOL
+        assert upper.delta(epsilon) - lower.delta(epsilon) <= ATOL
+
+
+def test_without_the_identity_a_grid_at_zero_is_loose():
+    """The same grid without ``symmetric`` (1 above it, UPPER) stays valid but misses the truth by
+    more than 1e-3: the identity, not the grid, makes the narrow grid tight. It refuses a top below 0."""
+    members = [_pld(m, Dominance.DOMINATING) for m in (0, 3)]
+    (truth,) = _enumerated((0, 3), 2, (0.5,))
+    assert adaptive_value(members, 2, Side.UPPER, -6.0, 0.0).delta(0.5) > truth + 1e-3
+    with pytest.raises(InvalidArgument):
+        adaptive_value(members, 2, Side.UPPER, -6.0, -0.5, symmetric=True)
 
 
 def test_family_missing_a_member_falls_below_the_enumeration():
@@ -153,6 +196,21 @@ def test_gaussian_orientations_bracket_the_two_step_quadrature():
         members = [pld_from_pair(pair, d, dominance, step) for d in (Direction.REMOVE, Direction.ADD)]
         values[side] = adaptive_value(members, 2, side, -epsilon - 4.0, 12.0).delta(epsilon)
     truth = _two_step_optimum(sigma, q, epsilon)  # 0.0274565890 (benchmarks/adaptive_orientation.md)
+    assert values[Side.LOWER] <= truth <= values[Side.UPPER]
+    assert values[Side.UPPER] - values[Side.LOWER] < 2e-3 * truth
+
+
+def test_gaussian_orientations_on_a_grid_that_stops_at_zero():
+    """The two-step quadrature again, on [−ε − 1, 0] with the mirror identity above (remove and add
+    are each other's mirror) and the cyclic transform (kernels of ~2000 masses, FFT path): a window
+    read at the wrong place or a wrapped-around term moves the values far outside 2e-3."""
+    sigma, q, epsilon, step = 1.1, 0.1, 1.0, 2.0**-8
+    pair = PoissonSubsampled(Gaussian(sigma, 2.0), q)
+    values = {}
+    for side, dominance in ((Side.UPPER, Dominance.DOMINATING), (Side.LOWER, Dominance.DOMINATED)):
+        members = [pld_from_pair(pair, d, dominance, step) for d in (Direction.REMOVE, Direction.ADD)]
+        values[side] = adaptive_value(members, 2, side, -epsilon - 1.0, 0.0, symmetric=True).delta(epsilon)
+    truth = _two_step_optimum(sigma, q, epsilon)
     assert values[Side.LOWER] <= truth <= values[Side.UPPER]
     assert values[Side.UPPER] - values[Side.LOWER] < 2e-3 * truth
 

@@ -27,6 +27,19 @@ its REMOVE-direction discrete PLD (law of ln(P_m/Q_m) under P_m):
   subtracted. The result is a lower bound on the value of the best adversary restricted to F, so
   a lower bound on δ(ε) of any mechanism whose adversary can realise every member of F adaptively.
 
+Above the grid, for a class closed under swapping the two datasets (``symmetric``: the realisable
+fixed-batch steps, whose set is closed under (A, B, C) -> (B, A, C), or a finite family closed under
+the mirror (P, Q) -> (Q, P)), the value is taken from the grid itself: for every strategy's pair of
+transcript laws, H_γ(P‖Q) = 1 − γ + γH_{1/γ}(Q‖P) (γ = e^{−u}; ∫(p − γq)_+ − ∫(γq − p)_+ = 1 − γ),
+and the supremum over the swapped runs is the same class's value, so
+
+    U_k(u) = 1 − e^{−u} + e^{−u}·U_k(−u)          (exact, every u),
+
+and a bound on U_k at −u (on the grid, or its first point's where −u lies below it: UPPER, U is
+non-decreasing; 0 for LOWER) gives one on the same side at u, rounded outward. This replaces 1
+(UPPER) and (1 − e^{−u})_+ (LOWER) above the grid, so the grid may stop at u = 0 (it must reach 0 for
+the mirror of every point above it to lie below its top).
+
 Convolutions: direct for short kernels (each entry a sum of k non-negative products, relative error
 <= γ_k, Higham Lemma 3.1), else verifier's radix-2 FFT with the entrywise bound of
 :mod:`verifier.pld.fft` (Higham Thm 24.2). That bound is absolute and scales with the operands' norms,
@@ -99,13 +112,15 @@ class AdaptiveValue:
 
 def adaptive_value(
     members: Sequence[DiscretePLD], steps: int, side: Side, u_low: float, u_high: float, *, tilt: float = 0.0,
-    progress: Callable[[int], None] | None = None,
+    symmetric: bool = False, progress: Callable[[int], None] | None = None,
 ) -> AdaptiveValue:
     """U_T on the grid [u_low, u_high] (rounded outward to the members' step) for the family whose
     REMOVE-direction PLDs are ``members``: DOMINATING ones for ``side`` UPPER, DOMINATED for LOWER
     (see the module docstring). T = ``steps``; the work is T·|F| convolutions of the grid with a
     member's PLD. ``tilt`` is the λ of the tilted FFT (module docstring; about ln(1/δ)/ε for the δ
-    and ε to be read, 0 for none); ``progress`` is called with the number of steps done."""
+    and ε to be read, 0 for none); ``symmetric`` says the bounded class is closed under swapping the
+    datasets, so the values above the grid come from the mirror identity (module docstring; needs
+    ``u_high`` >= 0); ``progress`` is called with the number of steps done."""
     if not members:
         raise InvalidArgument("members", members, "the family must hold at least one step pair")
     t = check_integer("steps", steps, minimum=1)
@@ -122,8 +137,10 @@ def adaptive_value(
     grid = (first + np.arange(last - first + 1, dtype=np.float64)) * h
     if not (math.isfinite(tilt) and 0.0 <= tilt <= 64.0):
         raise InvalidArgument("tilt", tilt, "must be in [0, 64]")
+    if symmetric and last < 0:
+        raise InvalidArgument("u_high", u_high, "must be >= 0 for the mirror identity above the grid")
     values = _start(grid, side)
-    stepper = _Stepper(members, first, grid.size, side, _moderate(members, round(tilt * 256) / 256))
+    stepper = _Stepper(members, first, grid.size, side, _moderate(members, round(tilt * 256) / 256), symmetric)
     for done in range(t):
         values = stepper.step(values, grid)
         if progress is not None:
@@ -156,9 +173,15 @@ _EXP_MARGIN = 20 * _U
 class _Stepper:
     """One step of the recursion: the grid vector extended beyond both ends, correlated with each
     member's masses (tilted by e^{λℓ} on the FFT path), the errors moved to ``side``, the maximum
-    over members."""
+    over members.
 
-    def __init__(self, members: Sequence[DiscretePLD], first: int, size: int, side: Side, tilt: float) -> None:
+    The FFT is cyclic of length N > the extended grid's length: the value at grid point i reads the
+    extended entries i + low + offset .. i + low + offset + len − 1 (a member's kernel: ``offset``,
+    ``len`` masses; low >= −offset, offset + len − 1 <= high), and a wrapped-around term would need
+    an entry beyond the extended grid's end (N + i + low + offset >= N > length), so the entries read
+    equal the linear correlation's. This halves the transform against zero-padding to length + len."""
+
+    def __init__(self, members: Sequence[DiscretePLD], first: int, size: int, side: Side, tilt: float, symmetric: bool = False) -> None:
         self.side = side
         self.size = size
         self.low = max(0, -min(m.offset for m in members))
@@ -169,8 +192,16 @@ class _Stepper:
         extended_u = (first - self.low + np.arange(self.length, dtype=np.float64)) * h
         self.untilt_in = self._directed(np.exp(-tilt * extended_u))
         self.tilt_out = self._directed(np.exp(tilt * (first + np.arange(size, dtype=np.float64)) * h))
-        longest = max(m.probs.size for m in members)
-        self.fft_size = 1 << (self.length + longest - 2).bit_length()
+        self.fft_size = 1 << self.length.bit_length()
+        # Above the grid: u_i = (first + size − 1 + i)·h, mirrored at grid index −(first + size − 1 + i) − first.
+        beyond = first + size - 1 + np.arange(1, self.high + 1)
+        self.beyond_u = beyond * h
+        self.mirror = None
+        if symmetric:
+            self.mirror = np.clip(-beyond - first, 0, size - 1)  # below the grid: its first point (clipped)
+            self.mirror_inside = -beyond - first >= 0
+            shrink = np.exp(-self.beyond_u)
+            self.mirror_weight = down(shrink * (1 - _EXP_MARGIN)) if side is Side.UPPER else up(shrink * (1 + _EXP_MARGIN))
         self.kernels = []
         for m in members:
             reversed_probs = np.ascontiguousarray(m.probs[::-1])
@@ -187,17 +218,22 @@ class _Stepper:
             return up(x * (1 + _EXP_MARGIN))
         return down(x * (1 - _EXP_MARGIN))
 
-    def _extended(self, values: npt.NDArray[np.float64], grid: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        h = grid[1] - grid[0] if grid.size > 1 else 1.0
+    def _extended(self, values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         if self.side is Side.UPPER:
             below, above = np.full(self.low, values[0]), np.ones(self.high)
+            if self.mirror is not None:  # 1 − e^{−u}(1 − U(−u)), every factor rounded toward 1
+                rest = down(down(1.0 - values[self.mirror]) * self.mirror_weight)
+                above = np.minimum(up(1.0 - rest), 1.0)
         else:
-            beyond = grid[-1] + h * np.arange(1, self.high + 1)
-            below, above = np.zeros(self.low), _start(beyond, Side.LOWER)
+            below, above = np.zeros(self.low), _start(self.beyond_u, Side.LOWER)
+            if self.mirror is not None:  # below the grid U >= 0: the mirror of (1 − e^{−u})·1
+                mirrored = np.where(self.mirror_inside, values[self.mirror], 0.0)
+                rest = up(up(1.0 - mirrored) * self.mirror_weight)
+                above = np.maximum(above, np.maximum(down(1.0 - rest), 0.0))
         return np.concatenate([below, values, above])
 
     def step(self, values: npt.NDArray[np.float64], grid: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        extended = self._extended(values, grid)
+        extended = self._extended(values)
         spectrum = None
         best = None
         for offset, reversed_probs, operand, infinite in self.kernels:
@@ -209,7 +245,7 @@ class _Stepper:
             else:
                 if spectrum is None:
                     spectrum = Operand(self._directed(extended * self.untilt_in), self.fft_size)
-                full, bound = convolve_bracket(spectrum, operand)
+                full, bound = convolve_bracket(spectrum, operand, cyclic=True)
                 tilted = full[start : start + self.size]
                 shifted = tilted + bound if self.side is Side.UPPER else np.maximum(tilted - bound, 0.0)
                 approx, error = self._directed(self._directed(shifted) * self.tilt_out), 0.0

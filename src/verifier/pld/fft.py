@@ -110,12 +110,16 @@ class Operand:
         self.spectrum = _spectrum(x, size)
 
 
-def convolve_bracket(a: Operand, b: Operand) -> tuple[npt.NDArray[np.float64], float]:
+def convolve_bracket(a: Operand, b: Operand, *, cyclic: bool = False) -> tuple[npt.NDArray[np.float64], float]:
     """(ŷ, E) with |ŷ_i − (a*b)_i| <= E for every i of the exact linear convolution (the module
     docstring's bound for verifier's radix-2 FFT); the operands must share one transform length
-    >= a.length + b.length − 1 (no wrap-around)."""
-    n = a.length + b.length - 1
-    if a.size != b.size or n > a.size:
+    >= a.length + b.length − 1 (no wrap-around). With ``cyclic`` the operands need only fit the
+    transform, and ŷ (all ``size`` entries) brackets the exact cyclic convolution of the zero-padded
+    operands: Thm 24.2 bounds the computed transform against that exact cyclic product in any case,
+    and it equals the linear convolution only at the indices no wrap-around reaches (the caller's
+    to pick)."""
+    n = a.size if cyclic else a.length + b.length - 1
+    if a.size != b.size or n > a.size or max(a.length, b.length) > a.size:
         raise ValueError(f"operands of lengths {a.length}, {b.length} need one transform length >= {n}")
     approx = _inverse_real(_product(a.spectrum, b.spectrum), a.size, n)
     return approx, _bound_from_norms(*a.norms, *b.norms, a.size)

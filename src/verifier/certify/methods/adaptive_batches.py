@@ -29,6 +29,18 @@ the members' DOMINATING PLDs (:func:`verifier.pld.gram_step.gram_step_pld`, rank
 included; remove (4, 0, 0) itself is dominated by the cover's corner member) is then an UPPER bound on
 δ(ε) for every adaptive adversary, in both directions (the theorem at the end of
 proofs/fixed_batch_domination.py; README, "Fixed-size batches").
+
+Resolution (planning, never proof: every grid and every cell count gives a rigorous bound on its
+side). Both classes are closed under swapping the datasets, so the recursion's grid stops at u = 0
+and takes the values above it from the mirror identity (verifier.pld.adaptive). The grid step starts
+at the largest power of two at most a quarter of a step's loss spread q·sqrt(e^{μ²} − 1) (the
+χ² proxy of the cover module; at most 2^-8), so that small-ε rows get a grid that scales with their
+losses, and each refinement level halves it (the LOWER side one level finer: it has two members,
+the UPPER side 36 or more); the grid's bottom lies below −ε by six standard deviations of the
+T-step loss sum (between 1/4 and 2). A claim is decided on the coarsest level that decides it
+(:meth:`AdaptiveBatches.claim_bounds`): a side refines only while its extrapolated limit could still
+cross the claim. A query without a claim refines the LOWER side until it settles and the UPPER side
+until the bracket is TARGET_WIDTH narrow (:func:`refined_value`), each side at most LEVELS − 1 times.
 """
 
 from __future__ import annotations
@@ -47,7 +59,17 @@ from verifier.pld.construction import pld_sides_from_pair
 from verifier.pld.distribution import DiscretePLD
 from verifier.schemes import Scheme, WithoutReplacement
 
-__all__ = ["AdaptiveBatches", "AdaptiveCover", "METHODS", "STEP", "UPPER_STEP", "recursion_value", "upper_family"]
+__all__ = [
+    "AdaptiveBatches",
+    "AdaptiveCover",
+    "LEVELS",
+    "METHODS",
+    "TARGET_WIDTH",
+    "coarsest_step",
+    "recursion_value",
+    "refined_value",
+    "upper_family",
+]
 
 _CITATION = (
     "Bellman recursion over the step pairs an adaptive adversary picks from the history (verifier.pld.adaptive; "
@@ -55,39 +77,68 @@ _CITATION = (
     "a finite cover of every realisable step (proofs/fixed_batch_domination.py)"
 )
 
-#: Grid step of the members' PLDs and of the recursion (2^-11: at the DP-SGD row the lower end is
-#: within 0.002 of its limit).
-STEP = 2.0**-11
-#: The grid's top: above it the LOWER value is (1 − e^{−u})_+, far enough up that this costs nothing.
-_U_HIGH = 6.0
+#: Coarsest grid step of the recursion (module docstring: smaller where a step's losses are small).
+_STEP_CAP = 2.0**-8
+#: Refinement levels per side (level k: the coarsest step halved k times, LOWER once more).
+LEVELS = 3
+#: Relative width (upper − lower)/lower of ε(δ) (of ln δ(ε) for δ) a query without a claim refines
+#: the UPPER side to, against the LOWER side refined until a level moves it by a quarter of that
+#: (planning: at the DP-SGD row the UPPER side's first level is within it, so the ε bracket costs
+#: three LOWER levels and one UPPER level).
+TARGET_WIDTH = 0.007
+#: A side with one level refines for a claim within this relative distance of its end (planning:
+#: the DP-SGD row's ends move 0.7% (LOWER) and 0.2% (UPPER) from the coarsest level to the limit).
+_REACH = 0.01
 #: Mass dropped from the members' far tails (a DOMINATED PLD may be a sub-probability).
 _TAIL = 1e-15
-#: Grid step of the UPPER recursion: its cost is T·|F| transforms, and at 2^-10 the DP-SGD row's
-#: remove/add value is within 0.001 of its value at 2^-11.
-UPPER_STEP = 2.0**-10
-#: The UPPER grid's top (above it the value is taken as 1).
-_U_HIGH_UPPER = 4.0
 #: Planning target of the cover (gram_cover's ``excess``): members' χ²-proxy at most 1% above remove's.
 _EXCESS = 0.01
-#: Cells per axis of each two-dimensional member's PLD (gram_step_pld; the error is second order in
-#: a cell's loss range, and the build takes about 0.35 s a member at this size).
+#: Cells per axis of each two-dimensional member's PLD at the coarsest level, doubled per level up to
+#: _CELLS (gram_step_pld; the error is second order in a cell's loss range, so cells follow the step).
+_LEVEL0_CELLS = 256
 _CELLS = 1024
-#: Measured cost of one member's convolution per point of the transform (radix-2 FFT, one core).
-_SECONDS_PER_POINT = 7e-8
+#: Measured cost of one member's step per point of the cyclic transform (radix-2 FFT, one core,
+#: 2.6e-4 s a member-step at 8192 points, load 3), with a margin.
+_SECONDS_PER_POINT = 4e-8
 
 
-def _range(epsilon: float) -> tuple[float, float]:
-    """The recursion's grid [−(ε + 2), U_HIGH] and the tilt about ln(1e5)/ε, at most 2 (module
-    verifier.pld.adaptive; the tilt only sizes the FFT error bound)."""
-    return -(epsilon + 2.0), min(2.0, 11.5 / max(epsilon, 1.0))
+def _spread(scheme: WithoutReplacement) -> float:
+    """A step's loss spread, q·sqrt(e^{μ²} − 1) with μ = Δ/σ (the χ² proxy; planning only)."""
+    mu = scheme.pair.sensitivity / scheme.pair.sigma
+    return scheme.rate * math.sqrt(math.expm1(min(mu * mu, 700.0)))
+
+
+def coarsest_step(scheme: WithoutReplacement) -> float:
+    """The UPPER side's first grid step: the largest power of two at most a quarter of the loss
+    spread, and at most 2^-8 (module docstring)."""
+    spread = _spread(scheme)
+    if not spread > 0:
+        return _STEP_CAP
+    return min(_STEP_CAP, 2.0 ** math.floor(math.log2(spread / 4)))
+
+
+def _step(scheme: WithoutReplacement, side: Side, level: int) -> float:
+    return coarsest_step(scheme) * 2.0 ** -(level + (1 if side is Side.LOWER else 0))
+
+
+def _cells(level: int) -> int:
+    return min(_CELLS, _LEVEL0_CELLS << level)
+
+
+def _range(scheme: WithoutReplacement, epsilon: float) -> tuple[float, float]:
+    """The grid's bottom, −ε less six standard deviations of the T-step loss sum (within [1/4, 2]),
+    rounded down to a quarter so that nearby ε share one run; the tilt about ln(1e5)/ε, at most 2
+    (module verifier.pld.adaptive; the tilt only sizes the FFT error bound)."""
+    margin = min(2.0, max(0.25, 6.0 * math.sqrt(scheme.steps) * _spread(scheme)))
+    return math.floor(-(max(epsilon, 0.0) + margin) * 4) / 4, min(2.0, 11.5 / max(epsilon, 1.0))
 
 
 @functools.lru_cache(maxsize=8)
-def _lower_family(pair: Gaussian, rate: float) -> tuple[DiscretePLD, ...]:
-    """The remove and add orientations' DOMINATED REMOVE-direction PLDs on STEP (module docstring)."""
+def _lower_family(pair: Gaussian, rate: float, step: float) -> tuple[DiscretePLD, ...]:
+    """The remove and add orientations' DOMINATED REMOVE-direction PLDs on ``step`` (module docstring)."""
     subsampled = PoissonSubsampled(pair, rate)
     return tuple(
-        pld_sides_from_pair(subsampled, direction, STEP, _TAIL, sides=(Dominance.DOMINATED,))[0]
+        pld_sides_from_pair(subsampled, direction, step, _TAIL, sides=(Dominance.DOMINATED,))[0]
         for direction in (Direction.REMOVE, Direction.ADD)
     )
 
@@ -107,9 +158,9 @@ def _cover(s: float):
 
 
 @functools.lru_cache(maxsize=4)
-def upper_family(pair: Gaussian, rate: float) -> tuple[DiscretePLD, ...]:
-    """The cover's members' DOMINATING REMOVE-direction PLDs on UPPER_STEP (module docstring); the
-    cover is checked (tiling and cell domination) before use."""
+def upper_family(pair: Gaussian, rate: float, step: float, cells: int = _CELLS) -> tuple[DiscretePLD, ...]:
+    """The cover's members' DOMINATING REMOVE-direction PLDs on ``step`` with ``cells`` per axis
+    (module docstring); the cover is checked (tiling and cell domination) before use, at every level."""
     from verifier.pld.gram_step import gram_step_pld
 
     s = 2.0 * pair.sigma / pair.sensitivity  # σ in units of the clipping norm C = Δ_r/2
@@ -119,32 +170,27 @@ def upper_family(pair: Gaussian, rate: float) -> tuple[DiscretePLD, ...]:
     out = []
     for done, m in enumerate(cover.members):
         ACTIVITY.set(f"adaptive (upper): member {done + 1}/{len(cover.members)}")
-        out.append(gram_step_pld(s, rate, m.a_sq, m.b_sq, m.c, UPPER_STEP, cells=_CELLS))
+        out.append(gram_step_pld(s, rate, m.a_sq, m.b_sq, m.c, step, cells=cells))
     return tuple(out)
 
 
-#: Per side: the family and the grid's top.
-_SIDES = {Side.LOWER: (_lower_family, _U_HIGH), Side.UPPER: (upper_family, _U_HIGH_UPPER)}
-
-
 @functools.lru_cache(maxsize=16)
-def _recursion(side: Side, pair: Gaussian, rate: float, steps: int, u_low: float, tilt: float) -> AdaptiveValue:
-    family, u_high = _SIDES[side]
-    members = family(pair, rate)
+def _recursion(side: Side, pair: Gaussian, rate: float, steps: int, u_low: float, tilt: float, step: float, cells: int) -> AdaptiveValue:
+    members = upper_family(pair, rate, step, cells) if side is Side.UPPER else _lower_family(pair, rate, step)
 
     def progress(done: int) -> None:
         if done % 16 == 0 or done == steps:
-            ACTIVITY.set(f"adaptive ({side.value}, {len(members)} members): step {done}/{steps}")
+            ACTIVITY.set(f"adaptive ({side.value}, {len(members)} members, step 2^{math.log2(step):g}): step {done}/{steps}")
 
-    return adaptive_value(members, steps, side, u_low, u_high, tilt=tilt, progress=progress)
+    return adaptive_value(members, steps, side, u_low, 0.0, tilt=tilt, symmetric=True, progress=progress)
 
 
-def recursion_value(scheme: WithoutReplacement, epsilon: float, side: Side) -> AdaptiveValue:
-    """The recursion on ``side`` (module docstring: LOWER over remove/add, UPPER over the cover) on a
-    grid that holds u = −ε."""
-    u_low, tilt = _range(epsilon)
-    # Coarse positions share one run: the grid's bottom is rounded down to a whole number.
-    return _recursion(side, scheme.pair, scheme.rate, scheme.steps, float(math.floor(u_low)), tilt)
+def recursion_value(scheme: WithoutReplacement, epsilon: float, side: Side, level: int = 0) -> AdaptiveValue:
+    """The recursion on ``side`` (module docstring: LOWER over remove/add, UPPER over the cover) at
+    refinement ``level``, on a grid that holds u = −ε."""
+    u_low, tilt = _range(scheme, epsilon)
+    cells = _cells(level) if side is Side.UPPER else 0
+    return _recursion(side, scheme.pair, scheme.rate, scheme.steps, u_low, tilt, _step(scheme, side, level), cells)
 
 
 def _epsilon_guess(scheme: WithoutReplacement, delta: float) -> float:
@@ -157,6 +203,56 @@ def _epsilon_guess(scheme: WithoutReplacement, delta: float) -> float:
     return max(1.0, min(found)) if found else 1.0
 
 
+def _read(run: AdaptiveValue, quantity: Quantity, at: float) -> float:
+    return run.delta(at) if quantity is Quantity.DELTA else run.epsilon(at)
+
+
+def _width(lower: float, upper: float, quantity: Quantity) -> float:
+    """The bracket's relative width: (upper − lower)/lower for ε, ln(upper/lower) for δ."""
+    if not (math.isfinite(lower) and math.isfinite(upper) and lower > 0):
+        return math.inf
+    return (upper - lower) / lower if quantity is Quantity.EPSILON else math.log(upper / lower)
+
+
+def refined_value(scheme: WithoutReplacement, quantity: Quantity, at: float, side: Side) -> AdaptiveValue:
+    """The ``side`` recursion for a query without a claim (module docstring): the LOWER side refines
+    until a level moves its end by less than TARGET_WIDTH/4 (relative); the UPPER side until its end
+    lies within TARGET_WIDTH of the refined LOWER side's (the same runs, cached, when the LOWER method
+    ran first); each at most LEVELS − 1 times."""
+    epsilon = at if quantity is Quantity.DELTA else _epsilon_guess(scheme, at)
+    reference = None if side is Side.LOWER else _read(refined_value(scheme, quantity, at, Side.LOWER), quantity, at)
+    run = recursion_value(scheme, epsilon, side)
+    for level in range(1, LEVELS):
+        end = _read(run, quantity, at)
+        if reference is not None and _width(reference, end, quantity) <= TARGET_WIDTH:
+            break
+        finer = recursion_value(scheme, epsilon, side, level)
+        moved = _width(*sorted((end, _read(finer, quantity, at))), quantity)
+        run = finer
+        if reference is None and moved <= TARGET_WIDTH / 4:
+            break
+    return run
+
+
+def _decides(side: Side, delta_end: float, epsilon_end: float, epsilon: float, delta: float) -> bool:
+    """Whether a side's ends decide the claim (ε, δ): UPPER δ(ε) <= δ or ε(δ) <= ε (CERTIFIED), LOWER
+    δ(ε) > δ or ε(δ) > ε (VIOLATED; Steinke 2022, Prop 7: δ(ε) <= δ ⟺ ε(δ) <= ε)."""
+    if side is Side.UPPER:
+        return delta_end <= delta or epsilon_end <= epsilon
+    return delta_end > delta or epsilon_end > epsilon
+
+
+def _within_reach(side: Side, ends: list[float], epsilon: float) -> bool:
+    """Whether the side's ε(δ) end could still cross ``epsilon`` by refining (planning): within _REACH
+    of its one end, else within twice its last change of its latest end (the ends converge about
+    geometrically, ratio at most 1/2, as the step halves)."""
+    last = ends[-1]
+    if not math.isfinite(last):
+        return True
+    reach = _REACH * abs(last) if len(ends) == 1 else 2.0 * abs(last - ends[-2])
+    return epsilon <= last + reach if side is Side.LOWER else epsilon >= last - reach
+
+
 class AdaptiveBatches(QuantityMethod):
     """LOWER: the recursion over the attained remove/add orientations (module docstring)."""
 
@@ -165,30 +261,59 @@ class AdaptiveBatches(QuantityMethod):
     returns = frozenset({Guarantee.LOWER})
     cost = 3
     scheme_types = (WithoutReplacement,)
-    #: Members of the family (for the cost estimate) and the grid step.
+    #: Members of the family (for the cost estimate).
     members = 2
-    step = STEP
 
     def supports(self, scheme: Scheme) -> bool:
         return isinstance(scheme, WithoutReplacement) and isinstance(scheme.pair, Gaussian)
 
+    @property
+    def side(self) -> Side:
+        (side,) = self.sides()
+        return side
+
     def estimate_cost(self, scheme: Scheme) -> Cost | None:
-        if not isinstance(scheme, WithoutReplacement):
+        """The first level's recursion: members × T transforms of the grid plus two members' spans
+        (the largest loss at 8 standard deviations, log1p(q·expm1(μ(8 + μ/2))))."""
+        if not isinstance(scheme, WithoutReplacement) or not isinstance(scheme.pair, Gaussian):
             return None
-        points = 1 << math.ceil(math.log2(64.0 / self.step))
+        step = _step(scheme, self.side, 0)
+        mu = scheme.pair.sensitivity / scheme.pair.sigma
+        largest = math.log1p(scheme.rate * math.expm1(min(700.0, mu * (8.0 + mu / 2))))
+        margin = -_range(scheme, 0.0)[0]
+        points = 1 << math.ceil(math.log2((margin + 2.5 * largest + 1.0) / step))
         seconds = self.members * scheme.steps * points * _SECONDS_PER_POINT
         return Cost(seconds=seconds, bytes=8.0 * points * (self.members + 4), what=f"t = {scheme.steps}")
 
-    def quantity_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> Sequence[Bound]:
+    def _check(self, scheme: Scheme) -> WithoutReplacement:
         if not self.supports(scheme):
-            raise NotApplicable("the adaptive recursion is built for fixed-size batches with Gaussian steps")
+            raise NotApplicable("the adaptive recursion is built for fixed-size batches with Gaussian steps (the cover for lambda <= 1/2)")
         assert isinstance(scheme, WithoutReplacement)
-        (side,) = self.sides()
-        if quantity is Quantity.DELTA:
-            found = recursion_value(scheme, at, side).delta(at)
-        else:
-            found = recursion_value(scheme, _epsilon_guess(scheme, at), side).epsilon(at)
-        return [Bound(found, side, direction, quantity, at, self.name, _CITATION, self.step)]
+        return scheme
+
+    def _bound(self, run: AdaptiveValue, quantity: Quantity, at: float, direction: Direction, note: str = "") -> Bound:
+        return Bound(_read(run, quantity, at), self.side, direction, quantity, at, self.name, _CITATION, run.step, note=note)
+
+    def quantity_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> Sequence[Bound]:
+        """The side's end after :func:`refined_value`."""
+        found = self._check(scheme)
+        run = refined_value(found, quantity, at, self.side)
+        return [self._bound(run, quantity, at, direction, f"grid step 2^{math.log2(run.step):g}")]
+
+    def claim_bounds(self, scheme: Scheme, epsilon: float, delta: float, direction: Direction) -> tuple[Sequence[Bound], Sequence[Bound]]:
+        """Bounds on δ(``epsilon``) and ε(``delta``) from this side's recursion at the coarsest level
+        that decides the claim; a level is refined only while the side's extrapolated end could
+        still cross it (:func:`_within_reach`), at most LEVELS − 1 times. Every level is rigorous."""
+        found = self._check(scheme)
+        ends: list[float] = []
+        for level in range(LEVELS):
+            run = recursion_value(found, epsilon, self.side, level)
+            at_epsilon, at_delta = run.delta(epsilon), run.epsilon(delta)
+            ends.append(at_delta)
+            if _decides(self.side, at_epsilon, at_delta, epsilon, delta) or not _within_reach(self.side, ends, epsilon):
+                break
+        note = f"grid step 2^{math.log2(run.step):g}, refined for the claim"
+        return [self._bound(run, Quantity.DELTA, epsilon, direction, note)], [self._bound(run, Quantity.EPSILON, delta, direction, note)]
 
 
 class AdaptiveCover(AdaptiveBatches):
@@ -197,7 +322,6 @@ class AdaptiveCover(AdaptiveBatches):
     name = "adaptive-cover"
     returns = frozenset({Guarantee.UPPER})
     members = 36
-    step = UPPER_STEP
 
     def supports(self, scheme: Scheme) -> bool:
         # gram_step_pld's loss bounds assume λ <= 1/2; at larger λ the symmetrised profile is close.
