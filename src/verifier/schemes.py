@@ -361,12 +361,14 @@ class Selection:
 
     - :attr:`dominating` dominates every instance (UPPER bounds of any composition): the ε-BR class's
       tight pair :class:`~verifier.pairs.bounded_range.BoundedRange` for the exponential mechanism
-      (ε-bounded range, Durfee & Rogers 2019); randomized response RR(ε) for permute-and-flip (it is
-      ε-DP, and RR(ε) dominates every ε-DP pair: Kairouz, Oh & Viswanath 2015, Thm 2.1);
+      (ε-bounded range, Durfee & Rogers 2019); the Laplace pair with Δ/b = ε for permute-and-flip
+      (report-noisy-max with exponential noise, Ding et al. 2021, whose every output set is a
+      threshold of a Laplace output: proofs/permute_and_flip.py);
     - :attr:`supremum` has, at every ε', the largest δ(ε') over the instances (LOWER bounds of one run):
       BoundedRange(ε) again (each ε' attained by a two-candidate instance), Laplace with Δ/b = ε for
       permute-and-flip (two candidates release the Laplace mechanism's output thresholded, and every
-      threshold is an instance);
+      threshold is an instance); for both rules it equals :attr:`dominating`, so one run's bracket is
+      exact;
     - :attr:`member` is one instance's pair (LOWER bounds of compositions): the two candidates with
       scores (−Δ, 0) against (0, −Δ) for the exponential mechanism, RR(ε/2); scores gap ±Δ' for
       permute-and-flip, RR(ln(2e^{εΔ'/(2Δ)} − 1)) with Δ' <= Δ so that the value is rounded down.
@@ -382,10 +384,10 @@ class Selection:
 
     @property
     def dominating(self) -> DominatingPair:
-        from verifier.pairs import RandomizedResponse
+        from verifier.pairs import Laplace
         from verifier.pairs.bounded_range import BoundedRange
 
-        return BoundedRange(self.epsilon) if self.rule == "exponential" else RandomizedResponse(self.epsilon)
+        return BoundedRange(self.epsilon) if self.rule == "exponential" else Laplace(1.0, self.epsilon)
 
     @property
     def supremum(self) -> DominatingPair:

@@ -1,7 +1,9 @@
 """The exponential mechanism and permute-and-flip (issue 40): claims decided against the worst score
 instance found by exact enumeration of the mechanisms' output laws (mpmath at 40 digits for the
 exponential mechanism, exact rationals for permute-and-flip at ε = 2 ln 2, where every coin
-e^{ε(u − u*)/2} of integer scores is a power of 1/2), never against verifier's own formulas."""
+e^{ε(u − u*)/2} of integer scores is a power of 1/2) and, for permute-and-flip, against the Laplace
+pair's closed form in mpmath (the worst instance: proofs/permute_and_flip.py), never against
+verifier's own formulas."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from verifier.adapters import from_dp_event
 from verifier.certify.claim import parse_claim
 from verifier.certify.verdict import Verdict, certify
 from verifier.cli import main
-from verifier.errors import InvalidArgument
+from verifier.errors import InconsistentBounds, InvalidArgument
 from verifier.pairs import Laplace, RandomizedResponse
 from verifier.pairs.bounded_range import BoundedRange
 
@@ -160,27 +162,130 @@ def test_permute_and_flip_law_enumeration_matches_the_two_candidate_laplace_thre
         assert pf_law([s, 0])[0] == 1 - Fraction(1, 2 ** s) / 2
 
 
-@pytest.mark.parametrize("x", [0.0, 0.25, 0.5, 1.0])
-def test_permute_and_flip_sup_over_enumerated_instances_is_laplace_and_below_rr(x):
-    """Every instance with up to three candidates (scores 0..2, each moved by at most 1) lies at or
-    below the Laplace curve with Δ/b = ε (dp_accounting's statement, as an upper bound, holds on all of
-    them) and below RR(ε) (verifier's UPPER); at x = 0 an instance attains Laplace's value exactly."""
-    gamma = Fraction(math.exp(x)) if x else Fraction(1)
-    best = max(max(hockey(p, q, gamma), hockey(q, p, gamma)) for p, q in _pf_instances())
-    laplace = Laplace(1.0, _PF_EPS).delta(x, Direction.REMOVE)
-    rr = RandomizedResponse(_PF_EPS).delta(x, Direction.REMOVE)
-    assert float(best) <= laplace.upper + 1e-15 and float(best) <= rr.lower
-    if x == 0.0:
-        assert best == Fraction(1, 2) and laplace.lower <= 0.5 <= laplace.upper
+def laplace_delta(x, eps0) -> mpmath.mpf:
+    """δ(x) of the Laplace pair with Δ/b = eps0 in closed form (Laplace(Δ, b) against Laplace(0, b),
+    the set {loss > x}), in mpmath; the same for both orders."""
+    x, eps0 = mpmath.mpf(x), mpmath.mpf(eps0)
+    if x >= eps0:
+        return mpmath.mpf(0)
+    return 1 - mpmath.e ** x if x <= -eps0 else 1 - mpmath.e ** ((x - eps0) / 2)
+
+
+def laplace_epsilon(delta, eps0) -> mpmath.mpf:
+    """The root of laplace_delta(·, eps0) = delta, 0 < delta < 1 − e^{−eps0/2} (bisection in mpmath)."""
+    lo, hi = mpmath.mpf(0), mpmath.mpf(eps0)
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if laplace_delta(mid, eps0) > delta else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _pf_bracket(eps0: float, x: float, times: int = 1):
+    scheme = {"name": "composed", "times": times} if times > 1 else {"name": "single"}
+    claim = {"mechanism": {"name": "permute_and_flip", "epsilon": eps0}, "scheme": scheme, "epsilon": x, "delta": 0.5}
+    return certify(parse_claim(claim)).delta.combined
+
+
+def enumerated_instances_stay_below_the_upper_end() -> bool:
+    """Every instance with up to three candidates (scores 0..2, each moved by at most 1, exact
+    rationals at ε = 2 ln 2) has δ(x) at or below certify's UPPER end, at x in {−0.5, 0, 0.25, 0.5, 1}."""
+    instances = list(_pf_instances())
+    for x in (-0.5, 0.0, 0.25, 0.5, 1.0):
+        gamma = Fraction(math.exp(x)) if x else Fraction(1)
+        best = max(max(hockey(p, q, gamma), hockey(q, p, gamma)) for p, q in instances)
+        if float(best) > _pf_bracket(_PF_EPS, x).upper:
+            return False
+    return True
+
+
+PF_CASES = [(1.0, 0.05), (1.0, 0.3), (0.3, 0.01), (4.0, 1e-3)]
+
+
+def decides_permute_and_flip_one_percent_either_side() -> bool:
+    """One run: the truth ε(δ) is the Laplace pair's (the worst instance: proofs/permute_and_flip.py
+    above, the two-candidate thresholds below), from its closed form in mpmath; a claim at 1.01 ε(δ)
+    must be CERTIFIED and one at 0.99 ε(δ) VIOLATED."""
+    for eps0, delta in PF_CASES:
+        truth = float(laplace_epsilon(delta, eps0))
+        claim = {"mechanism": {"name": "permute_and_flip", "epsilon": eps0}, "scheme": {"name": "single"}, "delta": delta}
+        if certify(parse_claim({**claim, "epsilon": 1.01 * truth})).verdict is not Verdict.CERTIFIED:
+            return False
+        if certify(parse_claim({**claim, "epsilon": 0.99 * truth})).verdict is not Verdict.VIOLATED:
+            return False
+    return True
+
+
+def test_permute_and_flip_enumerated_instances_stay_below_the_upper_end_and_attain_it():
+    """The upper end is sound on every enumerated instance, and at x = 0 an instance attains it: the
+    largest δ(0) is exactly 1/2 = 1 − e^{−ε/2} at ε = 2 ln 2 (the Laplace closed form)."""
+    assert enumerated_instances_stay_below_the_upper_end()
+    best = max(max(hockey(p, q, 1), hockey(q, p, 1)) for p, q in _pf_instances())
+    bracket = _pf_bracket(_PF_EPS, 0.0)
+    assert best == Fraction(1, 2) and bracket.lower <= 0.5 <= bracket.upper and bracket.upper - bracket.lower < 1e-15
+
+
+def test_certify_decides_permute_and_flip_claims_one_percent_either_side():
+    assert decides_permute_and_flip_one_percent_either_side()
 
 
 def test_certify_decides_permute_and_flip_claims_around_the_enumerated_truth():
-    """δ(0) = 1/2 is attained by an enumerated instance: 1% below is VIOLATED; 1% above lies between
-    the Laplace LOWER and the RR(ε) UPPER end (3/5), INCONCLUSIVE; 1% above 3/5 is CERTIFIED."""
+    """δ(0) = 1/2 at ε = 2 ln 2 is attained by an enumerated instance and bounds every one of them:
+    1% below is VIOLATED, 1% above CERTIFIED."""
     claim = {"mechanism": {"name": "permute_and_flip", "epsilon": _PF_EPS}, "scheme": {"name": "single"}, "epsilon": 0.0}
     assert certify(parse_claim({**claim, "delta": 0.99 * 0.5})).verdict is Verdict.VIOLATED
-    assert certify(parse_claim({**claim, "delta": 1.01 * 0.5})).verdict is Verdict.INCONCLUSIVE
-    assert certify(parse_claim({**claim, "delta": 1.01 * 0.6})).verdict is Verdict.CERTIFIED
+    assert certify(parse_claim({**claim, "delta": 1.01 * 0.5})).verdict is Verdict.CERTIFIED
+
+
+@pytest.mark.parametrize(("eps0", "x"), [(1.0, 0.0), (1.0, 0.5), (0.3, 0.1), (4.0, 3.0), (1.0, -0.4)])
+def test_permute_and_flip_one_run_bracket_is_the_laplace_closed_form(eps0, x):
+    bracket = _pf_bracket(eps0, x)
+    truth = laplace_delta(x, eps0)
+    assert bracket.lower <= truth <= bracket.upper and bracket.upper - bracket.lower <= 1e-15 * max(truth, 1e-300)
+
+
+def composed_laplace_delta(x, eps0) -> mpmath.mpf:
+    """δ(x) of the Laplace pair composed twice: E_{Y ~ Laplace(eps0, 1)}[δ_1(x − ℓ(Y))] with
+    ℓ(y) = |y| − |y − eps0| (condition on the first run), by quadrature between the kinks."""
+    x, eps0 = mpmath.mpf(x), mpmath.mpf(eps0)
+    cuts = sorted({mpmath.mpf(0), eps0} | {c for c in (x / 2, x / 2 + eps0) if 0 < c < eps0})
+    middle = mpmath.quad(lambda y: mpmath.e ** (-abs(y - eps0)) / 2 * laplace_delta(x - (2 * y - eps0), eps0), cuts)
+    return mpmath.e ** (-eps0) / 2 * laplace_delta(x + eps0, eps0) + laplace_delta(x - eps0, eps0) / 2 + middle
+
+
+@pytest.mark.parametrize(("eps0", "x"), [(1.0, 0.5), (0.5, 0.2)])
+def test_two_permute_and_flip_runs_sit_below_the_composed_laplace_pair(eps0, x):
+    """Composed, the UPPER end is the composed Laplace pair (quadrature reference, 1e-12), below the
+    composed RR(ε) (what the UPPER end was before the proof); the LOWER end is the member's."""
+    bracket = _pf_bracket(eps0, x, times=2)
+    reference = composed_laplace_delta(x, eps0)
+    assert reference <= bracket.upper <= reference * (1 + 1e-12)
+    assert bracket.lower < bracket.upper
+    e = mpmath.e ** mpmath.mpf(eps0)
+    hi, lo = e / (1 + e), 1 / (1 + e)
+    rr2 = mpmath.fsum(mpmath.binomial(2, j) * max(0, hi ** j * lo ** (2 - j) - mpmath.e ** x * lo ** j * hi ** (2 - j)) for j in range(3))
+    assert bracket.upper < rr2
+
+
+@pytest.mark.parametrize(
+    ("mutant", "check"),
+    [
+        (lambda node: RandomizedResponse(node.epsilon), decides_permute_and_flip_one_percent_either_side),  # the old, loose UPPER
+        (lambda node: Laplace(2.0, node.epsilon), enumerated_instances_stay_below_the_upper_end),  # noise scale 2β: unsound
+    ],
+    ids=["rr-upper", "laplace-scale-2beta"],
+)
+def test_permute_and_flip_mutants_fail_a_check(monkeypatch, mutant, check):
+    """A dominating pair that is too loose (RR(ε)) leaves claims 1% above the truth INCONCLUSIVE; one
+    with the wrong constant (Laplace with Δ/b = ε/2) is exceeded by an enumerated instance (and by
+    the supremum pair: certify reports the inconsistency)."""
+    from verifier.schemes import Selection
+
+    monkeypatch.setattr(Selection, "dominating", property(mutant))
+    try:
+        holds = check()
+    except InconsistentBounds:
+        holds = False
+    assert not holds
 
 
 def test_permute_and_flip_member_is_an_enumerated_instance():

@@ -127,7 +127,7 @@ MODELLED = {
     "TruncatedSubsampledGaussianDpEvent": "truncated_poisson (gaussian σ = noise multiplier, Δ = 1)",
     "RandomAllocationDpEvent": "allocation",
     "ExponentialMechanismDpEvent": "exponential (the worst score instance: eps-BR class pair above, two-candidate instances below)",
-    "PermuteAndFlipDpEvent": "permute_and_flip (the worst score instance: RR(eps) above, Laplace with Delta/b = eps below)",
+    "PermuteAndFlipDpEvent": "permute_and_flip (the worst score instance: Laplace with Delta/b = eps above and below)",
     "ZCDpEvent": "zcdp (the worst (ξ, ρ)-zCDP step: Rényi curve above, Gaussian member below)",
     "RepeatAndSelectDpEvent": "repeat_and_select (Papernot & Steinke Thm 2 / Thm 6 (shape = ∞) above, the run below)",
     "NoOpDpEvent": "dropped (no release)",

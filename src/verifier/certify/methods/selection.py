@@ -1,11 +1,12 @@
 """The exponential mechanism and permute-and-flip (:class:`~verifier.schemes.Selection`), alone, composed
 or as phases of a sequence, as a certification method ("selection"): both sides through the pairs
-the class names (proofs/selection_mechanisms.py).
+the class names (proofs/selection_mechanisms.py, proofs/permute_and_flip.py).
 
 - UPPER: every Selection node replaced by one run of its :attr:`~verifier.schemes.Selection.dominating`
   pair. That pair dominates every score instance at every ε' in both directions, so by adaptive
   composition of dominating pairs (Zhu, Dong & Wang 2022, Thm 10) the substituted scheme's UPPER
-  bounds hold for the class; they come from every registered method that supports it, tightest kept.
+  bounds hold for the class; they come from every registered method that supports it (up to the
+  first exact one), tightest kept.
 - LOWER, one run (the scheme is the node itself): the :attr:`~verifier.schemes.Selection.supremum`
   pair, whose δ(ε') equals the largest δ(ε') over the instances at every ε' (each attained by a
   two-candidate instance), so its LOWER bounds on δ(ε'), ε(δ) (ε(δ) of the supremum of curves is the
@@ -48,8 +49,9 @@ class SelectionMethod(Method):
     name = "selection"
     citation = (
         "exponential mechanism: the eps-BR class's tight pair above (Durfee & Rogers 2019; Dong, Durfee & Rogers 2020), "
-        "the two-candidate instances below; permute-and-flip: RR(eps) above (Kairouz, Oh & Viswanath 2015, Thm 2.1), "
-        "Laplace with Delta/b = eps (the supremum of its two-candidate instances) below (proofs/selection_mechanisms.py)"
+        "the two-candidate instances below; permute-and-flip: Laplace with Delta/b = eps above (it dominates every instance: "
+        "report-noisy-max with exponential noise, Ding et al. 2021; proofs/permute_and_flip.py) and below (the supremum of "
+        "its two-candidate instances; proofs/selection_mechanisms.py)"
     )
     returns = frozenset({Guarantee.UPPER, Guarantee.LOWER})
     cost = 1
@@ -67,7 +69,11 @@ class SelectionMethod(Method):
         out: list[Bound] = []
         for side, pair_of, pick in ((Side.UPPER, lambda node: node.dominating, min), (Side.LOWER, lower_pair, max)):
             model = substitute(scheme, pair_of)
-            found = [(method, b) for method, bounds in side_bounds(model, quantity, at, direction, side) for b in bounds]
+            found: list[tuple[Method, Bound]] = []
+            for method, bounds in side_bounds(model, quantity, at, direction, side):
+                found += [(method, b) for b in bounds]
+                if bounds and Guarantee.EXACT in method.returns:
+                    break  # the exact value rounded outward: no later (costlier) method is tighter
             if not found:
                 continue
             method, best = pick(found, key=lambda pair: pair[1].value)
