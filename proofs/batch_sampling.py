@@ -130,6 +130,15 @@ the bracket's width comes from both ends.
    equals the attained pair's, at kappa in {1/2, 1, 3}. ``derive()`` (run_all, the tests) runs the
    first case at kappa in {1/2, 3} with the other records in {-C, C}; ``python proofs/batch_sampling.py --full`` the whole grid (~1 min).
 
+Finding (truncated Poisson, issue 42): the instance with every other record at -C (the
+truncated-attained LOWER bound) is not the worst instance either. n = 6, q = 2/5, B = 2,
+sigma = C = 1, add/remove with the record first, eps = 1: the other records at -3C/4 give
+H = 0.019332 against 0.015741 at -C and 0.006759 at 0 (step ``bracket`` checks the order). So the
+collinear instance's profile is no candidate for the UPPER bound (nor is the pair that hides the
+count M near B with the other records at -C). On the enumerated one-dimensional grid at eps <= 0.3
+the instance at -C is the largest, and the labelled UPPER bound lies 10-25% above it (0.0869 against
+0.1072 at eps = 0.3 for the case above): there the loose end is the UPPER one.
+
 Typos found: none. Findings: dp_accounting's PLD for the event mixes two branches, P(M >= B) at the
 averaged rate q_c = E[lam_M | M >= B] with the 2C antipodal pair and the rest at rate q; that is the
 bound of step 1 with the m >= B labels merged, proven above by the independence of (W, r) and M
@@ -455,6 +464,7 @@ def _check_bracket(full: bool) -> None:
                     if mixture_hockey(p_out, q_out, sigma, kappa) > tight + _ATOL:
                         raise DerivationFailed(f"with-replacement instance {values} above the hidden-multiplicity bound at kappa={kappa}")
         _check_premise(sigma)
+        _check_truncated_premise(sigma)
     record_check("points")
 
 
@@ -500,6 +510,21 @@ def _check_premise(sigma) -> None:
          for v in (Fraction(-1), Fraction(-3, 4), Fraction(0))}
     if not h[Fraction(-3, 4)] > max(h[Fraction(-1)], h[Fraction(0)]) + mpmath.mpf("1e-3"):
         raise DerivationFailed(f"the others at -3/4 are not above the attained pair at eps = 0.3: {h}")
+    record_check("points")
+
+
+def _check_truncated_premise(sigma) -> None:
+    """The truncated finding of the module docstring: n = 6, q = 2/5, B = 2, add/remove with the
+    record first, eps = 1: the other records at -3/4 lie above them at -1 and at 0."""
+    n, q, batch = 6, Fraction(2, 5), 2
+    batches: dict = {}
+    for (_, kept), p in truncated_batches(n, q, batch).items():
+        batches[kept] = batches.get(kept, Fraction(0)) + p
+    without = _others_only(n, q, batch)
+    h = {v: mixture_hockey(_output((Fraction(1), *(v,) * (n - 1)), batches), _output((None, *(v,) * (n - 1)), without), sigma, mpmath.e)
+         for v in (Fraction(-1), Fraction(-3, 4), Fraction(0))}
+    if not h[Fraction(-3, 4)] > max(h[Fraction(-1)], h[Fraction(0)]) + mpmath.mpf("1e-3"):
+        raise DerivationFailed(f"truncated: the others at -3/4 are not above the others at -1 at eps = 1: {h}")
     record_check("points")
 
 
