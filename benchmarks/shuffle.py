@@ -3,9 +3,10 @@ Feldman, McMillan & Talwar's numbers and Wang et al.'s, for ε0 ∈ {0.5, 1, 2, 
 δ = 1e-6 (issues 27 and 38).
 
     PYTHONPATH=src .venv/bin/python benchmarks/shuffle.py [--peers DIR] [--out FILE.md]
+    PYTHONPATH=src .venv/bin/python benchmarks/shuffle.py --exact-only [--out FILE.md]
 
-verifier's columns: EXACT = the worst case over every dataset pair (shuffle-rr-exact, n <= 15000;
-"—" beyond), LOWER = the exact ε(δ) of shuffled RR on (1, 0, …, 0) vs (0, …, 0) through the count of
+verifier's columns: EXACT = the worst case over every dataset pair (shuffle-rr-exact: the scan of
+every background for n <= 15000, exact backgrounds and ranges of backgrounds beyond), LOWER = the exact ε(δ) of shuffled RR on (1, 0, …, 0) vs (0, …, 0) through the count of
 ones (both orders, the larger), UPPER = the clone reduction summed in ball arithmetic with
 randomized response's clone share 2/(e^ε0 + 1) (what shuffle-clones uses now) and with FMT's
 e^−ε0 (issue 27's column), and FMT's Thm 3.1 closed form (as quoted, and verifier's reading: the
@@ -19,6 +20,9 @@ repository): FMT's ``numericalanalysis`` (their lower and upper numerical bounds
 ``amplificationLB`` with the binary-RR parameters of their README (p = q = e^ε0,
 β = (e^ε0 − 1)/(e^ε0 + 1)), T = 20 bisection steps. Wall-clock seconds per cell are reported with
 the machine's load average; they are not a speed claim (the peers run float64, verifier balls).
+
+``--exact-only`` recomputes only the EXACT and CPU s cells of the rows with n > 15000 in an existing
+table (FILE.md, this script's output), leaving every other cell (the peers' among them) as it is.
 """
 
 from __future__ import annotations
@@ -30,8 +34,10 @@ import sys
 import time
 from pathlib import Path
 
+from verifier._types import Bracket
 from verifier.errors import NotApplicable
 from verifier.shuffle.binary import SCAN_LIMIT, BinaryShuffle
+from verifier.shuffle.ranges import BinaryRanges
 from verifier.shuffle.clones import CloneWeight, clone_epsilon_upper, closed_form_condition, fmt_closed_form, fmt_closed_form_printed
 from verifier.shuffle.count import CountPair, rr_count_pair
 
@@ -50,9 +56,7 @@ def ours(e0: float, n: int) -> dict:
     upper = clone_epsilon_upper(e0, n, DELTA, CloneWeight.TAILED)
     t_upper = time.perf_counter() - start
     fmt_share = clone_epsilon_upper(e0, n, DELTA)
-    start = time.process_time()
-    exact = BinaryShuffle(e0, n).epsilon(DELTA) if n <= SCAN_LIMIT else None
-    t_exact = time.process_time() - start
+    exact, t_exact = exact_cell(e0, n)
     try:
         closed = fmt_closed_form(e0, n, DELTA)
     except NotApplicable:
@@ -62,6 +66,38 @@ def ours(e0: float, n: int) -> dict:
         "printed": fmt_closed_form_printed(e0, n, DELTA), "regime": closed_form_condition(e0, n, DELTA) is None,
         "t_lower": t_lower, "t_upper": t_upper,
     }
+
+
+def exact_cell(e0: float, n: int) -> tuple[Bracket, float]:
+    """shuffle-rr-exact's ε(δ) bracket and its CPU seconds (the scan, or the ranges beyond SCAN_LIMIT)."""
+    start = time.process_time()
+    exact = BinaryShuffle(e0, n).epsilon(DELTA) if n <= SCAN_LIMIT else BinaryRanges(e0, n).epsilon(DELTA)
+    return exact, time.process_time() - start
+
+
+def _exact_text(exact: Bracket, seconds: float) -> str:
+    return f"[{exact.lower:.8g}, {exact.upper:.8g}] | {seconds:.2f}"
+
+
+def patch_exact(path: Path) -> None:
+    """Rewrite the EXACT and CPU s cells of the rows with n > SCAN_LIMIT in the first table at ``path``
+    (binary randomized response; the Laplace table below it is left alone)."""
+    lines = path.read_text().splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("Laplace randomizer"):
+            break
+        cells = line.split(" | ")
+        if not line.startswith("| ") or len(cells) < 5:
+            continue
+        try:
+            e0, n = float(cells[0][2:]), int(float(cells[1]))
+        except ValueError:
+            continue
+        if n > SCAN_LIMIT and e0 in EPS0:
+            cells[2:4] = _exact_text(*exact_cell(e0, n)).split(" | ")
+            lines[i] = " | ".join(cells)
+            print(lines[i], flush=True)
+    path.write_text("\n".join(lines) + "\n")
 
 
 def peers(e0: float, n: int, directory: Path) -> dict:
@@ -106,7 +142,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--peers", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
+    parser.add_argument("--exact-only", action="store_true")
     args = parser.parse_args()
+    if args.exact_only:
+        patch_exact(args.out)
+        return
     head = ("| ε0 | n | verifier EXACT [lo, hi] | CPU s | verifier LOWER (m = 0) | verifier UPPER (share 2/(e^ε0+1)) "
             "| clones, FMT's share e^−ε0 | FMT Thm 3.1 quoted | FMT Thm 3.1 verifier |")
     rule = "|---|---|---|---|---|---|---|---|---|"
@@ -118,7 +158,7 @@ def main() -> None:
     for e0 in EPS0:
         for n in USERS:
             o = ours(e0, n)
-            exact = "— | —" if o["exact"] is None else f"[{o['exact'].lower:.8g}, {o['exact'].upper:.8g}] | {o['t_exact']:.2f}"
+            exact = _exact_text(o["exact"], o["t_exact"])
             row = (f"| {e0:g} | {n:.0e} | {exact} | {o['lower']:.4g} | {o['upper']:.4g} | {o['fmt_share']:.4g} "
                    f"| {o['printed']:.4g}{'' if o['regime'] else ' (outside)'} | {_f(o['closed'])} |")
             if args.peers:

@@ -72,20 +72,23 @@ def _chernoff_tail(size: int, rho: arb, rho_c: arb, k: int) -> arb:
     return (-size * kl).exp()
 
 
-def binomial_window(size: int, rho: arb, rho_c: arb, tau: float = _TAU) -> tuple[int, npt.NDArray[np.float64], float]:
+def binomial_window(size: int, rho: arb, rho_c: arb, tau: float = _TAU, spread: float = 1.2,
+                    growth: float = 1.5) -> tuple[int, npt.NDArray[np.float64], float]:
     """(offset, pmf of Bin(size, ρ) on offset … offset + len − 1 in float64, relative error bound);
-    Chernoff's bound puts at most ``tau`` of the mass outside each side of the window; ``rho_c`` = 1 − ρ."""
+    Chernoff's bound puts at most ``tau`` of the mass outside each side of the window; ``rho_c`` = 1 − ρ.
+    The first window tried is ``spread`` times the Gaussian estimate, then ``growth``, ``growth``², … times
+    wider (tight values give shorter windows for more Chernoff checks)."""
     if size == 0:
         return 0, np.ones(1), 0.0
     mean, sd = size * float(rho.mid()), math.sqrt(size * float(rho.mid()) * (1 - float(rho.mid())))
-    half = max(1.0, 1.2 * sd * math.sqrt(2 * math.log(1 / tau)))  # widened below until Chernoff's bound holds
+    half = max(1.0, spread * sd * math.sqrt(2 * math.log(1 / tau)))  # widened below until Chernoff's bound holds
     while True:
         lo, hi = max(0, math.floor(mean - half)), min(size, math.ceil(mean + half))
         fits_hi = hi == size or _chernoff_tail(size, rho, rho_c, hi + 1) < tau
         fits_lo = lo == 0 or _chernoff_tail(size, rho_c, rho, size - lo + 1) < tau
         if fits_hi and fits_lo:
             break
-        half *= 1.5
+        half *= growth
     log_first = arb(size + 1).lgamma() - arb(lo + 1).lgamma() - arb(size - lo + 1).lgamma() + lo * rho.log() + (size - lo) * rho_c.log()
     first = float(log_first.exp().mid())
     odds = float((rho / rho_c).mid())

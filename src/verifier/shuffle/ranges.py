@@ -67,6 +67,7 @@ RANGE_BUDGET = 40_000
 
 _U = UNIT_ROUNDOFF
 _TAU = 1e-20  # Chernoff mass allowed outside each side of a window
+_TIGHT = (1.02, 1.05)  # binomial windows from 1.02 times the Gaussian estimate, widened 5% at a time
 _SHARE_OF_MARGIN = 0.85  # the predicted excess of a range over the exact value at its left end, as a share of the margin
 _BUCKET_SHARE = 0.3  # the same for bucketing K
 _DELTA_TOLERANCE = 1e-7  # a δ query accepts ranges up to (1 + this)·(the exact backgrounds' upper end)
@@ -106,8 +107,8 @@ class BinaryRanges:
     def _shared(self, ones: int, zeros: int) -> tuple[npt.NDArray[np.float64], float]:
         """Bin(ones, p) + Bin(zeros, 1 − p) in float64 and its relative error (all but 4τ of the mass)."""
         with with_precision(192):
-            _, a, rel_a = binomial_window(ones, self._p, self._r, _TAU)
-            _, b, rel_b = binomial_window(zeros, self._r, self._p, _TAU)
+            _, a, rel_a = binomial_window(ones, self._p, self._r, _TAU, *_TIGHT)
+            _, b, rel_b = binomial_window(zeros, self._r, self._p, _TAU, *_TIGHT)
         return convolve_windows(a, rel_a, b, rel_b)
 
     def _shared_in_block(self, span: _Range) -> tuple[npt.NDArray[np.float64], float]:
@@ -128,7 +129,7 @@ class BinaryRanges:
     def _coin_counts(self, width: int) -> tuple[int, npt.NDArray[np.float64], float]:
         """K ~ Bin(width, 2/(e^ε0 + 1)), the number of coins among a range's free users, on its window."""
         with with_precision(192):
-            return binomial_window(width, self._coin, self._coin_c, _TAU)
+            return binomial_window(width, self._coin, self._coin_c, _TAU, *_TIGHT)
 
     def range_upper(self, first: int, last: int, epsilon: float, bucket: int = 1) -> float:
         """An UPPER bound on δ(ε) of every background m in [first, last], both orders, with K's buckets
@@ -144,8 +145,8 @@ class BinaryRanges:
         s, rel = self._shared_in_block(span)
         k_lo, pk, rel_k = self._coin_counts(span.last - span.first)
         with with_precision(192):
-            _, coins, rel_c = binomial_window(k_lo, self._half, self._half, _TAU)
-            _, step, rel_step = binomial_window(span.bucket, self._half, self._half, _TAU)
+            _, coins, rel_c = binomial_window(k_lo, self._half, self._half, _TAU, *_TIGHT)
+            _, step, rel_step = binomial_window(span.bucket, self._half, self._half, _TAU, *_TIGHT)
         s, rel = convolve_windows(s, rel, coins, rel_c)
         outside = (10 if span.anchor else 6) * _TAU
         totals = [0.0, 0.0]
