@@ -333,3 +333,11 @@ def test_malformed_selection_events_exit_2_with_one_line(tmp_path, capsys, event
 def test_malformed_selection_claims_are_rejected(mechanism):
     with pytest.raises(InvalidArgument):
         parse_claim({"mechanism": mechanism, "scheme": {"name": "single"}, "epsilon": 1.0, "delta": 1e-5})
+
+
+def test_permute_and_flip_modelling_names_the_laplace_upper_pair():
+    """The certificate's modelling text states the pair the UPPER end uses: the Laplace pair since
+    proofs/permute_and_flip.py (it said RR(eps), the old pure-DP pair, after the UPPER end moved)."""
+    claim = parse_claim({"mechanism": {"name": "permute_and_flip", "epsilon": 1.0}, "scheme": {"name": "composed", "times": 2},
+                         "epsilon": 1.0, "delta": 0.2})
+    assert "UPPER from the Laplace pair" in claim.modelling and "RR(eps)" not in claim.modelling

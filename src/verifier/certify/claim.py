@@ -706,12 +706,13 @@ def _class_step(path: str, name: str, values: dict, mechanism: Any, mechanism_pa
     else:
         model = step if name == "single" or values["times"] == 1 else Composed(step, values["times"])
     if isinstance(step, Selection):
-        below = ("the supremum of its two-candidate instances (exact for one run)" if step.rule == "exponential" else
-                 "Laplace with Delta/b = epsilon, the supremum of its two-candidate instances")
+        above, below = (("the eps-BR class pair", "the supremum of its two-candidate instances") if step.rule == "exponential" else
+                        ("the Laplace pair with Delta/b = epsilon (it dominates every instance, composed too)",
+                         "Laplace with Delta/b = epsilon, the supremum of its two-candidate instances"))
         modelling = (
             f"the worst score instance of the {step.rule} selection (epsilon = {step.epsilon:g}, scores moving by at most Delta) "
-            f"under the claim's relation: UPPER from {'the eps-BR class pair' if step.rule == 'exponential' else 'RR(eps) (pure eps-DP)'}, "
-            f"LOWER from {below}; composed, from one fixed two-candidate instance (verifier.certify.methods.selection)"
+            f"under the claim's relation: UPPER from {above}, LOWER from {below} (exact for one run); "
+            f"composed, LOWER from one fixed two-candidate instance (verifier.certify.methods.selection)"
         )
         return {"name": name, **values}, {"name": mech_name, **mech_values}, model, modelling
     modelling = (
