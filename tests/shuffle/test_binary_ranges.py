@@ -16,7 +16,7 @@ from verifier.certify.verdict import Verdict, certify
 from verifier.errors import NotApplicable
 from verifier.shuffle import ranges
 from verifier.shuffle.binary import BinaryShuffle
-from verifier.shuffle.ranges import RANGE_LIMIT, BinaryRanges, binary_ranges
+from verifier.shuffle.ranges import PRE_SCAN, RANGE_LIMIT, BinaryRanges, binary_ranges
 from verifier.shuffle.worst import Candidate
 
 mpmath.mp.dps = 40
@@ -179,6 +179,20 @@ def test_done_when_1_at_n_1e6(e0):
     reference = _scipy_epsilon(n, e0, 1e-6, range(64))
     assert found.upper - found.lower <= 1e-6 * found.upper
     assert reference * (1 - 1e-9) <= found.upper and found.lower <= reference * (1 + 1e-9)
+
+
+def test_delta_near_zero_settles_and_a_flat_profile_declines():
+    """δ(ε) far beyond ε(1e-6) (n = 20000, ε0 = 1, ε = 0.1; scipy gives 6.1e-43 for the all-zero
+    background): the bracket is [0, <= 1e-15] at once, from the exact backgrounds alone, instead of
+    splitting the ranges down to single backgrounds. At ε = 0 the profile over backgrounds is nearly flat
+    (δ(0) is 2p − 1 times the largest probability of the others' count, whose variance is the same for
+    every m), so the ranges decline rather than compute every background."""
+    scan = BinaryRanges(1.0, 20_000)
+    found = scan.delta(0.1)
+    assert found.lower == 0.0 and found.upper <= 1e-15
+    assert len(scan._exact) == PRE_SCAN + 1
+    with pytest.raises(NotApplicable, match="too flat"):
+        scan.delta(0.0)
 
 
 def test_declines_beyond_its_limit_and_bad_input():

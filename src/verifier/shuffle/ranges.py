@@ -62,15 +62,16 @@ RANGES_CITATION = (
 RANGE_LIMIT = 2_000_000
 #: The backgrounds m < PRE_SCAN are computed exactly before any range (the worst one is among them in every case measured).
 PRE_SCAN = 64
-#: The most ranges one query may evaluate before declining.
-RANGE_BUDGET = 40_000
+#: The most ranges one query may plan or evaluate before declining (the benchmark's cells need at most 1413).
+RANGE_BUDGET = 8_000
 
 _U = UNIT_ROUNDOFF
 _TAU = 1e-20  # Chernoff mass allowed outside each side of a window
 _TIGHT = (1.02, 1.05)  # binomial windows from 1.02 times the Gaussian estimate, widened 5% at a time
 _SHARE_OF_MARGIN = 0.85  # the predicted excess of a range over the exact value at its left end, as a share of the margin
 _BUCKET_SHARE = 0.3  # the same for bucketing K
-_DELTA_TOLERANCE = 1e-7  # a δ query accepts ranges up to (1 + this)·(the exact backgrounds' upper end)
+_DELTA_TOLERANCE = 1e-7  # a δ query accepts ranges up to (1 + this)·(the exact backgrounds' upper end) …
+_DELTA_FLOOR = 1e-15  # … or up to this much above it (δ near 0: the ranges' unlisted mass, ~1e-18, fits)
 _BLOCK_SHARE_INVERSE = 40  # a block of ranges starting at a spans about a/40 backgrounds
 
 
@@ -207,6 +208,9 @@ class BinaryRanges:
         ranges that fit under ``threshold``, and the backgrounds (computed exactly) whose own UPPER bound
         does not."""
         spans, probe_upper = self._plan(big, threshold)
+        if len(spans) > RANGE_BUDGET:
+            raise NotApplicable(f"the range scan would need more than {RANGE_BUDGET} ranges (n = {self.users}, eps0 = {self.epsilon0}: "
+                                "the profile over backgrounds is too flat here, e.g. near eps = 0)")
         highest, above, evaluated = 0.0, [], 0
         stack = list(reversed(spans))
         while stack:
@@ -242,7 +246,7 @@ class BinaryRanges:
             with with_precision(128):
                 big = arb_bound(arb(eps).exp(), Side.LOWER)
             exact = self._worst_case().delta(eps)
-            highest, above = self._cover(big, exact.upper * (1 + _DELTA_TOLERANCE))
+            highest, above = self._cover(big, max(exact.upper * (1 + _DELTA_TOLERANCE), exact.upper + _DELTA_FLOOR))
             if above:
                 exact = self._worst_case().delta(eps)
             self._cache["delta", eps] = Bracket(exact.lower, min(1.0, max(exact.upper, highest)))
