@@ -11,6 +11,8 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import binom
 
+from neyman_pearson import most_powerful_tpr
+
 from verifier.certify.claim import parse_claim
 from verifier.certify.verdict import Verdict, certify
 from verifier.errors import NotApplicable
@@ -193,6 +195,36 @@ def test_delta_near_zero_settles_and_a_flat_profile_declines():
     assert len(scan._exact) == PRE_SCAN + 1
     with pytest.raises(NotApplicable, match="too flat"):
         scan.delta(0.0)
+
+
+def _background_laws(n: int, e0: float) -> list[tuple[list, list]]:
+    """(P_m, Q_m) of every background m in mpmath, from the binomial pmfs of the m ones and n − 1 − m zeros."""
+    p = mpmath.e**e0 / (mpmath.e**e0 + 1)
+    out = []
+    for m in range(n):
+        ones = [mpmath.binomial(m, j) * p**j * (1 - p) ** (m - j) for j in range(m + 1)]
+        zeros = [mpmath.binomial(n - 1 - m, j) * (1 - p) ** j * p ** (n - 1 - m - j) for j in range(n - m)]
+        law = [mpmath.fsum(ones[i] * zeros[j - i] for i in range(len(ones)) if 0 <= j - i < len(zeros)) for j in range(n)]
+        shifted, kept = [mpmath.mpf(0)] + law, law + [mpmath.mpf(0)]
+        out.append(([p * a + (1 - p) * b for a, b in zip(shifted, kept)], [(1 - p) * a + p * b for a, b in zip(shifted, kept)]))
+    return out
+
+
+@pytest.mark.parametrize("n,e0", [(21, 2.5), (21, 1.0)])
+def test_tpr_through_ranges_brackets_the_neyman_pearson_worst_case(n, e0):
+    """With every background but m = 0 and m = ⌊(n − 1)/2⌋ left to the ranges (pre_scan = 1), TPR at FPR α
+    brackets the largest most-powerful-test TPR over every background and both orders (mpmath). At
+    n = 21, ε0 = 2.5, α = 1e-3 the plan once priced a range with K's buckets ~1.4e9 wide (the profile
+    falls faster than its chord, so the predicted excess hit its floor) and allocated 10 GiB for the
+    bucket's coin law: a bucket wider than K's window now bounds as the window (the same value).
+    Catches a range check that omits the cost E·α of TPR <= δ(ln E) + E·α."""
+    laws = _background_laws(n, e0)
+    scan = BinaryRanges(e0, n, pre_scan=1)
+    for alpha in (1e-3, 0.05):
+        truth = max(max(most_powerful_tpr(p, q, alpha), most_powerful_tpr(q, p, alpha)) for p, q in laws)
+        found = scan.tpr(alpha)
+        assert found.lower <= truth * (1 + 1e-12) and truth <= found.upper * (1 + 1e-12)
+        assert found.upper - found.lower <= 1e-6 * truth
 
 
 def test_declines_beyond_its_limit_and_bad_input():

@@ -145,19 +145,20 @@ class BinaryRanges:
         """An UPPER bound on H_E(P_m‖Q_m) and H_E(Q_m‖P_m) for every m in the range, E >= ``big``."""
         s, rel = self._shared_in_block(span)
         k_lo, pk, rel_k = self._coin_counts(span.last - span.first)
+        bucket = min(span.bucket, len(pk))  # one bucket holds K's whole window: wider ones bound the same
         with with_precision(192):
             _, coins, rel_c = binomial_window(k_lo, self._half, self._half, _TAU, *_TIGHT)
-            _, step, rel_step = binomial_window(span.bucket, self._half, self._half, _TAU, *_TIGHT)
+            _, step, rel_step = binomial_window(bucket, self._half, self._half, _TAU, *_TIGHT)
         s, rel = convolve_windows(s, rel, coins, rel_c)
         outside = (10 if span.anchor else 6) * _TAU
         totals = [0.0, 0.0]
-        buckets = range(0, len(pk), span.bucket)
+        buckets = range(0, len(pk), bucket)
         for i in buckets:
-            chunk = pk[i:i + span.bucket]
+            chunk = pk[i:i + bucket]
             weight = float(up(float(np.sum(chunk)) * (1 + 2 * (rel_k + (len(chunk) + 2) * _U))))
             for side, candidate in enumerate(count_candidates(s, rel, outside, self._p, self._r, "range")):
                 totals[side] += weight * hockey(candidate, big, Side.UPPER)
-            if i + span.bucket < len(pk):
+            if i + bucket < len(pk):
                 s, rel = convolve_windows(s, rel, step, rel_step)
                 outside += 2 * _TAU
         # K below the window: g <= 1; above it: in the last bucket (g falls with k); 2τ of K's mass unlisted
