@@ -9,12 +9,14 @@ Rows, with the record first (REMOVE):
 - instances of the real mechanism in one dimension, the record at +C and every other record at v,
   the same pair at all 10 steps (v = −C is verifier's truncated-attained LOWER bound), and 10 steps
   mixing v = −C with v = −C/2;
-- the labelled UPPER bound verifier composes (the count M <= B − 1 at rate q with shift C, M >= B at
-  the averaged rate q_c with shift 2C), and its M >= B label alone;
+- the two-label UPPER bound (the count M <= B − 1 at rate q with shift C, M >= B at the averaged
+  rate q_c with shift 2C), and its M >= B label alone;
 - the pair that reveals the count M only below B − j and hides it from B − j on, with every other
-  record at −C (a chain of j + 1 points, j = 0 is the labelled bound). It would be an UPPER bound if
-  the collinear chain were the worst chain; proofs/batch_sampling.py shows that the collinear
-  instance is not the worst one at larger ε on tiny cases, so these rows are estimates only.
+  record at −C (a chain of j + 1 points, j = 0 is the two-label bound). For j = 1 it is proven to
+  be the worst placement (verifier.pairs.truncated_edge, Lemma C of proofs/batch_sampling.py) and
+  verifier uses it. For j >= 2 it would be an UPPER bound only if the collinear chain were the worst
+  chain. proofs/batch_sampling.py shows that the collinear instance is not the worst at larger ε on
+  tiny cases, so those rows are estimates only.
 """
 
 from __future__ import annotations
@@ -134,11 +136,12 @@ def main() -> None:
     lines.append(f"| instance, 8 steps at −1 and 2 at −0.5 | {epsilon([laws[-1.0]] * 8 + [laws[-0.5]] * 2):.4f} |")
     poisson = loss_law({0.0: 1 - Q, 1.0: Q}, {0.0: 1.0})
     swapped = loss_law({0.0: 1 - RATE_FULL, 2.0: RATE_FULL}, {0.0: 1.0})
-    lines.append(f"| labelled UPPER bound (verifier's) | {epsilon([labelled(FULL, swapped, poisson)] * STEPS):.4f} |")
+    lines.append(f"| two-label UPPER bound | {epsilon([labelled(FULL, swapped, poisson)] * STEPS):.4f} |")
     lines.append(f"| its M >= B label alone | {epsilon([swapped] * STEPS):.4f} |")
     for j in (1, 2, 4, 8, 16):
         weight, p, q = chain(j)
-        lines.append(f"| count hidden from M >= B − {j}, collinear (estimate) | {epsilon([labelled(weight, loss_law(p, q), poisson)] * STEPS):.4f} |")
+        status = "proven, verifier's UPPER bound for ε >= 0" if j == 1 else "estimate"
+        lines.append(f"| count hidden from M >= B − {j}, collinear ({status}) | {epsilon([labelled(weight, loss_law(p, q), poisson)] * STEPS):.4f} |")
     lines.append("")
     lines.append(f"CPU {time.process_time() - start:.1f} s; load average at the end: {os.getloadavg()[0]:.1f}")
     text = "\n".join(lines) + "\n"

@@ -36,6 +36,21 @@ M ~ Bin(n - 1, q) with law b.
    y -> (d/D) y + N(0, sigma^2 (1 - d^2/D^2)) along d, which maps the mixture's components one by
    one). Composition: every step, given the history, is dominated by the same pair; Zhu, Dong &
    Wang 2022, Thm 10.
+1b. Hiding the count between B - 1 and B (add/remove, the record first; verifier.pairs.truncated_edge;
+   step ``coupling``, enumeration of the coins and of every order of the records): the truncated
+   batch is the first min(B, drawn) drawn records of a uniformly random order (and the dataset
+   without the record uses the same order). For M >= B - 1 let U be the first B - 1 other records
+   drawn. Checked in exact rationals, for n <= 6: P(M >= B - 1, U = u) = P(M >= B - 1)/C(n-1, B-1);
+   given U = u, the batch without the record is u with probability pi0 = b(B - 1)/P(M >= B - 1)
+   and u + {r} with probability (1 - pi0)/(n - B) for each other record r outside u; with the
+   record it is u with probability pi0(1 - q), u + {record} with probability pi0 q + (1 - pi0) q_c,
+   and u + {r} with probability (1 - pi0)(1 - q_c)/(n - B). So given U the step is
+   P = (1 - gamma)R + gamma N(s + x), Q = (1 - gamma)R + gamma A' (gamma = pi0 q + (1 - pi0) q_c), and
+   Balle et al.'s Thm 2 with Lemma C below (orientation N(0) first: the means -x and v_r - x have
+   norms <= C and <= 2C) bound it by gamma H_k(N(0) ‖ c0 N(C) + c1 N(2C)) at k = 1 + (kappa - 1)/gamma,
+   c0 = (1 - beta) pi0 (1 - q)/(1 - gamma) + beta pi0 q/gamma, beta = kappa/k, for kappa >= 1. Step
+   ``bracket`` checks that every enumerated add/remove instance lies at or below the resulting bound
+   (the labels M <= B - 2 as before).
 2. Laws (enumeration, step ``laws``): P(kept | M = m) = q for m <= B - 1 and lam_m for m >= B;
    P(kept) = q' = q P(M <= B - 1) + (B/n) P(Bin(n, q) > B), from the identity
    q sum_{m >= B} b(m) B/(m + 1) = (B/n) P(Bin(n, q) > B) (sympy, as a polynomial identity in q for
@@ -245,7 +260,45 @@ def _check_coupling() -> None:
                     laws[w] = laws.get(w, Fraction(0)) + each
             if set(laws.values()) != {Fraction(1, sp.binomial(n - 1, batch))}:
                 raise DerivationFailed(f"P(W | M = {m}) is not uniform over the B-subsets at n={n}, B={batch}")
+    for n, q, batch in CASES:
+        if n <= 6 and batch <= n - 1:
+            _check_edge_label(n, q, batch)
     record_check("points")
+
+
+def _check_edge_label(n: int, q: Fraction, batch: int) -> None:
+    """Step 1b: the law of U (the first B - 1 other records drawn, M >= B - 1) and of both batches
+    given U, by enumeration of every order of the n records and every coin vector (record 0 the target)."""
+    joint: dict[tuple, Fraction] = {}
+    orders = list(itertools.permutations(range(n)))
+    for coins in itertools.product((0, 1), repeat=n):
+        p = Fraction(1)
+        for c in coins:
+            p *= q if c else 1 - q
+        for order in orders:
+            drawn = [i for i in order if coins[i]]
+            others = [i for i in drawn if i != 0]
+            if len(others) < batch - 1:
+                continue
+            u = frozenset(others[: batch - 1])
+            for key in ((u, "Q", frozenset(others[:batch])), (u, "P", frozenset(drawn[:batch]))):
+                joint[key] = joint.get(key, Fraction(0)) + p / len(orders)
+    top = 1 - sum((_binom(n - 1, q, m) for m in range(batch - 1)), Fraction(0))
+    pi0 = _binom(n - 1, q, batch - 1) / top
+    full = 1 - sum((_binom(n - 1, q, m) for m in range(batch)), Fraction(0))
+    rate_full = Fraction(batch, n) * _sf(n, q, batch) / full
+    each = top / sp.binomial(n - 1, batch - 1)
+    outside = n - batch
+    for u in itertools.combinations(range(1, n), batch - 1):
+        u = frozenset(u)
+        rest = [r for r in range(1, n) if r not in u]
+        claimed = {(u, "Q", u): pi0, (u, "P", u): pi0 * (1 - q), (u, "P", u | {0}): pi0 * q + (1 - pi0) * rate_full}
+        for r in rest:
+            claimed[(u, "Q", u | {r})] = (1 - pi0) / outside
+            claimed[(u, "P", u | {r})] = (1 - pi0) * (1 - rate_full) / outside
+        got = {key: v / each for key, v in joint.items() if key[0] == u}
+        if got != {k: v for k, v in claimed.items() if v}:
+            raise DerivationFailed(f"edge label at n={n}, q={q}, B={batch}, U={set(u)}: {got} != {claimed}")
 
 
 def _check_laws() -> None:
@@ -422,6 +475,7 @@ def _check_bracket(full: bool) -> None:
                 upper_r = sum(mpmath.mpf(w.numerator) / w.denominator * mixture_hockey(*_antipodal(s, r), sigma, kappa) for w, r, s in labels)
                 upper_a = sum(mpmath.mpf(w.numerator) / w.denominator * mixture_hockey(*_subsampled(s, r), sigma, kappa) for w, r, s in labels)
                 upper_add = sum(mpmath.mpf(w.numerator) / w.denominator * mixture_hockey(*_subsampled(s, r)[::-1], sigma, kappa) for w, r, s in labels)
+                edge = _edge_bound(n, q, batch, sigma, mpmath.mpf(kappa), fq)
                 lower_r = mixture_hockey(*_antipodal(1, kr), sigma, kappa)
                 lower_a = mixture_hockey(*_subsampled(1, kr), sigma, kappa)
                 for others in itertools.product(grid if n <= 3 and full else grid[::2], repeat=n - 1):
@@ -432,7 +486,7 @@ def _check_bracket(full: bool) -> None:
                     for x in (Fraction(1), Fraction(-1, 2)):
                         p_out = _output((x, *others), batches)
                         q_out = _output((None, *others), without)
-                        for h, upper in ((mixture_hockey(p_out, q_out, sigma, kappa), upper_a), (mixture_hockey(q_out, p_out, sigma, kappa), upper_add)):
+                        for h, upper in ((mixture_hockey(p_out, q_out, sigma, kappa), min(upper_a, edge)), (mixture_hockey(q_out, p_out, sigma, kappa), upper_add)):
                             if h > upper + _ATOL:
                                 raise DerivationFailed(f"add/remove instance {(x, others)} above the upper bound at kappa={kappa}: {h} > {upper}")
                 zero = (Fraction(0),) * (n - 1)
@@ -511,6 +565,25 @@ def _check_premise(sigma) -> None:
     if not h[Fraction(-3, 4)] > max(h[Fraction(-1)], h[Fraction(0)]) + mpmath.mpf("1e-3"):
         raise DerivationFailed(f"the others at -3/4 are not above the attained pair at eps = 0.3: {h}")
     record_check("points")
+
+
+def _edge_bound(n: int, q: Fraction, batch: int, sigma, kappa, fq) -> mpmath.mpf:
+    """Step 1b's bound at kappa >= 1 (the add/remove REMOVE profile; below 1 the labelled one):
+    P(M <= B - 2) H_kappa(Poisson C at rate q) + P(M >= B - 1) gamma H_k(N(0) ‖ c0 N(C) + c1 N(2C))."""
+    if kappa < 1:
+        return mpmath.inf
+    mp = lambda f: mpmath.mpf(f.numerator) / f.denominator
+    below = mp(sum((_binom(n - 1, q, m) for m in range(batch - 1)), Fraction(0)))
+    top = 1 - below
+    pi0 = mp(_binom(n - 1, q, batch - 1)) / top
+    full = 1 - sum((_binom(n - 1, q, m) for m in range(batch)), Fraction(0))
+    rate_full = mp(Fraction(batch, n) * _sf(n, q, batch) / full)
+    gamma = pi0 * fq + (1 - pi0) * rate_full
+    inner = 1 + (kappa - 1) / gamma
+    beta = kappa / inner
+    c0 = (1 - beta) * pi0 * (1 - fq) / (1 - gamma) + beta * pi0 * fq / gamma
+    hidden = mixture_hockey([(1, 0)], [(c0, 1), (1 - c0, 2)], sigma, inner)
+    return below * mixture_hockey(*_subsampled(1, fq), sigma, kappa) + top * gamma * hidden
 
 
 def _check_truncated_premise(sigma) -> None:

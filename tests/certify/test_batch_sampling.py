@@ -494,3 +494,35 @@ def test_with_replacement_ten_steps_bracket_decides_claims_one_percent_out():
     assert (upper - lower) / lower <= 0.10
     for epsilon, verdict in ((0.99 * lower, "VIOLATED"), (1.01 * upper, "CERTIFIED")):
         assert certify(parse_claim({**base, "epsilon": epsilon})).decision.verdict.name == verdict
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 1.0])
+def test_truncated_edge_bound_against_the_enumerated_mechanism(epsilon):
+    """One truncated step, n = 5, q = 1/2, B = 2, σ = 1, add/remove with the record first: the bound
+    that hides the count between B − 1 and B (verifier.pairs.truncated_edge) lies at or above the
+    hockey stick of every enumerated instance (the record at +1, the others in
+    {−1, −3/4, −1/2, 0, 1/2, 1}; the worst 0.1252 at ε = 0.3, with the others at −1) and below the
+    two-label bound (0.1378 against 0.1456 at ε = 0.3). Two mutants of its Lemma C step fall below
+    the instance with the others at −1: the hidden mixture with means (C, C), as if r could not sit
+    opposite the record, and with means (0, 2C), as if the record's own component were at the centre."""
+    from flint import arb
+
+    import verifier.pairs.truncated_edge as edge_module
+    from verifier.pairs.mixture import GaussianMixture
+
+    n, q, batch = 5, Fraction(1, 2), 2
+    batches = {}
+    for (_, kept), p in _truncated_batches(n, q, batch).items():
+        batches[kept] = batches.get(kept, Fraction(0)) + p
+    without = _truncated_batches(n, q, batch, target=False)
+    upper, _ = truncated_poisson_step(1.0, 1.0, n, float(q), batch, replace_one=False)
+    bound = upper.delta(epsilon, Direction.REMOVE).upper
+    worst = max(_hockey_float(_batch_law((x, *others), batches), _batch_law((None, *others), without), epsilon)
+                for x in (1,) for others in itertools.combinations_with_replacement(_VALUES, n - 1))
+    assert worst <= bound + 1e-9 and bound < upper.labelled.delta(epsilon, Direction.REMOVE).lower
+    instance = _hockey_float(_batch_law((1, *(-1,) * (n - 1)), batches), _batch_law((None, *(-1,) * (n - 1)), without), epsilon)
+    for means in ((1.0, 1.0 + 1e-9), (0.0, 2.0)):
+        mutant = lambda sigma, _, tails, add_orientation, m=means: GaussianMixture(sigma, m, tails, add_orientation=add_orientation)  # noqa: E731
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(edge_module, "GaussianMixture", mutant)
+            assert float(upper._hidden_edge(arb(epsilon)).upper()) < instance - 1e-3

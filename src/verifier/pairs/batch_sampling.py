@@ -36,7 +36,9 @@ laws differ only in the record's component.
   ((1 − q_c)N(0) + q_c N(x − v_r), N(0)) up to translation, a shift of at most 2C, which is the
   Gaussian of shift 2C post-processed (y ↦ (‖d‖/2C)y + noise). DOMINATING: the same two labels with
   the Poisson-subsampled Gaussians of sensitivity C at rate q and 2C at rate q_c. ATTAINED: every
-  other record 0: the Poisson-subsampled Gaussian at rate q'.
+  other record 0: the Poisson-subsampled Gaussian at rate q'. With the record first (REMOVE) and
+  ε >= 0, :class:`~verifier.pairs.truncated_edge.TruncatedEdge` also merges M = B − 1 with M >= B
+  (only the first B − 1 other records drawn are revealed) and keeps the smaller bound.
 
 Before issue 42 the labels M = m >= B were revealed one by one (rates λ_m, bucketed); δ is convex in
 the rate, so the averaged label is smaller (n = 1000, q = 0.05, B = 40, σ = 2, 10 steps, remove:
@@ -102,6 +104,7 @@ from verifier.pairs.labelled import LabelledMixture
 from verifier.pairs.mixture import GaussianMixture
 from verifier.pairs.subsampled import PoissonSubsampled
 from verifier.pairs.substitution import SubstitutionSubsampled
+from verifier.pairs.truncated_edge import TruncatedEdge
 
 __all__ = [
     "binomial_pmf", "truncated_replace_one_laws", "truncated_kept_rate", "truncated_labels", "truncated_poisson_step",
@@ -189,16 +192,24 @@ def _up(rate: arb) -> float:
 
 def truncated_poisson_step(
     sigma: float, sensitivity: float, n: int, q: float, batch: int, replace_one: bool
-) -> tuple[LabelledMixture, DominatingPair]:
-    """(DOMINATING labelled mixture, ATTAINED pair) of one truncated-Poisson Gaussian step with
-    records of norm <= ``sensitivity``, under replace-one or add/remove (module docstring)."""
+) -> tuple[DominatingPair, DominatingPair]:
+    """(DOMINATING pair, ATTAINED pair) of one truncated-Poisson Gaussian step with records of norm
+    <= ``sensitivity``, under replace-one or add/remove (module docstring): the labelled mixture,
+    under add/remove where truncation can bind wrapped in :class:`~verifier.pairs.truncated_edge.TruncatedEdge`
+    (the count hidden between B − 1 and B in the REMOVE orientation)."""
     with with_precision(_BITS):
         kept = arb_bound(truncated_kept_rate(n, q, batch), Side.LOWER)
         if replace_one:
             laws = [(w, AntipodalMixture(sigma, s * sensitivity, _up(r))) for w, r, s in truncated_labels(n, q, batch)]
             return _mixture(laws), AntipodalMixture(sigma, sensitivity, kept)
-        laws = [(w, PoissonSubsampled(Gaussian(sigma, s * sensitivity), _up(r))) for w, r, s in truncated_labels(n, q, batch)]
-        return _mixture(laws), PoissonSubsampled(Gaussian(sigma, sensitivity), kept)
+        labels = truncated_labels(n, q, batch)
+        labelled = _mixture([(w, PoissonSubsampled(Gaussian(sigma, s * sensitivity), _up(r))) for w, r, s in labels])
+        attained = PoissonSubsampled(Gaussian(sigma, sensitivity), kept)
+        if len(labels) < 2:  # truncation never binds
+            return labelled, attained
+        counts = binomial_pmf(n - 1, arb(q), batch - 1)
+        edge = TruncatedEdge(labelled, sigma, sensitivity, q, sum(counts[: batch - 1], arb(0)), counts[batch - 1], labels[1][0], labels[1][1])
+        return edge, attained
 
 
 def with_replacement_step(
