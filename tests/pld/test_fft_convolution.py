@@ -75,20 +75,23 @@ def test_plain_route_is_one_sided_when_the_exact_route_declines(monkeypatch) -> 
     assert Fraction(deficit) >= sum(exact) - sum(Fraction(float(p)) for p in probs)
 
 
-def test_cyclic_bracket_holds_the_exact_wrapped_convolution() -> None:
+def test_cyclic_bracket_holds_the_exact_wrapped_convolutions() -> None:
     """``convolve_bracket(..., cyclic=True)`` on operands that only fit the transform (lengths 200 and
-    100, N = 256 < 299): every entry is within the bound of the exact cyclic convolution (the
-    exact linear one folded modulo N). A result read as if no term wrapped (the linear convolution's first
-    N entries) misses it at the wrapped entries, which this checks too."""
+    100, N = 256 < 299), the second complex (two kernels in one transform): every entry of both parts
+    is within the bound of the exact cyclic convolution (the exact linear one folded modulo N). A
+    result read as if no term wrapped (the linear convolution's first N entries) misses it at the
+    wrapped entries, which this checks too; a transform that mixed the parts misses it everywhere."""
     from verifier.pld.fft import Operand, convolve_bracket
 
-    a, b = _vectors(4, 200, 100)
+    a, x = _vectors(4, 200, 100)
+    _, y = _vectors(5, 200, 90)
     size = 256
-    approx, bound = convolve_bracket(Operand(a, size), Operand(b, size), cyclic=True)
-    linear = exact_convolution(a, b)
-    folded = [sum(linear[i::size], Fraction(0)) for i in range(size)]
-    assert approx.size == size
-    assert all(abs(Fraction(float(y)) - e) <= Fraction(bound) for y, e in zip(approx, folded))
-    assert max(abs(float(folded[i] - linear[i])) for i in range(len(linear) - size)) > 1e3 * bound
+    real, imag, bound = convolve_bracket(Operand(a, size), Operand(x, size, imag=y), cyclic=True)
+    assert real.size == imag.size == size
+    for part, kernel in ((real, x), (imag, y)):
+        linear = exact_convolution(a, kernel)
+        folded = [sum(linear[i::size], Fraction(0)) for i in range(size)]
+        assert all(abs(Fraction(float(v)) - e) <= Fraction(bound) for v, e in zip(part, folded))
+        assert max(abs(float(folded[i] - linear[i])) for i in range(len(linear) - size)) > 1e3 * bound
     with pytest.raises(ValueError):
-        convolve_bracket(Operand(a, size), Operand(b, size))  # linear: 299 entries do not fit 256
+        convolve_bracket(Operand(a, size), Operand(x, size))  # linear: 299 entries do not fit 256

@@ -202,15 +202,26 @@ class _Stepper:
             self.mirror_inside = -beyond - first >= 0
             shrink = np.exp(-self.beyond_u)
             self.mirror_weight = down(shrink * (1 - _EXP_MARGIN)) if side is Side.UPPER else up(shrink * (1 + _EXP_MARGIN))
-        self.kernels = []
+        # Short kernels are summed directly; the others, tilted, are transformed two at a time (the
+        # second as the imaginary part: one inverse transform gives both, verifier.pld.fft.Operand).
+        self.direct = []
+        tilted = []
         for m in members:
-            reversed_probs = np.ascontiguousarray(m.probs[::-1])
-            operand = None
-            if m.probs.size > DIRECT_LIMIT:
-                tilted = self._directed(m.probs * self._directed(np.exp(tilt * m.losses())))
-                operand = Operand(np.ascontiguousarray(tilted[::-1]), self.fft_size)
             infinite = up(m.infinite_mass) if side is Side.UPPER else m.infinite_mass
-            self.kernels.append((m.offset, reversed_probs, operand, infinite))
+            if m.probs.size <= DIRECT_LIMIT:
+                self.direct.append((m.offset, np.ascontiguousarray(m.probs[::-1]), infinite))
+            else:
+                weights = self._directed(m.probs * self._directed(np.exp(tilt * m.losses())))
+                tilted.append((self.low + m.offset + m.probs.size - 1, np.ascontiguousarray(weights[::-1]), infinite))
+        self.pairs = [
+            ([start for start, _, _ in chunk], Operand(chunk[0][1], self.fft_size, chunk[1][1] if len(chunk) > 1 else None))
+            for chunk in (tilted[i : i + 2] for i in range(0, len(tilted), 2))
+        ]
+        infinities = [infinite for _, _, infinite in tilted]
+        # The transformed members' maximum is taken before the un-tilting and the mass at +∞ (each a
+        # monotone step, so the maximum's image bounds every member's on ``side``); the mass at +∞
+        # added is the largest (UPPER) or smallest (LOWER) of theirs.
+        self.infinite = (max(infinities) if side is Side.UPPER else min(infinities)) if infinities else 0.0
 
     def _directed(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """x (a product of at most two roundings and one exp) moved past its error toward the side."""
@@ -234,27 +245,32 @@ class _Stepper:
 
     def step(self, values: npt.NDArray[np.float64], grid: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         extended = self._extended(values)
-        spectrum = None
         best = None
-        for offset, reversed_probs, operand, infinite in self.kernels:
+        for offset, reversed_probs, infinite in self.direct:
             start = self.low + offset + reversed_probs.size - 1
-            if operand is None:
-                approx = np.convolve(extended, reversed_probs)[start : start + self.size]
-                gamma = (reversed_probs.size + 1) * _U / (1 - (reversed_probs.size + 1) * _U)
-                error = gamma * np.abs(approx) / (1 - gamma)
-            else:
-                if spectrum is None:
-                    spectrum = Operand(self._directed(extended * self.untilt_in), self.fft_size)
-                full, bound = convolve_bracket(spectrum, operand, cyclic=True)
-                tilted = full[start : start + self.size]
-                shifted = tilted + bound if self.side is Side.UPPER else np.maximum(tilted - bound, 0.0)
-                approx, error = self._directed(self._directed(shifted) * self.tilt_out), 0.0
-            if self.side is Side.UPPER:
-                value = up(up(approx + error) + infinite) * (1 + 4 * _U)
-            else:
-                value = down(down(approx - error) + infinite) * (1 - 4 * _U)
-            best = value if best is None else np.maximum(best, value)
+            approx = np.convolve(extended, reversed_probs)[start : start + self.size]
+            gamma = (reversed_probs.size + 1) * _U / (1 - (reversed_probs.size + 1) * _U)
+            error = gamma * np.abs(approx) / (1 - gamma)
+            best = self._finish(approx, error, infinite, best)
+        if self.pairs:
+            spectrum = Operand(self._directed(extended * self.untilt_in), self.fft_size)
+            raw = None
+            for starts, operand in self.pairs:
+                real, imag, bound = convolve_bracket(spectrum, operand, cyclic=True)
+                for start, part in zip(starts, (real, imag)):
+                    tilted = part[start : start + self.size]
+                    shifted = tilted + bound if self.side is Side.UPPER else np.maximum(tilted - bound, 0.0)
+                    raw = shifted if raw is None else np.maximum(raw, shifted)
+            best = self._finish(self._directed(self._directed(raw) * self.tilt_out), 0.0, self.infinite, best)
         if self.side is Side.UPPER:
             return np.minimum(best, 1.0)
         return np.maximum(best, _start(grid, Side.LOWER))
 
+    def _finish(self, approx, error, infinite: float, best):
+        """The step's value from a convolution ``approx`` within ``error``, plus the mass at +∞,
+        rounded toward the side; the maximum with ``best`` so far."""
+        if self.side is Side.UPPER:
+            value = up(up(approx + error) + infinite) * (1 + 4 * _U)
+        else:
+            value = down(down(approx - error) + infinite) * (1 - 4 * _U)
+        return value if best is None else np.maximum(best, value)

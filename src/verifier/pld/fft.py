@@ -101,35 +101,53 @@ def fft_error_bound(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64], size
 
 class Operand:
     """A non-negative vector transformed once for many convolutions of length ``size`` = 2^L: its
-    radix-2 spectrum and its norms (rounded up), the inputs of :func:`convolve_bracket`."""
+    radix-2 spectrum and its norms (rounded up), the inputs of :func:`convolve_bracket`.
 
-    def __init__(self, x: npt.NDArray[np.float64], size: int) -> None:
-        self.length = int(x.size)
+    With ``imag`` (a second non-negative vector) the operand is the complex vector x + i·imag, one
+    transform for two: convolved with a real operand a, the result's real part is a*x and its
+    imaginary part a*imag. The bound of the module docstring holds for a complex second operand
+    with its complex norms (Thm 24.2 and Lemma 3.5 are for complex vectors; ‖B‖₂ = √N‖b‖₂ and
+    ‖B‖∞ <= ‖b‖₁ hold for complex b; each part's error is at most the complex entry's), and
+    ‖x + i·y‖₁ <= ‖x‖₁ + ‖y‖₁, ‖x + i·y‖₂ = (‖x‖₂² + ‖y‖₂²)^½ (rounded up)."""
+
+    def __init__(self, x: npt.NDArray[np.float64], size: int, imag: npt.NDArray[np.float64] | None = None) -> None:
+        self.length = int(x.size if imag is None else max(x.size, imag.size))
         self.size = size
         self.norms = _norms(x)
-        self.spectrum = _spectrum(x, size)
+        self.complex = imag is not None
+        if imag is not None:
+            other = _norms(imag)
+            self.norms = (up(self.norms[0] + other[0]), up(math.sqrt(up(up(self.norms[1] ** 2) + up(other[1] ** 2))) * (1 + 2 * _U)))
+        self.spectrum = _spectrum(x, size, imag)
 
 
-def convolve_bracket(a: Operand, b: Operand, *, cyclic: bool = False) -> tuple[npt.NDArray[np.float64], float]:
-    """(ŷ, E) with |ŷ_i − (a*b)_i| <= E for every i of the exact linear convolution (the module
-    docstring's bound for verifier's radix-2 FFT); the operands must share one transform length
-    >= a.length + b.length − 1 (no wrap-around). With ``cyclic`` the operands need only fit the
-    transform, and ŷ (all ``size`` entries) brackets the exact cyclic convolution of the zero-padded
-    operands: Thm 24.2 bounds the computed transform against that exact cyclic product in any case,
-    and it equals the linear convolution only at the indices no wrap-around reaches (the caller's
-    to pick)."""
+def convolve_bracket(
+    a: Operand, b: Operand, *, cyclic: bool = False
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64] | None, float]:
+    """(ŷ, ẑ, E): ŷ within E of the exact linear convolution a*x at every entry (the module
+    docstring's bound for verifier's radix-2 FFT), ẑ within E of a*y when ``b`` is complex x + i·y
+    (:class:`Operand` with ``imag``; else None); ``a`` is real. The operands must share one
+    transform length >= a.length + b.length − 1 (no wrap-around). With ``cyclic`` they need only fit
+    the transform, and ŷ, ẑ (all ``size`` entries) bracket the exact cyclic convolutions of the
+    zero-padded operands: Thm 24.2 bounds the computed transform against that exact cyclic product
+    in any case, and it equals the linear convolution only at the indices no wrap-around reaches
+    (the caller's to pick)."""
     n = a.size if cyclic else a.length + b.length - 1
-    if a.size != b.size or n > a.size or max(a.length, b.length) > a.size:
-        raise ValueError(f"operands of lengths {a.length}, {b.length} need one transform length >= {n}")
-    approx = _inverse_real(_product(a.spectrum, b.spectrum), a.size, n)
-    return approx, _bound_from_norms(*a.norms, *b.norms, a.size)
+    if a.complex or a.size != b.size or n > a.size or max(a.length, b.length) > a.size:
+        raise ValueError(f"a real operand and one of lengths {a.length}, {b.length} need one transform length >= {n}")
+    re, im = _inverse(_product(a.spectrum, b.spectrum), a.size)
+    return re[:n], (im[:n] if b.complex else None), _bound_from_norms(*a.norms, *b.norms, a.size)
 
 
-def _spectrum(x: npt.NDArray[np.float64], size: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """(Re, Im) of the full radix-2 FFT of x zero-padded to ``size`` (complex FFT of x + 0i)."""
-    re = np.zeros(size)
+def _spectrum(
+    x: npt.NDArray[np.float64], size: int, imag: npt.NDArray[np.float64] | None = None
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """(Re, Im) of the full radix-2 FFT of x + i·imag (imag = 0 when None) zero-padded to ``size``."""
+    re, im = np.zeros(size), np.zeros(size)
     re[: x.size] = x
-    return fft_complex(re, np.zeros(size), inverse=False, dtype=np.float64)
+    if imag is not None:
+        im[: imag.size] = imag
+    return fft_complex(re, im, inverse=False, dtype=np.float64)
 
 
 def _product(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -138,10 +156,16 @@ def _product(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray])
 
 
 def _inverse_real(spec: tuple[np.ndarray, np.ndarray], size: int, n: int) -> npt.NDArray[np.float64]:
-    """Re(IFFT(spec))/N, first n entries: the real part and the scaling by 2^-L are exact (up to
-    2^-1075 per entry in gradual underflow, covered by the underflow term)."""
-    re, _ = fft_complex(spec[0], spec[1], inverse=True, dtype=np.float64)
-    return np.ldexp(re[:n], -(size.bit_length() - 1))
+    """Re(IFFT(spec))/N, first n entries (:func:`_inverse`)."""
+    return _inverse(spec, size)[0][:n]
+
+
+def _inverse(spec: tuple[np.ndarray, np.ndarray], size: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """(Re, Im) of IFFT(spec)/N: taking the parts and the scaling by 2^-L are exact (up to 2^-1075
+    per entry in gradual underflow, covered by the underflow term)."""
+    re, im = fft_complex(spec[0], spec[1], inverse=True, dtype=np.float64)
+    shift = -(size.bit_length() - 1)
+    return np.ldexp(re, shift), np.ldexp(im, shift)
 
 
 def _fixed_point_chunks(x: npt.NDArray[np.float64]) -> tuple[int, list[npt.NDArray[np.float64]], float]:

@@ -83,9 +83,8 @@ _STEP_CAP = 2.0**-8
 LEVELS = 3
 #: Relative width (upper − lower)/lower of ε(δ) (of ln δ(ε) for δ) a query without a claim refines
 #: the UPPER side to, against the LOWER side refined until a level moves it by a quarter of that
-#: (planning: at the DP-SGD row the UPPER side's first level is within it, so the ε bracket costs
-#: three LOWER levels and one UPPER level).
-TARGET_WIDTH = 0.007
+#: (planning: at the DP-SGD row the ε bracket costs three LOWER levels and two UPPER levels).
+TARGET_WIDTH = 0.005
 #: A side with one level refines for a claim within this relative distance of its end (planning:
 #: the DP-SGD row's ends move 0.7% (LOWER) and 0.2% (UPPER) from the coarsest level to the limit).
 _REACH = 0.01
@@ -98,8 +97,8 @@ _EXCESS = 0.01
 _LEVEL0_CELLS = 256
 _CELLS = 1024
 #: Measured cost of one member's step per point of the cyclic transform (radix-2 FFT, one core,
-#: 2.6e-4 s a member-step at 8192 points, load 3), with a margin.
-_SECONDS_PER_POINT = 4e-8
+#: two members a transform: 1.3e-4 s a member-step at 8192 points, load 6), with a margin.
+_SECONDS_PER_POINT = 2e-8
 
 
 def _spread(scheme: WithoutReplacement) -> float:
