@@ -408,6 +408,19 @@ WRONG_CLAIMS = [
     ("shuffle_binary", "clone_share_rr", 3 / (sp.exp(epsilon0) + 2)),
     # the share at the far distance for every pair of inputs (wrong for close inputs)
     ("shuffle_binary", "clone_share_laplace", 2 * sp.exp(-epsilon0) / (1 + sp.exp(-epsilon0))),
+    # shuffle_clone_sum (the ratio without the x' order's denominator; tanh(eps) for tanh(eps/2); atoms
+    # of twice the mass; the density without the Jacobian's cosh^2; F and G off by a sqrt; the split's
+    # share measured from the wrong end)
+    ("shuffle_clone_sum", "multiset_ratio", (sp.Symbol("c", nonnegative=True, integer=True) + 1 + sp.Symbol("S", real=True))
+     / (sp.Symbol("c", nonnegative=True, integer=True) + 1)),
+    ("shuffle_clone_sum", "reduced_hockey", (1 + sp.exp(epsilon)) * (sp.Symbol("tbar", real=True) - sp.tanh(epsilon))),
+    ("shuffle_clone_sum", "t_atom", (1 + sp.exp(-sp.Symbol("l", positive=True))) / 2),
+    ("shuffle_clone_sum", "t_density", sp.exp(-sp.Symbol("l", positive=True) / 2) / (2 * sp.sqrt(1 - sp.Symbol("t", real=True) ** 2))),
+    ("shuffle_clone_sum", "t_mass", sp.exp(-sp.Symbol("l", positive=True) / 2) * sp.Symbol("t", real=True) / (2 * (1 - sp.Symbol("t", real=True) ** 2))),
+    ("shuffle_clone_sum", "t_moment", sp.exp(-sp.Symbol("l", positive=True) / 2) / (2 * (1 - sp.Symbol("t", real=True) ** 2))),
+    ("shuffle_clone_sum", "spread_right",
+     (sp.Symbol("Gb", real=True) - sp.Symbol("Ga", real=True) - sp.Symbol("b", real=True) * (sp.Symbol("Fb", real=True) - sp.Symbol("Fa", real=True)))
+     / (sp.Symbol("b", real=True) - sp.Symbol("a", real=True))),
     # shuffle_ranges (FMT's share e^-eps0, which no user's report law splits off; the variance loss without its 1/2)
     ("shuffle_ranges", "coin_share", sp.exp(-epsilon0)),
     ("shuffle_ranges", "coin_variance_loss", 2 * _module("shuffle_ranges").claims()["coin_variance_loss"]),

@@ -48,9 +48,12 @@ __all__ = [
     "CLONES_CITATION",
     "CloneWeight",
     "clone_weight",
+    "distance_pieces",
     "CLOSED_FORM_CITATION",
     "local_epsilon0",
     "clone_delta_upper",
+    "clone_delta_ball",
+    "clone_delta_piece_float",
     "clone_delta_float",
     "clone_epsilon_float",
     "clone_epsilon_upper",
@@ -114,10 +117,18 @@ class CloneWeight(enum.Enum):
             return [(epsilon0, (-arb(epsilon0)).exp(), math.exp(-epsilon0))]
         if self is CloneWeight.TAILED:
             return [(epsilon0, 2 / (arb(epsilon0).exp() + 1), 2 / (math.exp(epsilon0) + 1))]
-        ends = [epsilon0 * j / 8 for j in range(8)] + [epsilon0 * (1 - 2.0**-i) for i in range(4, 8)] + [epsilon0]
-        pieces = [(hi, 2 * (-arb(epsilon0)).exp() / (1 + (-arb(lo)).exp()), 2 * math.exp(-epsilon0) / (1 + math.exp(-lo)))
-                  for lo, hi in zip(ends, ends[1:])]
-        return pieces[::-1]  # the top range first: it is usually the largest, and checks stop at the first excess
+        return distance_pieces(epsilon0, [j / 8 for j in range(8)] + [1 - 2.0**-i for i in range(4, 8)] + [1.0])
+
+
+def distance_pieces(epsilon0: float, fractions: list[float]) -> list[tuple[float, arb, float]]:
+    """[(loss l_{i+1}, share at l_i as a ball, as a float)] for the ranges [l_i, l_{i+1}] of the
+    Laplace changed inputs' loss, l_i = ε0·``fractions[i]`` (increasing, from 0 to 1), the top range
+    first (it is usually the largest, and checks stop at the first excess): :class:`CloneWeight`
+    DISTANCE."""
+    ends = [epsilon0 * f for f in fractions]
+    pieces = [(hi, 2 * (-arb(epsilon0)).exp() / (1 + (-arb(lo)).exp()), 2 * math.exp(-epsilon0) / (1 + math.exp(-lo)))
+              for lo, hi in zip(ends, ends[1:])]
+    return pieces[::-1]
 
 
 def clone_weight(pair: object) -> CloneWeight:
@@ -137,7 +148,7 @@ def _window(others: int, q: float) -> tuple[int, int]:
     return max(0, int(math.floor(mean - _WINDOW_SD * sd)) - 1), min(others, int(math.ceil(mean + _WINDOW_SD * sd)) + 1)
 
 
-def _clone_delta_arb(epsilon0: float, users: int, epsilon: float, share: arb, share_float: float) -> arb:
+def clone_delta_ball(epsilon0: float, users: int, epsilon: float, share: arb, share_float: float) -> arb:
     """Σ_c Pr[C = c] δ_c(ε) + Pr[C outside the window], as a ball (module docstring), with
     C ~ Bin(n − 1, ``share``) and the changed user's pair of loss ε0 (:class:`CloneWeight`)."""
     others = users - 1
@@ -193,7 +204,7 @@ def clone_delta_upper(epsilon0: float, users: int, epsilon: float, weight: Clone
     n = check_integer("users", users, minimum=1)
     eps = check_nonnegative("epsilon", epsilon)
     with with_precision(_PRECISION_BITS):
-        value = max(arb_bound(_clone_delta_arb(loss, n, eps, ball, share), Side.UPPER) for loss, ball, share in weight.pieces(e0))
+        value = max(arb_bound(clone_delta_ball(loss, n, eps, ball, share), Side.UPPER) for loss, ball, share in weight.pieces(e0))
     return min(1.0, max(0.0, value))
 
 
@@ -201,17 +212,18 @@ def _fits_upper(epsilon0: float, users: int, epsilon: float, weight: CloneWeight
     """Whether every piece's UPPER bound on δ(ε) is <= ``target`` (:func:`clone_delta_upper` <= target,
     stopping at the first piece above it)."""
     with with_precision(_PRECISION_BITS):
-        return all(arb_bound(_clone_delta_arb(loss, users, epsilon, ball, share), Side.UPPER) <= target
+        return all(arb_bound(clone_delta_ball(loss, users, epsilon, ball, share), Side.UPPER) <= target
                    for loss, ball, share in weight.pieces(epsilon0))
 
 
 def clone_delta_float(epsilon0: float, users: int, epsilon: float, weight: CloneWeight = CloneWeight.ANY) -> float:
     """The same sum in float64 with scipy's binomial functions (no guarantee): used only to steer
     the search of :func:`clone_epsilon_upper`, whose answer is then checked in ball arithmetic."""
-    return max(_clone_delta_float(loss, users, epsilon, share) for loss, _, share in weight.pieces(epsilon0))
+    return max(clone_delta_piece_float(loss, users, epsilon, share) for loss, _, share in weight.pieces(epsilon0))
 
 
-def _clone_delta_float(epsilon0: float, users: int, epsilon: float, q: float) -> float:
+def clone_delta_piece_float(epsilon0: float, users: int, epsilon: float, q: float) -> float:
+    """:func:`clone_delta_ball` in float64 with scipy's binomial functions (no guarantee)."""
     from scipy.stats import binom
 
     others = users - 1
@@ -233,7 +245,7 @@ def clone_epsilon_float(epsilon0: float, users: int, delta: float, steps: int = 
     pieces = weight.pieces(epsilon0)
 
     def fits(eps: float) -> bool:  # every piece at or below δ (stops at the first that is not)
-        return all(_clone_delta_float(loss, users, eps, share) <= delta for loss, _, share in pieces)
+        return all(clone_delta_piece_float(loss, users, eps, share) <= delta for loss, _, share in pieces)
 
     if fits(0.0):
         return 0.0

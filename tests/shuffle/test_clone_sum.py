@@ -1,0 +1,184 @@
+"""Issue 38 (Done-when 3): the clone reduction keeping the clones' reports, for the Laplace randomizer
+(verifier.shuffle.clone_sum). References, independent of the code under test: the count pair summed
+in mpmath, the Laplace pair's closed-form δ, the two-draw δ by mpmath quadrature, the exact δ of the
+shuffled reports binned to a finite alphabet (a post-processing, so a LOWER bound on the true δ;
+proofs/shuffle_clone_sum.py), the share's defining inequality on a grid, and FMT's clone bound."""
+
+import itertools
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from flint import arb
+
+from proofs.shuffle_clone_sum import binned_shuffle_delta
+from verifier._directed import with_precision
+from verifier.certify.claim import parse_claim
+from verifier.certify.verdict import Verdict, certify
+from verifier.shuffle import clone_sum
+from verifier.shuffle.clone_sum import (
+    clone_sum_delta_upper,
+    laplace_shuffle_delta_upper,
+    laplace_shuffle_epsilon_upper,
+    laplace_t_law,
+)
+from verifier.shuffle.clones import CloneWeight, clone_epsilon_upper
+
+MPMATH_DPS = 30  # working precision of the quadratures (tests/conftest.py)
+#: Ball sums against mpmath at 40 digits (the share's float64 copy in the reference differs by ~1e-16).
+RTOL = 1e-9
+#: What the spread to 8 cells may cost δ, relatively: measured at most 15.3% for one report (ε = 0.8ε0,
+#: ε0 = 3, where δ is small and T near 1) and 1.1% for two draws at ε0 = 1.
+SPREAD_SLACK = 0.2
+
+
+def _share(e0: float, loss: float) -> tuple[arb, float]:
+    with with_precision(96):
+        ball = 2 * (-arb(e0)).exp() / (1 + (-arb(loss)).exp())
+    return ball, 2 * math.exp(-e0) / (1 + math.exp(-loss))
+
+
+def _count_pair_delta(e0: float, users: int, eps: float, share: float) -> mpmath.mpf:
+    """FMT's clone pair (the count of clones' ones), summed directly in mpmath."""
+    p = mpmath.e**e0 / (mpmath.e**e0 + 1)
+    big = mpmath.e**eps
+    total = mpmath.mpf(0)
+    for c in range(users):
+        s = [mpmath.binomial(c, j) / mpmath.mpf(2) ** c for j in range(c + 1)]
+        pmf = lambda j: s[j] if 0 <= j <= c else 0  # noqa: E731
+        delta_c = sum(max(0, p * pmf(j - 1) + (1 - p) * pmf(j) - big * ((1 - p) * pmf(j - 1) + p * pmf(j))) for j in range(c + 2))
+        total += mpmath.binomial(users - 1, c) * mpmath.mpf(share) ** c * (1 - mpmath.mpf(share)) ** (users - 1 - c) * delta_c
+    return total
+
+
+@pytest.mark.parametrize("users", [2, 5, 30])
+@pytest.mark.parametrize("eps", [0.0, 0.3])
+def test_one_cell_is_the_clone_count_pair(users, eps):
+    """K = 1 puts t at ±T with probability 1/2 each: FMT's bit, so the bound is the count pair's δ."""
+    ball, share = _share(1.0, 1.0)
+    got = clone_sum_delta_upper(1.0, ball, share, users, eps, cells=1)
+    want = float(_count_pair_delta(1.0, users, eps, share))
+    assert got == pytest.approx(want, rel=RTOL)
+
+
+@pytest.mark.parametrize("e0", [0.5, 1.0, 3.0])
+@pytest.mark.parametrize("fraction", [0.0, 0.4, 0.8])
+def test_single_report_is_the_laplace_pair(e0, fraction):
+    """n = 1 (no clones): the changed user's report alone, δ = 1 − e^{(ε−ε0)/2} (Laplace pair)."""
+    eps = fraction * e0
+    exact = 1 - math.exp((eps - e0) / 2)
+    got = laplace_shuffle_delta_upper(e0, 1, eps)
+    assert exact <= got <= exact * (1 + SPREAD_SLACK)
+
+
+def _two_draw_delta(loss: float, eps: float) -> mpmath.mpf:
+    """δ_1(ε) = (1 + e^ε) E[((t1 + t2)/2 − tanh(ε/2))⁺] for two draws of Laplace's t-law under M, by
+    quadrature (atoms (1 + e^{−l})/4 at ±T, density e^{−l/2}(1 − t²)^{−3/2}/2)."""
+    big_t = mpmath.tanh(mpmath.mpf(loss) / 2)
+    atom = (1 + mpmath.e ** (-loss)) / 4
+    dens = lambda t: mpmath.e ** (-mpmath.mpf(loss) / 2) / 2 * (1 - t * t) ** mpmath.mpf(-1.5)  # noqa: E731
+    tau = mpmath.tanh(mpmath.mpf(eps) / 2)
+    phi = lambda s: max(mpmath.mpf(0), s / 2 - tau)  # noqa: E731
+    atoms = [(big_t, atom), (-big_t, atom)]
+    total = sum(wa * wb * phi(a + b) for a, wa in atoms for b, wb in atoms)
+    for a, wa in atoms:  # one atom, one continuous draw (both orders)
+        lo = max(-big_t, 2 * tau - a)
+        if lo < big_t:
+            total += 2 * wa * mpmath.quad(lambda t: (( a + t) / 2 - tau) * dens(t), [lo, big_t])
+    inner = lambda t1: mpmath.quad(lambda t2: ((t1 + t2) / 2 - tau) * dens(t2), [max(-big_t, 2 * tau - t1), big_t]) if 2 * tau - t1 < big_t else 0  # noqa: E731
+    total += mpmath.quad(lambda t1: dens(t1) * inner(t1), [2 * tau - big_t, big_t])
+    return (1 + mpmath.e**eps) * total
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.4])
+def test_two_draws_against_quadrature(eps):
+    """c = 1 exactly (users = 2, share 1 − 1e-300 is not expressible; instead the δ_1 term alone): the
+    bound with C ≡ 1 sits above the quadrature and within the spread's slack."""
+    with with_precision(96):
+        one = arb(1)
+    exact = float(_two_draw_delta(1.0, eps))
+    got = clone_sum_delta_upper(1.0, one, 1.0, 2, eps)  # share 1: C = 1 surely
+    assert exact <= got <= exact * (1 + SPREAD_SLACK)
+
+
+def test_mutant_law_of_one_order_fails(monkeypatch):
+    """The t-law taken under R(x') (the other order's report) instead of M has negative mean: the
+    single-report bound falls below the Laplace pair's δ, so the test above would catch it."""
+    def other_order(loss, cells=clone_sum.CELLS):
+        law = laplace_t_law(loss, cells)
+        big_t = (loss / 2).tanh()
+        return [p * (1 - (-big_t + k * 2 * big_t / cells)) for k, p in enumerate(law)]
+
+    monkeypatch.setattr(clone_sum, "laplace_t_law", other_order)
+    clone_sum._transform.cache_clear()
+    try:
+        got = laplace_shuffle_delta_upper(1.0, 1, 0.2)
+    finally:
+        clone_sum._transform.cache_clear()
+    assert got < 1 - math.exp((0.2 - 1.0) / 2)
+
+
+def _min_ratio(e0: float, loss: float) -> float:
+    """inf over y and x_i of R(x_i)(y)/M(y) for Laplace (scale 1, inputs in [0, e0]) with the changed
+    inputs at distance ``loss``, on grids of y and of the pair's and x_i's positions."""
+    dens = lambda y, c: np.exp(-np.abs(y - c)) / 2  # noqa: E731
+    y = np.linspace(-3, e0 + 3, 2001)
+    worst = np.inf
+    for x in np.linspace(0, e0 - loss, 5):
+        m = (dens(y, x) + dens(y, x + loss)) / 2
+        for xi in np.linspace(0, e0, 21):
+            worst = min(worst, float(np.min(dens(y, xi) / m)))
+    return worst
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.1])
+def test_every_range_share_is_below_the_ratio(monkeypatch, scale):
+    """Each range's share is at most the smallest R(x_i)/M at the range's lowest distance (the
+    condition the clone reduction needs); a share 10% too large (scale 1.1) breaks it."""
+    e0 = 1.0
+    original = clone_sum.distance_pieces
+    monkeypatch.setattr(clone_sum, "distance_pieces",
+                        lambda eps0, fractions: [(hi, ball * scale, share * scale) for hi, ball, share in original(eps0, fractions)])
+    pieces = clone_sum._pieces(e0)
+    lows = [e0 * f for f in clone_sum._FRACTIONS][-2::-1]
+    ok = all(share <= _min_ratio(e0, lo) * (1 + 1e-12) for (_, _, share), lo in zip(pieces, lows))
+    assert ok is (scale == 1.0)
+
+
+def _grid_datasets(users: int, half: float):
+    for others in itertools.product((-half, 0.0, half), repeat=users - 1):
+        for x, x2 in ((-half, half), (half, -half), (-half, 0.0), (0.0, half)):
+            yield (x,) + others, (x2,) + others
+
+
+@pytest.mark.parametrize("users,cells", [(2, 60), (3, 20)])
+def test_bound_above_every_binned_dataset(users, cells):
+    """The bound (scale 1, inputs in [−1/2, 1/2]: ε0 = 1) is above the exact δ of the shuffled binned
+    reports of every dataset on the grid {−1/2, 0, 1/2}, both orders (a LOWER bound on the truth)."""
+    half = 0.5
+    edges = [-half - 6 + k * (12 + 2 * half) / (cells - 2) for k in range(cells - 1)]
+    for eps in (0.0, 0.2, 0.5):
+        worst = max(binned_shuffle_delta(d0, d1, eps, edges) for d0, d1 in _grid_datasets(users, half))
+        bound = laplace_shuffle_delta_upper(2 * half, users, eps)
+        assert worst <= bound
+
+
+def test_below_the_clone_bounds_at_a_thousand_users():
+    """Issue 38, Done-when 3 at ε0 = 1, n = 10³: at least 20% below the clone bound with FMT's share
+    (0.1824) and below the distance-share clone bound (0.1488)."""
+    ours = laplace_shuffle_epsilon_upper(1.0, 1000, 1e-6)
+    fmt = clone_epsilon_upper(1.0, 1000, 1e-6)
+    distance = clone_epsilon_upper(1.0, 1000, 1e-6, CloneWeight.DISTANCE)
+    assert ours <= 0.8 * fmt
+    assert ours < distance
+    assert laplace_shuffle_delta_upper(1.0, 1000, ours) <= 1e-6
+
+
+def test_certify_decides_what_the_clone_count_cannot():
+    """ε = 0.134 at n = 10³ (scale 2: ε0 = 1) is CERTIFIED through the registry by shuffle-clone-sum,
+    where shuffle-clones' 0.1488 cannot decide it."""
+    claim = parse_claim({"mechanism": {"name": "laplace", "scale": 2.0}, "scheme": {"name": "shuffle", "users": 1000},
+                         "neighboring": "replace_one", "epsilon": 0.134, "delta": 1e-6})
+    assert certify(claim, only=["shuffle-clone-sum"]).verdict is Verdict.CERTIFIED
+    assert certify(claim, only=["shuffle-clones"]).verdict is Verdict.INCONCLUSIVE
