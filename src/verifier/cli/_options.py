@@ -54,7 +54,10 @@ def add_mechanism_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--k", type=int, default=None, help="rr: number of outcomes (default 2); allocation: steps per element")
 
 
-SCHEMES = ("single", "composed", "poisson", "allocation", "shuffle", "checkin", "matrix", "without_replacement", "shuffled", "banded_poisson", "matrix_poisson")
+SCHEMES = (
+    "single", "composed", "poisson", "allocation", "shuffle", "checkin", "matrix", "without_replacement", "shuffled", "banded_poisson",
+    "matrix_poisson", "truncated_poisson", "with_replacement",
+)
 
 
 def add_scheme_options(parser: argparse.ArgumentParser, method: bool = True) -> None:
@@ -66,16 +69,28 @@ def add_scheme_options(parser: argparse.ArgumentParser, method: bool = True) -> 
     group.add_argument("--times", type=int, help="composed: number of compositions m >= 1")
     group.add_argument(
         "--rate", "--sampling-probability", "--sample-rate", dest="rate", type=float,
-        help="poisson/banded_poisson/matrix_poisson: sampling probability λ in (0, 1]; checkin: check-in rate γ in (0, 1] (--sampling-probability, --sample-rate: the peers' names)",
+        help="poisson/banded_poisson/matrix_poisson/truncated_poisson: sampling probability λ in (0, 1]; checkin: check-in rate γ in (0, 1] "
+        "(--sampling-probability, --sample-rate: the peers' names)",
     )
     group.add_argument(
         "--steps", "--num-steps", dest="steps", type=int,
-        help="poisson/allocation/without_replacement/banded_poisson/matrix_poisson: number of steps t >= 1 (--num-steps: the peers' name)",
+        help="poisson/allocation/without_replacement/banded_poisson/matrix_poisson/truncated_poisson/with_replacement: number of steps t >= 1 "
+        "(--num-steps: the peers' name)",
     )
-    group.add_argument("--dataset-size", dest="dataset_size", type=int, help="without_replacement/shuffled: number of elements n >= 1")
+    group.add_argument(
+        "--dataset-size", dest="dataset_size", type=int, help="without_replacement/shuffled/truncated_poisson/with_replacement: number of elements n >= 1"
+    )
     group.add_argument(
         "--batch-size", dest="batch_size", type=int,
         help="without_replacement/shuffled: fixed batch size B in [1, n] (replace-one neighbours; the step's pair gets sensitivity 2Δ)",
+    )
+    group.add_argument(
+        "--max-batch", dest="max_batch", type=int,
+        help="truncated_poisson: the batch cap B >= 1 (a Poisson draw of more than B records keeps a uniform B-subset; gaussian only)",
+    )
+    group.add_argument(
+        "--sample-size", dest="sample_size", type=int,
+        help="with_replacement: records drawn per step m >= 1, uniformly with replacement (replace-one neighbours; gaussian only)",
     )
     group.add_argument(
         "--drop-last", dest="drop_last", action="store_true",
@@ -126,9 +141,11 @@ OPTION_USES: dict[str, tuple[dict[str, tuple[str, ...]], object]] = {
     "delta0": ({"mechanism": ("approx_dp",)}, None),
     "k": ({"mechanism": ("rr",), "scheme": ("allocation",)}, None),
     "times": ({"scheme": ("composed",)}, None),
-    "rate": ({"scheme": ("poisson", "checkin", "banded_poisson", "matrix_poisson")}, None),
-    "steps": ({"scheme": ("poisson", "allocation", "without_replacement", "banded_poisson", "matrix_poisson")}, None),
-    "dataset_size": ({"scheme": ("without_replacement", "shuffled")}, None),
+    "rate": ({"scheme": ("poisson", "checkin", "banded_poisson", "matrix_poisson", "truncated_poisson")}, None),
+    "steps": ({"scheme": ("poisson", "allocation", "without_replacement", "banded_poisson", "matrix_poisson", "truncated_poisson", "with_replacement")}, None),
+    "dataset_size": ({"scheme": ("without_replacement", "shuffled", "truncated_poisson", "with_replacement")}, None),
+    "max_batch": ({"scheme": ("truncated_poisson",)}, None),
+    "sample_size": ({"scheme": ("with_replacement",)}, None),
     "batch_size": ({"scheme": ("without_replacement", "shuffled")}, None),
     "drop_last": ({"scheme": ("shuffled",)}, False),
     "epochs": ({"scheme": ("allocation", "matrix", "shuffled")}, 1),
@@ -189,10 +206,15 @@ def build_scheme(args: argparse.Namespace) -> Scheme:
         return MatrixPoisson(pair, _strategy(args, steps), _required(args, "rate", "matrix_poisson", "--scheme"), 1 if args.groups is None else args.groups)
     if args.scheme == "without_replacement":
         return _fixed_batches(args, pair)
-    if args.scheme == "shuffled":
+    if args.scheme in ("shuffled", "with_replacement"):
         raise InvalidArgument(
-            "neighboring", args.direction, "shuffled batches are defined for replace-one neighbours only", fix="give --neighboring replace_one"
+            "neighboring", args.direction, f"{args.scheme.replace('_', ' ')} batches are defined for replace-one neighbours only (n is public)",
+            fix="give --neighboring replace_one",
         )
+    if args.scheme == "truncated_poisson":
+        from verifier.certify.claim import model_of
+
+        return model_of(*model_json_from_flags(args), "add_or_remove")
     return Allocation(pair, _required(args, "steps", "allocation", "--scheme"), 1 if args.k is None else args.k, args.epochs)
 
 
