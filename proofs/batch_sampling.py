@@ -48,9 +48,13 @@ M ~ Bin(n - 1, q) with law b.
    P = (1 - gamma)R + gamma N(s + x), Q = (1 - gamma)R + gamma A' (gamma = pi0 q + (1 - pi0) q_c), and
    Balle et al.'s Thm 2 with Lemma C below (orientation N(0) first: the means -x and v_r - x have
    norms <= C and <= 2C) bound it by gamma H_k(N(0) ‖ c0 N(C) + c1 N(2C)) at k = 1 + (kappa - 1)/gamma,
-   c0 = (1 - beta) pi0 (1 - q)/(1 - gamma) + beta pi0 q/gamma, beta = kappa/k, for kappa >= 1. Step
-   ``bracket`` checks that every enumerated add/remove instance lies at or below the resulting bound
-   (the labels M <= B - 2 as before).
+   c0 = (1 - beta) pi0 (1 - q)/(1 - gamma) + beta pi0 q/gamma, beta = kappa/k, for kappa >= 1.
+   Replace-one (the record x against x', the same batch laws): P = (1 - gamma)R + gamma N(s + x),
+   Q = (1 - gamma)R + gamma N(s + x'), so the second argument is c0 N(0) + c1 E_r N(v_r) + beta N(x')
+   with c0 = (1 - beta) pi0 (1 - q)/(1 - gamma); centred at x its means have norms <= C, 2C, 2C:
+   gamma H_k(N(0) ‖ c0 N(C) + (1 - c0) N(2C)), and below kappa = 1 its dual (the relation is
+   symmetric). Step ``bracket`` checks that every enumerated instance lies at or below the resulting
+   bounds (the labels M <= B - 2 as before).
 2. Laws (enumeration, step ``laws``): P(kept | M = m) = q for m <= B - 1 and lam_m for m >= B;
    P(kept) = q' = q P(M <= B - 1) + (B/n) P(Bin(n, q) > B), from the identity
    q sum_{m >= B} b(m) B/(m + 1) = (B/n) P(Bin(n, q) > B) (sympy, as a polynomial identity in q for
@@ -476,12 +480,13 @@ def _check_bracket(full: bool) -> None:
                 upper_a = sum(mpmath.mpf(w.numerator) / w.denominator * mixture_hockey(*_subsampled(s, r), sigma, kappa) for w, r, s in labels)
                 upper_add = sum(mpmath.mpf(w.numerator) / w.denominator * mixture_hockey(*_subsampled(s, r)[::-1], sigma, kappa) for w, r, s in labels)
                 edge = _edge_bound(n, q, batch, sigma, mpmath.mpf(kappa), fq)
+                edge_r = _edge_bound(n, q, batch, sigma, mpmath.mpf(kappa), fq, replace_one=True)
                 lower_r = mixture_hockey(*_antipodal(1, kr), sigma, kappa)
                 lower_a = mixture_hockey(*_subsampled(1, kr), sigma, kappa)
                 for others in itertools.product(grid if n <= 3 and full else grid[::2], repeat=n - 1):
                     for x, x2 in ((Fraction(1), Fraction(-1)), (Fraction(1), Fraction(0)), (Fraction(1, 2), Fraction(-1))):
                         h = mixture_hockey(_output((x, *others), batches), _output((x2, *others), batches), sigma, kappa)
-                        if h > upper_r + _ATOL:
+                        if h > min(upper_r, edge_r) + _ATOL:
                             raise DerivationFailed(f"replace-one instance {(x, x2, others)} above the upper bound at kappa={kappa}: {h} > {upper_r}")
                     for x in (Fraction(1), Fraction(-1, 2)):
                         p_out = _output((x, *others), batches)
@@ -567,11 +572,12 @@ def _check_premise(sigma) -> None:
     record_check("points")
 
 
-def _edge_bound(n: int, q: Fraction, batch: int, sigma, kappa, fq) -> mpmath.mpf:
-    """Step 1b's bound at kappa >= 1 (the add/remove REMOVE profile; below 1 the labelled one):
-    P(M <= B - 2) H_kappa(Poisson C at rate q) + P(M >= B - 1) gamma H_k(N(0) ‖ c0 N(C) + c1 N(2C))."""
+def _edge_bound(n: int, q: Fraction, batch: int, sigma, kappa, fq, replace_one: bool = False) -> mpmath.mpf:
+    """Step 1b's bound at kappa >= 1: P(M <= B - 2) H_kappa(first label) + P(M >= B - 1) gamma
+    H_k(N(0) ‖ c0 N(C) + c1 N(2C)), the first label the Poisson step (add/remove, REMOVE) or the
+    antipodal pair (replace-one). Below kappa = 1: the dual under replace-one, none (inf) under add/remove."""
     if kappa < 1:
-        return mpmath.inf
+        return 1 - kappa + kappa * _edge_bound(n, q, batch, sigma, 1 / kappa, fq, True) if replace_one else mpmath.inf
     mp = lambda f: mpmath.mpf(f.numerator) / f.denominator
     below = mp(sum((_binom(n - 1, q, m) for m in range(batch - 1)), Fraction(0)))
     top = 1 - below
@@ -581,9 +587,10 @@ def _edge_bound(n: int, q: Fraction, batch: int, sigma, kappa, fq) -> mpmath.mpf
     gamma = pi0 * fq + (1 - pi0) * rate_full
     inner = 1 + (kappa - 1) / gamma
     beta = kappa / inner
-    c0 = (1 - beta) * pi0 * (1 - fq) / (1 - gamma) + beta * pi0 * fq / gamma
+    c0 = (1 - beta) * pi0 * (1 - fq) / (1 - gamma) + (0 if replace_one else beta * pi0 * fq / gamma)
     hidden = mixture_hockey([(1, 0)], [(c0, 1), (1 - c0, 2)], sigma, inner)
-    return below * mixture_hockey(*_subsampled(1, fq), sigma, kappa) + top * gamma * hidden
+    first = _antipodal(1, fq) if replace_one else _subsampled(1, fq)
+    return below * mixture_hockey(*first, sigma, kappa) + top * gamma * hidden
 
 
 def _check_truncated_premise(sigma) -> None:

@@ -334,8 +334,8 @@ def test_claims_and_events_map_to_the_schemes():
 @pytest.mark.parametrize("relation", ["add_or_remove", "replace_one"])
 def test_dp_accounting_truncated_number_against_the_bracket(relation):
     """dp_accounting's PLD for 10 truncated steps (n = 1000, q = 0.05, B = 40, σ = 2; truncation binds)
-    against verifier's bracket: above the lower bound under both relations, and above the upper
-    bound under add/remove (proven sound there: 1.4929 >= 1.4279 when measured)."""
+    against verifier's bracket: above the upper end under both relations (proven sound:
+    1.4929 >= 1.2600 under add/remove, 1.4958 >= 1.2960 under replace-one, when measured)."""
     pld = pytest.importorskip("dp_accounting.pld.pld_privacy_accountant")
     from dp_accounting import NeighboringRelation, dp_event
 
@@ -345,9 +345,7 @@ def test_dp_accounting_truncated_number_against_the_bracket(relation):
     rel = NeighboringRelation.ADD_OR_REMOVE_ONE if relation == "add_or_remove" else NeighboringRelation.REPLACE_ONE
     peer = pld.PLDAccountant(rel).compose(event).get_epsilon(1e-5)
     ours = claim_epsilon(from_dp_event(event, epsilon=1.0, delta=1e-5, neighboring=relation))
-    assert ours.lower <= peer
-    if relation == "add_or_remove":
-        assert ours.upper <= peer
+    assert ours.lower <= ours.upper <= peer
 
 
 def test_batch_step_keeps_the_lattice_where_it_is_larger():
@@ -526,3 +524,29 @@ def test_truncated_edge_bound_against_the_enumerated_mechanism(epsilon):
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(edge_module, "GaussianMixture", mutant)
             assert float(upper._hidden_edge(arb(epsilon)).upper()) < instance - 1e-3
+
+
+@pytest.mark.parametrize("epsilon", [-0.3, 0.3])
+def test_truncated_edge_bound_replace_one(epsilon):
+    """The same label under replace-one (the record +1 against x'), n = 5, q = 1/2, B = 2, σ = 1: the
+    symmetric bound (its dual below ε = 0) lies at or above every enumerated instance in both
+    orientations (x' = −1, the others in {−1, −1/2, 0, 1/2, 1}; the worst 0.1792 at ε = 0.3) and below
+    the two-label antipodal bound (0.1871 against 0.2186 at ε = 0.3); the mutant with means (C, C)
+    falls below the worst instance."""
+    import verifier.pairs.truncated_edge as edge_module
+    from verifier.pairs.mixture import GaussianMixture
+
+    n, q, batch = 5, Fraction(1, 2), 2
+    batches = {}
+    for (_, kept), p in _truncated_batches(n, q, batch).items():
+        batches[kept] = batches.get(kept, Fraction(0)) + p
+    upper, _ = truncated_poisson_step(1.0, 1.0, n, float(q), batch, replace_one=True)
+    laws = [(_batch_law((1, *others), batches), _batch_law((-1, *others), batches))
+            for others in itertools.combinations_with_replacement((-1, -0.5, 0, 0.5, 1), n - 1)]
+    worst = max(_hockey_float(first, second, epsilon) for pair in laws for first, second in (pair, pair[::-1]))
+    bound = upper.delta(epsilon, Direction.REMOVE).upper
+    assert upper.swapped() is upper and worst <= bound + 1e-9 and bound < upper.labelled.delta(epsilon, Direction.REMOVE).lower
+    mutant = lambda sigma, _, tails, add_orientation: GaussianMixture(sigma, (1.0, 1.0 + 1e-9), tails, add_orientation=add_orientation)  # noqa: E731
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(edge_module, "GaussianMixture", mutant)
+        assert upper.delta(epsilon, Direction.REMOVE).upper < worst - 1e-3

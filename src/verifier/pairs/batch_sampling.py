@@ -199,16 +199,18 @@ def truncated_poisson_step(
     (the count hidden between B − 1 and B in the REMOVE orientation)."""
     with with_precision(_BITS):
         kept = arb_bound(truncated_kept_rate(n, q, batch), Side.LOWER)
-        if replace_one:
-            laws = [(w, AntipodalMixture(sigma, s * sensitivity, _up(r))) for w, r, s in truncated_labels(n, q, batch)]
-            return _mixture(laws), AntipodalMixture(sigma, sensitivity, kept)
         labels = truncated_labels(n, q, batch)
-        labelled = _mixture([(w, PoissonSubsampled(Gaussian(sigma, s * sensitivity), _up(r))) for w, r, s in labels])
-        attained = PoissonSubsampled(Gaussian(sigma, sensitivity), kept)
+        if replace_one:
+            labelled = _mixture([(w, AntipodalMixture(sigma, s * sensitivity, _up(r))) for w, r, s in labels])
+            attained: DominatingPair = AntipodalMixture(sigma, sensitivity, kept)
+        else:
+            labelled = _mixture([(w, PoissonSubsampled(Gaussian(sigma, s * sensitivity), _up(r))) for w, r, s in labels])
+            attained = PoissonSubsampled(Gaussian(sigma, sensitivity), kept)
         if len(labels) < 2:  # truncation never binds
             return labelled, attained
         counts = binomial_pmf(n - 1, arb(q), batch - 1)
-        edge = TruncatedEdge(labelled, sigma, sensitivity, q, sum(counts[: batch - 1], arb(0)), counts[batch - 1], labels[1][0], labels[1][1])
+        edge = TruncatedEdge(labelled, sigma, sensitivity, q, sum(counts[: batch - 1], arb(0)), counts[batch - 1], labels[1][0], labels[1][1],
+                             replace_one=replace_one)
         return edge, attained
 
 

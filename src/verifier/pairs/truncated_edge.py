@@ -1,5 +1,6 @@
-"""A sharper UPPER profile for one truncated-Poisson Gaussian step under add/remove with the record
-first (REMOVE): the other records' count M is hidden between M = B − 1 and M >= B (issue 42).
+"""A sharper UPPER profile for one truncated-Poisson Gaussian step, under add/remove with the record
+first (REMOVE) and under replace-one: the other records' count M is hidden between M = B − 1 and
+M >= B (issue 42).
 
 Setting as in :mod:`verifier.pairs.batch_sampling` (n records, rate q, cap B, records of norm <= C,
 b the law of M ~ Bin(n − 1, q), q_c = E[qB/(M + 1) | M >= B]). Order the records uniformly at
@@ -26,11 +27,19 @@ proofs/batch_sampling.py, in the orientation N(0) first): H_κ(N(0) ‖ c₀N(C)
 profile of a :class:`~verifier.pairs.mixture.GaussianMixture`. It is attained by the record at +C
 and every other record at −C, as far as these labels go.
 
+Replace-one (``replace_one``; the record x against x', the same batch laws): P = (1 − γ)R + γN(s + x)
+and Q = (1 − γ)R + γN(s + x'), so the second argument is c₀N(0) + c₁E_r N(v_r) + βN(x') with
+c₀ = (1 − β)π₀(1 − q)/(1 − γ); centred at x its means have norms <= C, 2C and 2C, and the bound is
+γ·H_κ(N(0) ‖ c₀N(C) + (1 − c₀)N(2C)) (the record +C against −C, every other record −C); the
+M <= B − 2 labels keep the antipodal pair A(C, q). The relation is symmetric, so below ε = 0 the
+dual 1 − e^ε + e^ε·bound(−ε) holds, in both orientations.
+
 Every label's bound summed with its probability bounds the step (the label splits every event). The
-profile used at ε >= 0 is the smaller of this bound and the two-label one (each bounds the step);
-below ε = 0, and in the ADD orientation, the two-label bound is kept. The loss law (grid placement
+profile used is the smaller of this bound and the two-label one (each bounds the step); under
+add/remove, below ε = 0 and in the ADD orientation, the two-label bound is kept. The loss law (grid placement
 only), Rényi divergences and moments are the two-label mixture's. Measured (n = 1000, q = 0.05,
-B = 40, σ = 2, 10 steps, δ = 1e-5): ε <= 1.2604 against 1.3457 for the two-label bound (the float estimate of this label structure with every other record at −C is 1.2598, benchmarks/truncated_family.md).
+B = 40, σ = 2, 10 steps, δ = 1e-5): ε <= 1.2604 against 1.3457 for the two-label bound under
+add/remove, 1.2960 against 1.4964 under replace-one (the float estimate of this label structure with every other record at −C is 1.2598, benchmarks/truncated_family.md).
 """
 
 from __future__ import annotations
@@ -56,9 +65,10 @@ _BITS = 256
 
 @dataclass(frozen=True)
 class TruncatedEdge(DominatingPair):
-    """The REMOVE profile of one truncated-Poisson step (module docstring): at ε >= 0 the smaller of
-    ``labelled`` (the two-label DOMINATING mixture) and the bound that hides M between B − 1 and
-    B; ``labelled`` elsewhere and in the ADD orientation (``add_orientation``). ``below`` =
+    """The profile of one truncated-Poisson step (module docstring): the smaller of ``labelled`` (the
+    two-label DOMINATING mixture) and the bound that hides M between B − 1 and B, at ε >= 0 in the
+    REMOVE orientation under add/remove (``labelled`` elsewhere and in the ADD orientation,
+    ``add_orientation``), at every ε under replace-one (``replace_one``, symmetric). ``below`` =
     P(M <= B − 2), ``edge`` = b(B − 1), ``full`` = P(M >= B) and ``rate_full`` = q_c are balls."""
 
     labelled: LabelledMixture
@@ -70,8 +80,11 @@ class TruncatedEdge(DominatingPair):
     full: arb = field(compare=False)
     rate_full: arb = field(compare=False)
     add_orientation: bool = False
+    replace_one: bool = False
 
     def swapped(self) -> TruncatedEdge:
+        if self.replace_one:  # symmetric: both orientations have the same bound
+            return self
         return TruncatedEdge(self.labelled, self.sigma, self.sensitivity, self.rate, self.below, self.edge, self.full,
                              self.rate_full, not self.add_orientation)
 
@@ -81,12 +94,16 @@ class TruncatedEdge(DominatingPair):
 
     def _delta_arb(self, epsilon: arb) -> arb:
         two_labels = self._oriented._delta_arb(epsilon)
-        if self.add_orientation or not epsilon >= 0:
-            return two_labels
-        return two_labels.min(self._hidden_edge(epsilon))
+        if epsilon >= 0 and not self.add_orientation:
+            return two_labels.min(self._hidden_edge(epsilon))
+        if epsilon < 0 and self.replace_one:  # the dual of the bound at −ε (the relation is symmetric)
+            kappa = epsilon.exp()
+            return two_labels.min(1 - kappa + kappa * self._hidden_edge(-epsilon))
+        return two_labels
 
     def _hidden_edge(self, epsilon: arb) -> arb:
-        """P(M <= B − 2)·δ_Poisson(ε) + P(M >= B − 1)·γ·H_κ(N(0) ‖ c₀N(C) + c₁N(2C)) (module docstring)."""
+        """P(M <= B − 2)·δ_label(ε) + P(M >= B − 1)·γ·H_κ(N(0) ‖ c₀N(C) + c₁N(2C)) (module docstring),
+        δ_label the first label's pair (Poisson step, or the antipodal pair under replace-one)."""
         with with_precision(_BITS):
             q = arb(self.rate)
             top = self.edge + self.full
@@ -95,7 +112,8 @@ class TruncatedEdge(DominatingPair):
             kappa_prime = epsilon.exp()
             log_kappa = (epsilon.expm1() / gamma).log1p()
             beta = kappa_prime / log_kappa.exp()
-            c1 = 1 - ((1 - beta) * pi0 * (1 - q) / (1 - gamma) + beta * pi0 * q / gamma)
+            c0 = (1 - beta) * pi0 * (1 - q) / (1 - gamma)
+            c1 = 1 - (c0 if self.replace_one else c0 + beta * pi0 * q / gamma)
             # H is convex in the mixing weight: its largest value over the ball of c₁ is at an end
             ends = {min(1.0, max(math.ulp(0.0), arb_bound(c1, side))) for side in (Side.LOWER, Side.UPPER)}
             mixtures = [GaussianMixture(self.sigma, (self.sensitivity, 2.0 * self.sensitivity), (1.0, c), add_orientation=True) for c in ends]
