@@ -4,6 +4,7 @@ Feldman, McMillan & Talwar's numbers and Wang et al.'s, for ε0 ∈ {0.5, 1, 2, 
 
     PYTHONPATH=src .venv/bin/python benchmarks/shuffle.py [--peers DIR] [--out FILE.md]
     PYTHONPATH=src .venv/bin/python benchmarks/shuffle.py --exact-only [--out FILE.md]
+    PYTHONPATH=src .venv/bin/python benchmarks/shuffle.py --laplace-only [--out FILE.md]
 
 verifier's columns: EXACT = the worst case over every dataset pair (shuffle-rr-exact: the scan of
 every background for n <= 15000, exact backgrounds and ranges of backgrounds beyond), LOWER = the exact ε(δ) of shuffled RR on (1, 0, …, 0) vs (0, …, 0) through the count of
@@ -22,7 +23,8 @@ repository): FMT's ``numericalanalysis`` (their lower and upper numerical bounds
 the machine's load average; they are not a speed claim (the peers run float64, verifier balls).
 
 ``--exact-only`` recomputes only the EXACT and CPU s cells of the rows with n > 15000 in an existing
-table (FILE.md, this script's output), leaving every other cell (the peers' among them) as it is.
+table (FILE.md, this script's output), leaving every other cell (the peers' among them) as it is;
+``--laplace-only`` recomputes only the Laplace table in it (no peer code is involved there).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from verifier._types import Bracket
 from verifier.errors import NotApplicable
 from verifier.shuffle.binary import SCAN_LIMIT, BinaryShuffle
 from verifier.shuffle.ranges import BinaryRanges
+from verifier.shuffle.clone_sum import laplace_shuffle_epsilon_upper
 from verifier.shuffle.clones import CloneWeight, clone_epsilon_upper, closed_form_condition, fmt_closed_form, fmt_closed_form_printed
 from verifier.shuffle.count import CountPair, rr_count_pair
 
@@ -120,18 +123,33 @@ def peers(e0: float, n: int, directory: Path) -> dict:
 
 def laplace_rows() -> list[str]:
     """The Laplace randomizer (inputs in an interval of length Δ, scale b, ε0 = Δ/b): ε(δ) UPPER from
-    the clone reduction with FMT's share e^−ε0 (issue 27) and with the share of the changed inputs'
-    distance over ranges (shuffle-clones now), CPU seconds of the latter."""
-    rows = ["| ε0 | n | clones, FMT's share e^−ε0 | clones, distance share (now) | lower by | CPU s |", "|---|---|---|---|---|---|"]
+    the clone reduction with FMT's share e^−ε0 (issue 27), with the share of the changed inputs'
+    distance over ranges (shuffle-clones), and keeping the clones' reports (shuffle-clone-sum), with
+    the CPU seconds of the last."""
+    rows = ["| ε0 | n | clones, FMT's share e^−ε0 | clones, distance share | lower by | clone sum (shuffle-clone-sum) | lower by | CPU s |",
+            "|---|---|---|---|---|---|---|---|"]
     for e0 in (1.0, 2.0, 4.0):
         for n in (10**3, 10**4, 10**5, 10**6):
             fmt_share = clone_epsilon_upper(e0, n, DELTA)
-            start = time.process_time()
             distance = clone_epsilon_upper(e0, n, DELTA, CloneWeight.DISTANCE)
+            start = time.process_time()
+            clone_sum = laplace_shuffle_epsilon_upper(e0, n, DELTA)
             seconds = time.process_time() - start
-            rows.append(f"| {e0:g} | {n:.0e} | {fmt_share:.4g} | {distance:.4g} | {100 * (1 - distance / fmt_share):.1f}% | {seconds:.1f} |")
+            rows.append(f"| {e0:g} | {n:.0e} | {fmt_share:.4g} | {distance:.4g} | {100 * (1 - distance / fmt_share):.1f}% "
+                        f"| {clone_sum:.4g} | {100 * (1 - clone_sum / fmt_share):.1f}% | {seconds:.1f} |")
             print(rows[-1], flush=True)
     return rows
+
+
+def patch_laplace(path: Path) -> None:
+    """Replace the Laplace table at ``path`` (the table after the "Laplace randomizer" line) by
+    :func:`laplace_rows`, leaving the rest of the page as it is."""
+    lines = path.read_text().splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("Laplace randomizer"))
+    start = next(i for i in range(head + 1, len(lines)) if lines[i].startswith("|"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    lines[start:end] = laplace_rows()
+    path.write_text("\n".join(lines) + "\n")
 
 
 def _f(x: float) -> str:
@@ -143,9 +161,13 @@ def main() -> None:
     parser.add_argument("--peers", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
     parser.add_argument("--exact-only", action="store_true")
+    parser.add_argument("--laplace-only", action="store_true")
     args = parser.parse_args()
     if args.exact_only:
         patch_exact(args.out)
+        return
+    if args.laplace_only:
+        patch_laplace(args.out)
         return
     head = ("| ε0 | n | verifier EXACT [lo, hi] | CPU s | verifier LOWER (m = 0) | verifier UPPER (share 2/(e^ε0+1)) "
             "| clones, FMT's share e^−ε0 | FMT Thm 3.1 quoted | FMT Thm 3.1 verifier |")

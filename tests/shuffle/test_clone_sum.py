@@ -152,11 +152,10 @@ def _grid_datasets(users: int, half: float):
             yield (x,) + others, (x2,) + others
 
 
-@pytest.mark.parametrize("users,cells", [(2, 60), (3, 20)])
-def test_bound_above_every_binned_dataset(users, cells):
-    """The bound (scale 1, inputs in [−1/2, 1/2]: ε0 = 1) is above the exact δ of the shuffled binned
-    reports of every dataset on the grid {−1/2, 0, 1/2}, both orders (a LOWER bound on the truth)."""
-    half = 0.5
+@pytest.mark.parametrize("users,cells,half", [(2, 60, 0.5), (3, 20, 0.5), (2, 60, 2.0)])
+def test_bound_above_every_binned_dataset(users, cells, half):
+    """The bound (scale 1, inputs in [−h, h]: ε0 = 2h = 1 and 4) is above the exact δ of the shuffled
+    binned reports of every dataset on the grid {−h, 0, h}, both orders (a LOWER bound on the truth)."""
     edges = [-half - 6 + k * (12 + 2 * half) / (cells - 2) for k in range(cells - 1)]
     for eps in (0.0, 0.2, 0.5):
         worst = max(binned_shuffle_delta(d0, d1, eps, edges) for d0, d1 in _grid_datasets(users, half))
