@@ -126,7 +126,7 @@ def _clear_caches() -> None:
 def test_claim_refines_the_upper_side_until_it_decides(coarse_members, monkeypatch):
     """q = 0.1, T = 20, δ = 1e-3: the UPPER end of ε is 8.1563 on the coarsest grid (2^-8) and 8.1523
     on the next; the claim ε = 8.154 lies between, so it is CERTIFIED only after one refinement.
-    Mutant: a refinement that stops at the coarsest level leaves it undecided. Both answers must
+    Mutant: a refinement that stops at the coarsest level (one cover) leaves it undecided. Both answers must
     stay above the ``pld`` method's attained LOWER end of ε (8.005; an independent construction)."""
     scheme = WithoutReplacement(Gaussian(SIGMA, 2.0), N, B, 20)
     attained = max(b.value for b in PLDMethod().epsilon_bounds(scheme, 1e-3, Direction.REMOVE) if b.side is Side.LOWER)
@@ -134,6 +134,7 @@ def test_claim_refines_the_upper_side_until_it_decides(coarse_members, monkeypat
     assert at_epsilon.side is Side.UPPER and at_epsilon.quantity is Quantity.DELTA
     assert at_epsilon.value <= 1e-3 and attained < at_delta.value <= 8.154
     monkeypatch.setattr(adaptive_batches, "LEVELS", 1)
+    monkeypatch.setattr(adaptive_batches, "COVERS", adaptive_batches.COVERS[:1])
     (mutant,), (mutant_epsilon,) = AdaptiveCover().claim_bounds(scheme, 8.154, 1e-3, Direction.REMOVE)
     assert mutant.value > 1e-3 and mutant_epsilon.value > 8.154
 

@@ -40,7 +40,8 @@ the UPPER side 36 or more); the grid's bottom lies below −ε by six standard d
 T-step loss sum (between 1/4 and 2). A claim is decided on the coarsest level that decides it
 (:meth:`AdaptiveBatches.claim_bounds`): a side refines only while its extrapolated limit could still
 cross the claim. A query without a claim refines the LOWER side until it settles and the UPPER side
-until the bracket is TARGET_WIDTH narrow (:func:`refined_value`), each side at most LEVELS − 1 times.
+until the bracket is TARGET_WIDTH narrow (:func:`refined_value`), each side at most LEVELS − 1 times
+(the UPPER side then once more with a second cover, COVERS, where the bracket is still wide).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from verifier.schemes import Scheme, WithoutReplacement
 __all__ = [
     "AdaptiveBatches",
     "AdaptiveCover",
+    "COVERS",
     "LEVELS",
     "METHODS",
     "TARGET_WIDTH",
@@ -81,6 +83,13 @@ _CITATION = (
 _STEP_CAP = 2.0**-8
 #: Refinement levels per side (level k: the coarsest step halved k times, LOWER once more).
 LEVELS = 3
+#: Planning targets of the UPPER side's covers (gram_cover's ``excess``: members' χ²-proxy at most
+#: this far above remove's): the first at every level; each further one once, on the second level,
+#: where the first cover's end stays wider than twice TARGET_WIDTH (or a claim is still within
+#: reach). The proxy is a rough guide at large λ (σ = 1.1, λ = 0.1, T = 100: ε <= 25.533 at 1%,
+#: 25.463 at 0.5%, 25.658 at 0.3%), so the UPPER end is the smallest over the covers run, each
+#: checked before use.
+COVERS = (0.01, 0.005)
 #: Relative width (upper − lower)/lower of ε(δ) (of ln δ(ε) for δ) a query without a claim refines
 #: the UPPER side to, against the LOWER side refined until a level moves it by a quarter of that
 #: (planning: at the DP-SGD row the ε bracket costs three LOWER levels and two UPPER levels).
@@ -90,8 +99,6 @@ TARGET_WIDTH = 0.005
 _REACH = 0.01
 #: Mass dropped from the members' far tails (a DOMINATED PLD may be a sub-probability).
 _TAIL = 1e-15
-#: Planning target of the cover (gram_cover's ``excess``): members' χ²-proxy at most 1% above remove's.
-_EXCESS = 0.01
 #: Cells per axis of each two-dimensional member's PLD at the coarsest level, doubled per level up to
 #: _CELLS (gram_step_pld; the error is second order in a cell's loss range, so cells follow the step).
 _LEVEL0_CELLS = 256
@@ -124,6 +131,13 @@ def _cells(level: int) -> int:
     return min(_CELLS, _LEVEL0_CELLS << level)
 
 
+def _levels(side: Side) -> list[tuple[int, float]]:
+    """(halvings of the coarsest step, the cover's excess; 0 for LOWER) of each level of ``side``."""
+    if side is Side.LOWER:
+        return [(k, 0.0) for k in range(LEVELS)]
+    return [(k, COVERS[0]) for k in range(LEVELS)] + [(min(1, LEVELS - 1), excess) for excess in COVERS[1:]]
+
+
 def _range(scheme: WithoutReplacement, epsilon: float) -> tuple[float, float]:
     """The grid's bottom, −ε less six standard deviations of the T-step loss sum (within [1/4, 2]),
     rounded down to a quarter so that nearby ε share one run; the tilt about ln(1e5)/ε, at most 2
@@ -143,13 +157,13 @@ def _lower_family(pair: Gaussian, rate: float, step: float) -> tuple[DiscretePLD
 
 
 @functools.lru_cache(maxsize=8)
-def _cover(s: float):
+def _cover(s: float, excess: float):
     """The checked cover at noise ``s`` (clipping-norm units), or why there is none (a plan that finds
     no cover is a planning failure, not a defect: the method then declines, with the reason)."""
     from verifier.pld.gram_cover import check_cover, gram_cover
 
     try:
-        cover = gram_cover(s, excess=_EXCESS)
+        cover = gram_cover(s, excess=excess)
         check_cover(cover)
     except NumericalFailure as failure:
         return f"no finite cover of the realisable steps was found at sigma/C = {s:g}: {failure}"
@@ -157,13 +171,14 @@ def _cover(s: float):
 
 
 @functools.lru_cache(maxsize=4)
-def upper_family(pair: Gaussian, rate: float, step: float, cells: int = _CELLS) -> tuple[DiscretePLD, ...]:
-    """The cover's members' DOMINATING REMOVE-direction PLDs on ``step`` with ``cells`` per axis
-    (module docstring); the cover is checked (tiling and cell domination) before use, at every level."""
+def upper_family(pair: Gaussian, rate: float, step: float, cells: int = _CELLS, excess: float = COVERS[0]) -> tuple[DiscretePLD, ...]:
+    """The members' DOMINATING REMOVE-direction PLDs on ``step`` with ``cells`` per axis of the cover
+    planned at ``excess`` (module docstring); the cover is checked (tiling and cell domination)
+    before use, at every level."""
     from verifier.pld.gram_step import gram_step_pld
 
     s = 2.0 * pair.sigma / pair.sensitivity  # σ in units of the clipping norm C = Δ_r/2
-    cover = _cover(s)
+    cover = _cover(s, excess)
     if isinstance(cover, str):
         raise NotApplicable(cover)
     out = []
@@ -174,8 +189,8 @@ def upper_family(pair: Gaussian, rate: float, step: float, cells: int = _CELLS) 
 
 
 @functools.lru_cache(maxsize=16)
-def _recursion(side: Side, pair: Gaussian, rate: float, steps: int, u_low: float, tilt: float, step: float, cells: int) -> AdaptiveValue:
-    members = upper_family(pair, rate, step, cells) if side is Side.UPPER else _lower_family(pair, rate, step)
+def _recursion(side: Side, pair: Gaussian, rate: float, steps: int, u_low: float, tilt: float, step: float, cells: int, excess: float) -> AdaptiveValue:
+    members = upper_family(pair, rate, step, cells, excess) if side is Side.UPPER else _lower_family(pair, rate, step)
 
     def progress(done: int) -> None:
         if done % 16 == 0 or done == steps:
@@ -188,8 +203,9 @@ def recursion_value(scheme: WithoutReplacement, epsilon: float, side: Side, leve
     """The recursion on ``side`` (module docstring: LOWER over remove/add, UPPER over the cover) at
     refinement ``level``, on a grid that holds u = −ε."""
     u_low, tilt = _range(scheme, epsilon)
-    cells = _cells(level) if side is Side.UPPER else 0
-    return _recursion(side, scheme.pair, scheme.rate, scheme.steps, u_low, tilt, _step(scheme, side, level), cells)
+    halvings, excess = _levels(side)[level]
+    cells = _cells(halvings) if side is Side.UPPER else 0
+    return _recursion(side, scheme.pair, scheme.rate, scheme.steps, u_low, tilt, _step(scheme, side, halvings), cells, excess)
 
 
 def _epsilon_guess(scheme: WithoutReplacement, delta: float) -> float:
@@ -213,24 +229,33 @@ def _width(lower: float, upper: float, quantity: Quantity) -> float:
     return (upper - lower) / lower if quantity is Quantity.EPSILON else math.log(upper / lower)
 
 
+def _better(side: Side, a: float, b: float) -> bool:
+    """Whether end ``a`` is tighter than ``b`` on ``side`` (smaller UPPER, larger LOWER)."""
+    return a < b if side is Side.UPPER else a > b
+
+
 def refined_value(scheme: WithoutReplacement, quantity: Quantity, at: float, side: Side) -> AdaptiveValue:
     """The ``side`` recursion for a query without a claim (module docstring): the LOWER side refines
     until a level moves its end by less than TARGET_WIDTH/4 (relative); the UPPER side until its end
     lies within TARGET_WIDTH of the refined LOWER side's (the same runs, cached, when the LOWER method
-    ran first); each at most LEVELS − 1 times."""
+    ran first), a further cover (COVERS) only while it is more than twice that wide. Each at most
+    through its levels (:func:`_levels`); the tightest run is returned."""
     epsilon = at if quantity is Quantity.DELTA else _epsilon_guess(scheme, at)
     reference = None if side is Side.LOWER else _read(refined_value(scheme, quantity, at, Side.LOWER), quantity, at)
-    run = recursion_value(scheme, epsilon, side)
-    for level in range(1, LEVELS):
-        end = _read(run, quantity, at)
-        if reference is not None and _width(reference, end, quantity) <= TARGET_WIDTH:
+    best = last = recursion_value(scheme, epsilon, side)
+    for level in range(1, len(_levels(side))):
+        end = _read(best, quantity, at)
+        width = math.inf if reference is None else _width(reference, end, quantity)
+        if width <= (TARGET_WIDTH if level < LEVELS else 2 * TARGET_WIDTH):
             break
         finer = recursion_value(scheme, epsilon, side, level)
-        moved = _width(*sorted((end, _read(finer, quantity, at))), quantity)
-        run = finer
+        moved = _width(*sorted((_read(last, quantity, at), _read(finer, quantity, at))), quantity)
+        last = finer
+        if _better(side, _read(finer, quantity, at), end):
+            best = finer
         if reference is None and moved <= TARGET_WIDTH / 4:
             break
-    return run
+    return best
 
 
 def _decides(side: Side, delta_end: float, epsilon_end: float, epsilon: float, delta: float) -> bool:
@@ -302,17 +327,25 @@ class AdaptiveBatches(QuantityMethod):
     def claim_bounds(self, scheme: Scheme, epsilon: float, delta: float, direction: Direction) -> tuple[Sequence[Bound], Sequence[Bound]]:
         """Bounds on δ(``epsilon``) and ε(``delta``) from this side's recursion at the coarsest level
         that decides the claim; a level is refined only while the side's extrapolated end could
-        still cross it (:func:`_within_reach`), at most LEVELS − 1 times. Every level is rigorous."""
+        still cross it (:func:`_within_reach`), through the side's levels (:func:`_levels`); each end
+        the tightest over the levels run (every level is rigorous)."""
         found = self._check(scheme)
         ends: list[float] = []
-        for level in range(LEVELS):
+        best: dict[Quantity, AdaptiveValue] = {}
+        for level in range(len(_levels(self.side))):
             run = recursion_value(found, epsilon, self.side, level)
-            at_epsilon, at_delta = run.delta(epsilon), run.epsilon(delta)
-            ends.append(at_delta)
+            for quantity, at in ((Quantity.DELTA, epsilon), (Quantity.EPSILON, delta)):
+                if quantity not in best or _better(self.side, _read(run, quantity, at), _read(best[quantity], quantity, at)):
+                    best[quantity] = run
+            at_epsilon, at_delta = best[Quantity.DELTA].delta(epsilon), best[Quantity.EPSILON].epsilon(delta)
+            ends.append(run.epsilon(delta))
             if _decides(self.side, at_epsilon, at_delta, epsilon, delta) or not _within_reach(self.side, ends, epsilon):
                 break
-        note = f"grid step 2^{math.log2(run.step):g}, refined for the claim"
-        return [self._bound(run, Quantity.DELTA, epsilon, direction, note)], [self._bound(run, Quantity.EPSILON, delta, direction, note)]
+        def bound(quantity: Quantity, at: float) -> list[Bound]:
+            run = best[quantity]
+            return [self._bound(run, quantity, at, direction, f"grid step 2^{math.log2(run.step):g}, refined for the claim")]
+
+        return bound(Quantity.DELTA, epsilon), bound(Quantity.EPSILON, delta)
 
 
 class AdaptiveCover(AdaptiveBatches):
