@@ -21,7 +21,7 @@ from verifier.shuffle.binary import BinaryShuffle
 from verifier.shuffle.ranges import PRE_SCAN, RANGE_LIMIT, BinaryRanges, binary_ranges
 from verifier.shuffle.worst import Candidate
 
-mpmath.mp.dps = 40
+MPMATH_DPS = 40  # working precision of this module's tests (tests/conftest.py)
 
 
 def _background_deltas(n: int, e0: float, eps: float) -> dict[tuple[int, int], mpmath.mpf]:
