@@ -7,7 +7,7 @@ pointwise, M = (R(x) + R(x'))/2, then the shuffled reports are a post-processing
 "C ~ Bin(n − 1, w) clones drawing from M, plus the changed user's report, as a multiset" (the other
 users' reports are revealed). FMT then collapse each report to one bit, which is lossless for
 randomized response and loses for a continuous randomizer. Here the reports are kept
-(proofs/shuffle_clone_sum.py, notes/shuffle-clone-sum.md):
+(proofs/shuffle_clone_sum.py):
 
 1. With t(y) = (R(x)(y) − R(x')(y))/(R(x)(y) + R(x')(y)) ∈ [−T, T], the multiset of c + 1 reports
    has likelihood ratio (c + 1 + Σt)/(c + 1 − Σt) between the two orders, so (the ratio being a
