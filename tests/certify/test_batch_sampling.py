@@ -550,3 +550,48 @@ def test_truncated_edge_bound_replace_one(epsilon):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(edge_module, "GaussianMixture", mutant)
         assert upper.delta(epsilon, Direction.REMOVE).upper < worst - 1e-3
+
+
+def _hockey_mp(p, q, epsilon: float) -> mpmath.mpf:
+    """∫ (p − e^ε q)_+ for 1-D Gaussian mixtures [(Fraction weight, mean)] with σ = 1, in mpmath: the sign
+    changes of p − e^ε q from a grid refined by mpmath's root finder, the masses by normal CDFs."""
+    kappa = mpmath.e ** mpmath.mpf(epsilon)
+    gap = lambda y: mpmath.fsum(mpmath.mpf(w.numerator) / w.denominator * mpmath.npdf(y, m) for w, m in p) - kappa * mpmath.fsum(  # noqa: E731
+        mpmath.mpf(w.numerator) / w.denominator * mpmath.npdf(y, m) for w, m in q)
+    grid = [mpmath.mpf(k) / 16 for k in range(-12 * 16, 12 * 16 + 1)]
+    cuts = [-mpmath.inf] + [mpmath.findroot(gap, (a, b), solver="anderson") for a, b in zip(grid, grid[1:]) if (gap(a) > 0) != (gap(b) > 0)] + [mpmath.inf]
+    mass = lambda mix, a, b: mpmath.fsum(mpmath.mpf(w.numerator) / w.denominator * (mpmath.ncdf(b, m) - mpmath.ncdf(a, m)) for w, m in mix)  # noqa: E731
+    return mpmath.fsum(mass(p, a, b) - kappa * mass(q, a, b) for a, b in zip(cuts, cuts[1:])
+                       if gap(a + 1 if b == mpmath.inf else b - 1 if a == -mpmath.inf else (a + b) / 2) > 0)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0])
+def test_truncated_upper_end_is_attained_at_one_record_per_batch(epsilon):
+    """B = 1 (n = 3, q = 1/2, σ = C = 1, add/remove, the record present first): every other count M is
+    B − 1 or above, so the hidden-edge bound is one label, γ·H(N(0) ‖ c₀N(C) + c₁N(2C)), and the instance
+    with the record at +1 and the others at −1 (enumerated batches, exact weights, mpmath hockey stick)
+    attains it: the UPPER end is at or above that instance with no tolerance and within 4e-15 of it (a few ulps).
+    Catches an UPPER end low by more than ~1e-17 absolute, which the 1e-9-tolerant checks above pass
+    (the mutant with the hidden mixture's far mean at 2C(1 − 1e-10): 8e-12 below the instance at ε = 0.5)."""
+    import verifier.pairs.truncated_edge as edge_module
+    from verifier.pairs.mixture import GaussianMixture
+
+    n, q, batch = 3, Fraction(1, 2), 1
+    with_record, without = {}, _truncated_batches(n, q, batch, target=False)
+    for (_, kept), p in _truncated_batches(n, q, batch).items():
+        with_record[kept] = with_record.get(kept, Fraction(0)) + p
+
+    def law(values, batches):
+        mix: dict = {}
+        for kept, p in batches.items():
+            mean = sum(values[i] for i in kept if values[i] is not None)
+            mix[mean] = mix.get(mean, Fraction(0)) + p
+        return list((w, m) for m, w in mix.items())
+
+    instance = _hockey_mp(law((1, -1, -1), with_record), law((None, -1, -1), without), epsilon)
+    upper = truncated_poisson_step(1.0, 1.0, n, float(q), batch, replace_one=False)[0].delta(epsilon, Direction.REMOVE).upper
+    assert instance <= upper and upper - instance <= 4e-15 * instance
+    mutant = lambda sigma, means, tails, add_orientation: GaussianMixture(sigma, (means[0], means[1] * (1 - 1e-10)), tails, add_orientation=add_orientation)  # noqa: E731
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(edge_module, "GaussianMixture", mutant)
+        assert truncated_poisson_step(1.0, 1.0, n, float(q), batch, replace_one=False)[0].delta(epsilon, Direction.REMOVE).upper < instance
