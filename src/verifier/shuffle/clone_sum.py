@@ -37,7 +37,7 @@ import functools
 import math
 
 import numpy as np
-from flint import acb, arb
+from flint import acb, acb_poly, arb
 
 from verifier._directed import arb_bound, with_precision
 from verifier._types import Side
@@ -59,6 +59,8 @@ CELLS = 8
 _PRECISION_BITS = 96
 #: Half-width of the window of the sum, in Hoeffding widths T·√(c + 1) (tail e^{−Z²/2} <= 2e-22).
 _Z = 10.0
+#: ln of the modulus below which φ_k^(c+1) is replaced by a ball of radius 1e-150 about 0 (ln 1e-150 = −345.4).
+_NEGLIGIBLE_LOG = -350.0
 #: Buckets of C: edges at the mean + z·sd for these z (then one bucket up to n − 1); below, δ_c <= 1.
 #: Ranges of the changed inputs' loss, as fractions of ε0: finer near ε0, where the sum is needed
 #: (share 0.84% below ε0's in the top range at ε0 = 1).
@@ -120,14 +122,29 @@ def _window(c: int, cells: int, big_t: float, tau: float) -> tuple[int, int, int
 
 
 @functools.lru_cache(maxsize=8)
-def _transform(loss: float, cells: int, length: int) -> list[acb]:
+def _transform(loss: float, cells: int, length: int) -> tuple[list[acb], np.ndarray]:
+    """(φ_k for k = 0 … N/2: the DFT of the spread law, as balls; an upper bound on ln|φ_k| each)."""
     with with_precision(_PRECISION_BITS):
         law = laplace_t_law(arb(loss), cells)
-        return acb.dft([acb(p) for p in law] + [acb(0)] * (length - cells - 1))
+        half = acb.dft([acb(p) for p in law] + [acb(0)] * (length - cells - 1))[: length // 2 + 1]
+        log_abs = np.array([math.log(max(arb_bound(f.abs_upper(), Side.UPPER), 1e-300)) for f in half])
+    return half, log_abs
+
+
+def _powers(loss: float, cells: int, c: int, length: int) -> list[acb]:
+    """φ_k^(c+1) for k = 0 … N − 1 as balls: a ball of radius 1e-150 about 0 where (c + 1)·ln|φ_k| <
+    _NEGLIGIBLE_LOG (< ln 1e-150 with room for the float product), and φ(−θ) = conj φ(θ) (the law is real)."""
+    half, log_abs = _transform(loss, cells, length)
+    tiny = acb(arb(0, 1e-150), arb(0, 1e-150))
+    powered = [tiny if small else f ** (c + 1) for f, small in zip(half, (c + 1) * log_abs < _NEGLIGIBLE_LOG)]
+    return powered + [f.conjugate() for f in powered[-2:0:-1]]
 
 
 def _delta_c_arb(loss: float, cells: int, c: int, epsilon: float) -> arb:
-    """UPPER enclosure of δ_c(ε) of the spread law (module docstring, steps 1–4)."""
+    """UPPER enclosure of δ_c(ε) of the spread law (module docstring, steps 1–4). Every wrapped value
+    W_(j mod N) is >= the pmf at j, so each index j from the first positive weight to the window's end
+    is counted through it; beyond the end, Hoeffding. Where the weight a + b·j is surely positive the
+    sum is a·ΣW_j + b·Σj·W_j, evaluated as a polynomial and its derivative at 1 (one C loop)."""
     big_t_f = math.tanh(loss / 2)
     big = arb(epsilon).exp()
     tau = (arb(epsilon) / 2).tanh()
@@ -135,20 +152,36 @@ def _delta_c_arb(loss: float, cells: int, c: int, epsilon: float) -> arb:
     if tau >= big_t:
         return arb(0)
     first, start, length = _window(c, cells, big_t_f, math.tanh(epsilon / 2))
-    half = [f ** (c + 1) for f in _transform(loss, cells, length)[: length // 2 + 1]]
-    wrapped = acb.dft(half + [f.conjugate() for f in half[-2:0:-1]], inverse=True)  # the law is real: φ(−θ) = conj φ(θ)
+    wrapped = acb.dft(_powers(loss, cells, c, length), inverse=True)
     h = 2 * big_t / cells
     per = h / (c + 1)
     base = -big_t - tau
     top = (c + 1) * cells
+    end = min(top, start + length - 1)
+    positive = max(first, int(math.floor(arb_bound((big_t + tau) / per, Side.UPPER))) + 1)
     total = arb(0)
-    for j in range(first, min(top, start + length - 1) + 1):
-        weight = (base + j * per).nonnegative_part()
-        total += wrapped[j % length].real * weight
-    if start + length <= top:  # Hoeffding above the window
+    for j in range(first, min(positive, end + 1)):  # the weight's ball may hold 0 here
+        total += wrapped[j % length].real * (base + j * per).nonnegative_part()
+    j1 = positive
+    while j1 <= end:  # runs of indices whose residues are contiguous
+        j2 = min(end, (j1 // length + 1) * length - 1)
+        run = acb_poly(wrapped[j1 % length: j2 % length + 1])
+        total += (base + j1 * per) * run(1).real + per * run.derivative()(1).real
+        j1 = j2 + 1
+    if start + length <= top:  # Hoeffding above the window (Σt >= s there; the window puts s > 0)
         s = (start + length) * h - (c + 1) * big_t
-        total += (big_t - tau) * (-(s * s) / (2 * (c + 1) * big_t * big_t)).exp()
+        tail = (-(s * s) / (2 * (c + 1) * big_t * big_t)).exp() if s > 0 else arb(1)
+        total += (big_t - tau) * tail
     return (1 + big) * total
+
+
+@functools.lru_cache(maxsize=48)
+def _wrapped_float(loss: float, cells: int, c: int, length: int) -> np.ndarray:
+    """The pmf of the sum of c + 1 draws wrapped modulo ``length``, in float64 (kept across the
+    bisection steps of the ε search, which change only the weights)."""
+    law = np.zeros(length)
+    law[: cells + 1] = laplace_t_law_float(loss, cells)
+    return np.fft.irfft(np.fft.rfft(law) ** (c + 1), length)
 
 
 def _delta_c_float(loss: float, cells: int, c: int, epsilon: float) -> float:
@@ -157,9 +190,7 @@ def _delta_c_float(loss: float, cells: int, c: int, epsilon: float) -> float:
     if tau >= big_t:
         return 0.0
     first, start, length = _window(c, cells, big_t, tau)
-    law = np.zeros(length)
-    law[: cells + 1] = laplace_t_law_float(loss, cells)
-    wrapped = np.fft.irfft(np.fft.rfft(law) ** (c + 1), length)
+    wrapped = _wrapped_float(loss, cells, c, length)
     top = (c + 1) * cells
     j = np.arange(first, min(top, start + length - 1) + 1)
     weight = np.maximum(-big_t - tau + j * (2 * big_t / cells) / (c + 1), 0.0)
@@ -235,10 +266,16 @@ def laplace_shuffle_epsilon_upper(epsilon0: float, users: int, delta: float, cel
     n = check_integer("users", users, minimum=1)
     target = check_open_unit("delta", delta)
     pieces = _pieces(e0)
+    goal = target * (1 - 1e-6)
 
-    def fits_float(eps: float) -> bool:
-        return all(clone_delta_piece_float(loss, n, eps, share) <= target * (1 - 1e-6)
-                   or clone_sum_delta_float(loss, share, n, eps, cells) <= target * (1 - 1e-6) for loss, _, share in pieces)
+    def smallest(fits, hi: float) -> float:  # 40 bisection steps on [0, hi] (hi passes)
+        if fits(0.0):
+            return 0.0
+        lo = 0.0
+        for _ in range(40):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+        return hi
 
     def fits(eps: float) -> bool:
         with with_precision(_PRECISION_BITS):
@@ -249,14 +286,11 @@ def laplace_shuffle_epsilon_upper(epsilon0: float, users: int, delta: float, cel
                     return False
         return True
 
-    lo, hi = 0.0, e0
-    if fits_float(0.0):
-        hi = 0.0
-    else:
-        for _ in range(40):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (lo, mid) if fits_float(mid) else (mid, hi)
-    candidate = hi
+    candidate = 0.0  # the float proposal: the largest over the ranges of the smaller ε of the two bounds
+    for loss, _, share in pieces:
+        count = smallest(lambda eps: clone_delta_piece_float(loss, n, eps, share) <= goal, e0)
+        if count > candidate:
+            candidate = max(candidate, smallest(lambda eps: clone_sum_delta_float(loss, share, n, eps, cells) <= goal, count))
     for attempt in range(20):  # widen the float proposal until the ball check accepts it
         if candidate >= e0:
             return e0
