@@ -32,7 +32,8 @@ McMillan & Talwar 2021, arXiv:2012.12803, Thm 3.2: the other users' reports are 
    with probability 1/2 each): the clone count pair.
 5. Monotonicity. delta_c does not increase with c: the mean of c + 2 i.i.d. draws is a conditional
    expectation of the mean of c + 1 of them (given the multiset of all c + 2, each (c + 1)-subset is
-   equally likely), so by Jensen E phi(tbar_(c+2)) <= E phi(tbar_(c+1)); C is bucketed at left ends.
+   equally likely), so by Jensen E phi(tbar_(c+2)) <= E phi(tbar_(c+1)); C is bucketed at left ends
+   (checked for the spread law, K = 4, c <= 4, l in {1/2, 1, 3}).
    Over the distance: the Laplace location family has a log-concave density, so its trade-off curve
    falls as the distance grows and the pair at distance d is a post-processing (a Markov kernel K,
    Blackwell) of the pair at d' > d; then M_d = K M_d' and every report of the reduced experiment goes
@@ -203,12 +204,30 @@ def clone_sum_reference(epsilon0: float, loss: float, users: int, eps: float, ce
     grid = [-big_t + k * 2 * big_t / cells for k in range(cells + 1)]
     share = 2 * math.exp(-epsilon0) / (1 + math.exp(-loss))
     hockey = sp.lambdify((epsilon, TBAR), exports["reduced_hockey"], "math")
-    total = 0.0
-    for c in range(users):
-        delta_c = sum(math.prod(law[k] for k in tup) * max(0.0, hockey(eps, sum(grid[k] for k in tup) / (c + 1)))
-                      for tup in itertools.product(range(cells + 1), repeat=c + 1))
-        total += math.comb(users - 1, c) * share**c * (1 - share) ** (users - 1 - c) * delta_c
-    return total
+    return sum(math.comb(users - 1, c) * share**c * (1 - share) ** (users - 1 - c) * _lattice_delta(law, grid, c, eps, hockey)
+               for c in range(users))
+
+
+def _lattice_delta(law: list[float], grid: list[float], c: int, eps: float, hockey) -> float:
+    """delta_c(eps) of a law on ``grid``: every tuple of c + 1 draws enumerated."""
+    return sum(math.prod(law[k] for k in tup) * max(0.0, hockey(eps, sum(grid[k] for k in tup) / (c + 1)))
+               for tup in itertools.product(range(len(grid)), repeat=c + 1))
+
+
+def _check_monotone_in_c(exports: Mapping[str, sp.Expr]) -> None:
+    """delta_c of the spread law (K = 4) does not increase with c (c <= 4; module docstring, step 5)."""
+    lam = {name: sp.lambdify(sorted(exports[name].free_symbols, key=lambda s: s.name), exports[name], "math")
+           for name in ("t_atom", "t_mass", "t_moment", "spread_right")}
+    hockey = sp.lambdify((epsilon, TBAR), exports["reduced_hockey"], "math")
+    for loss in (0.5, 1.0, 3.0):
+        law = _spread_law(loss, 4, lam["t_mass"], lam["t_moment"], lam["t_atom"], lam["spread_right"])
+        big_t = math.tanh(loss / 2)
+        grid = [-big_t + k * big_t / 2 for k in range(5)]
+        for eps in (0.0, loss / 5):
+            values = [_lattice_delta(law, grid, c, eps, hockey) for c in range(5)]
+            if any(b > a * (1 + 1e-12) for a, b in zip(values, values[1:])):
+                raise DerivationFailed(f"delta_c increases with c at l = {loss}, eps = {eps}: {values}")
+    record_check("points")
 
 
 def binned_shuffle_delta(data0: tuple[float, ...], data1: tuple[float, ...], eps: float, edges: list[float]) -> float:
@@ -261,6 +280,7 @@ def derive(*, claimed: Mapping[str, sp.Expr] | None = None) -> dict[str, sp.Expr
     _check_t_law(claim["t_atom"], claim["t_density"], claim["t_mass"], claim["t_moment"])
     require_equal(_spread_right_derived(), claim["spread_right"], "mean-preserving split's right share",
                   [{FA: 0, FB: sp.Rational(1, 3), GA: 0, GB: sp.Rational(1, 7), A_END: sp.Rational(1, 5), B_END: sp.Rational(1, 2)}])
+    _check_monotone_in_c(claim)
     _check_brute_force(claim)
     return {name: claim[name] for name in EXPORT_SYMBOLS}
 
