@@ -144,6 +144,26 @@ def test_composed_exponential_sits_between_its_member_and_the_dominating_pair():
     assert member <= bracket.upper <= pure
 
 
+def test_composed_exponential_epsilon_is_below_the_pure_dp_composition():
+    """ε(1e-3) of two runs at ε = 1: the UPPER end (the bounded-range pair composed) lies below
+    RR(1) composed twice, the ε-DP bound (solved here in mpmath: 1.9977), and above the LOWER end.
+    Catches the search stopping at max_loss, an EXACT method that is exact only at δ = 0 and
+    gives ε(δ) <= ε(0) = 2 elsewhere (the docs' em3-rdp.json read [1.49996, 3.0] that way)."""
+    from verifier.certify.methods.selection import SelectionMethod
+
+    claim = parse_claim({"mechanism": {"name": "exponential", "epsilon": 1.0}, "scheme": {"name": "composed", "times": 2},
+                         "epsilon": 1.0, "delta": 1e-3})
+    found = {b.side.value: b.value for b in SelectionMethod().epsilon_bounds(claim.model, 1e-3, Direction.REMOVE)}
+    hi, lo = mpmath.e / (1 + mpmath.e), 1 / (1 + mpmath.e)
+
+    def rr_twice(x):
+        return mpmath.fsum(mpmath.binomial(2, j) * max(0, hi ** j * lo ** (2 - j) - mpmath.e ** x * lo ** j * hi ** (2 - j)) for j in range(3))
+
+    pure = mpmath.findroot(lambda x: rr_twice(x) - mpmath.mpf("1e-3"), (1.9, 1.99999), solver="anderson")
+    assert 1.99 < pure < 2
+    assert found["lower"] <= found["upper"] < pure
+
+
 # ---- permute-and-flip ------------------------------------------------------------------------------
 
 _PF_EPS = 2 * math.log(2)

@@ -45,6 +45,16 @@ def substitute(scheme: Scheme, pair_of: Callable[[Selection], object]) -> Scheme
     return scheme
 
 
+def _exact_here(method: Method, model: Scheme, quantity: Quantity, at: float, direction: Direction) -> bool:
+    """Whether ``method`` answers this very query exactly: it is an EXACT method and gives both sides
+    here. An EXACT method may give one side only away from where it is exact (max_loss: ε(δ) <= ε(0)
+    for δ > 0), and a later method can be tighter there."""
+    if Guarantee.EXACT not in method.returns:
+        return False
+    found = method.tpr_bounds(model, at, direction) if quantity is Quantity.TPR else method.quantity_bounds(model, quantity, at, direction)
+    return {b.side for b in found if b.rigorous} >= {Side.LOWER, Side.UPPER}
+
+
 class SelectionMethod(Method):
     name = "selection"
     citation = (
@@ -72,7 +82,7 @@ class SelectionMethod(Method):
             found: list[tuple[Method, Bound]] = []
             for method, bounds in side_bounds(model, quantity, at, direction, side):
                 found += [(method, b) for b in bounds]
-                if bounds and Guarantee.EXACT in method.returns:
+                if bounds and _exact_here(method, model, quantity, at, direction):
                     break  # the exact value rounded outward: no later (costlier) method is tighter
             if not found:
                 continue
