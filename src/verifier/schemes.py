@@ -406,8 +406,9 @@ class Selection:
 
         if self.rule == "exponential":
             return RandomizedResponse(self.epsilon / 2)
-        with with_precision():
-            epsilon0 = arb_bound((2 * (arb(self.epsilon) / 2).exp() - 1).log(), Side.LOWER)
+        with with_precision():  # ln(2e^x − 1) = x + log1p(1 − e^{−x}), x = ε/2: positive and finite for every ε > 0
+            half = arb(self.epsilon) / 2
+            epsilon0 = arb_bound(half + (-(-half).expm1()).log1p(), Side.LOWER)
         return RandomizedResponse(epsilon0)
 
 

@@ -361,3 +361,18 @@ def test_permute_and_flip_modelling_names_the_laplace_upper_pair():
     claim = parse_claim({"mechanism": {"name": "permute_and_flip", "epsilon": 1.0}, "scheme": {"name": "composed", "times": 2},
                          "epsilon": 1.0, "delta": 0.2})
     assert "UPPER from the Laplace pair" in claim.modelling and "RR(eps)" not in claim.modelling
+
+
+@pytest.mark.parametrize(("eps0", "verdicts"), [(1e-300, {Verdict.CERTIFIED}), (1e300, {Verdict.VIOLATED, Verdict.INCONCLUSIVE})])
+def test_composed_permute_and_flip_at_extreme_epsilon_is_decided_not_refused(eps0, verdicts):
+    """The member's RR(ln(2e^{ε/2} − 1)) rounded down was negative at ε = 1e-300 (the ball of 2e^{ε/2} − 1
+    reaches below 1) and −inf at ε = 1e300 (overflow), so three composed runs of a valid selection exited 2
+    naming an "epsilon0" the claim never gave. Written as ε/2 + log1p(1 − e^{−ε/2}) it is positive and
+    finite (about >= ε/2), and the member is still an instance: below ln(2e^{ε/2} − 1), a garbling of it."""
+    claim = {"mechanism": {"name": "permute_and_flip", "epsilon": eps0}, "scheme": {"name": "composed", "times": 3},
+             "epsilon": 0.5, "delta": 1e-6}
+    assert certify(parse_claim(claim)).verdict in verdicts
+    from verifier.schemes import Selection
+
+    member = Selection("permute_and_flip", eps0).member
+    assert eps0 / 2 * (1 - 1e-15) <= member.epsilon0 < math.inf
