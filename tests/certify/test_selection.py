@@ -13,6 +13,7 @@ import math
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 import pytest
 
 from verifier._types import Direction
@@ -376,3 +377,43 @@ def test_composed_permute_and_flip_at_extreme_epsilon_is_decided_not_refused(eps
 
     member = Selection("permute_and_flip", eps0).member
     assert eps0 / 2 * (1 - 1e-15) <= member.epsilon0 < math.inf
+
+
+def _adaptive_two_runs(x: float) -> float:
+    """The largest δ(x) of two permute-and-flip runs at ε = 2 ln 2 over every adaptive choice among the
+    enumerated instances (both orders): the first run's instance, then the second's chosen from its
+    output. H_γ of the pair of transcripts is Σ_o P₁(o)·H_{γQ₁(o)/P₁(o)}(second run), so the best second
+    instance is picked output by output (the Bellman step over a finite family), in binary64."""
+    laws = [pair for p, q in _pf_instances() for pair in ((p, q), (q, p))]
+    big_p, big_q = np.zeros((len(laws), 3)), np.zeros((len(laws), 3))
+    for i, (p, q) in enumerate(laws):
+        big_p[i, :len(p)], big_q[i, :len(q)] = [float(v) for v in p], [float(v) for v in q]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(big_p > 0, math.exp(x) * big_q / big_p, 0.0).ravel()
+    best_second = np.maximum(big_p[None] - ratios[:, None, None] * big_q[None], 0).sum(2).max(1).reshape(big_p.shape)
+    return float((big_p * best_second).sum(1).max())
+
+
+@pytest.mark.parametrize("x", [0.0, 0.5, 1.0])
+def test_adaptive_two_runs_stay_below_the_composed_upper_end(x):
+    """Two runs, the second's scores chosen from the first's output (every enumerated instance of up to
+    three candidates at ε = 2 ln 2): the adaptive worst case stays below the composed Laplace pair
+    (Zhu, Dong & Wang 2022, Thm 10 applied to proofs/permute_and_flip.py's dominance). At x = 0 it is
+    9/16, above the best fixed instance run twice (25/48) and the LOWER end (the member, 1/2): an
+    UPPER end taken from a fixed instance composed (mutant: ``dominating`` = ``member``) is refuted."""
+    bracket = _pf_bracket(_PF_EPS, x, times=2)
+    adaptive = _adaptive_two_runs(x)
+    assert adaptive <= bracket.upper + 1e-12
+    if x == 0.0:
+        assert abs(adaptive - 9 / 16) < 1e-12 and bracket.lower < adaptive
+
+
+def test_adaptive_two_runs_refute_a_fixed_instance_upper_end(monkeypatch):
+    from verifier.schemes import Selection
+
+    monkeypatch.setattr(Selection, "dominating", property(lambda node: node.member))
+    try:
+        upper = _pf_bracket(_PF_EPS, 0.0, times=2).upper
+    except InconsistentBounds:
+        return
+    assert upper < _adaptive_two_runs(0.0)
