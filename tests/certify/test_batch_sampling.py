@@ -554,7 +554,7 @@ def test_truncated_edge_bound_replace_one(epsilon):
 
 def _hockey_mp(p, q, epsilon: float) -> mpmath.mpf:
     """∫ (p − e^ε q)_+ for 1-D Gaussian mixtures [(Fraction weight, mean)] with σ = 1, in mpmath: the sign
-    changes of p − e^ε q from a grid refined by mpmath's root finder, the masses by normal CDFs."""
+    changes of p − e^ε q from a grid refined by mpmath's root finder, the masses by normal CDFs (at the caller's precision)."""
     kappa = mpmath.e ** mpmath.mpf(epsilon)
     gap = lambda y: mpmath.fsum(mpmath.mpf(w.numerator) / w.denominator * mpmath.npdf(y, m) for w, m in p) - kappa * mpmath.fsum(  # noqa: E731
         mpmath.mpf(w.numerator) / w.denominator * mpmath.npdf(y, m) for w, m in q)
@@ -588,7 +588,8 @@ def test_truncated_upper_end_is_attained_at_one_record_per_batch(epsilon):
             mix[mean] = mix.get(mean, Fraction(0)) + p
         return list((w, m) for m, w in mix.items())
 
-    instance = _hockey_mp(law((1, -1, -1), with_record), law((None, -1, -1), without), epsilon)
+    with mpmath.workdps(40):  # this module keeps mpmath's default precision; the margin here is a few ulps
+        instance = _hockey_mp(law((1, -1, -1), with_record), law((None, -1, -1), without), epsilon)
     upper = truncated_poisson_step(1.0, 1.0, n, float(q), batch, replace_one=False)[0].delta(epsilon, Direction.REMOVE).upper
     assert instance <= upper and upper - instance <= 4e-15 * instance
     mutant = lambda sigma, means, tails, add_orientation: GaussianMixture(sigma, (means[0], means[1] * (1 - 1e-10)), tails, add_orientation=add_orientation)  # noqa: E731
