@@ -250,3 +250,11 @@ def test_buckets_and_window_against_direct_convolution(eps):
     got = clone_sum_delta_upper(1.0, ball, share, users, eps)
     assert reference * (1 - 1e-9) <= got <= reference * (1 + BUCKET_SLACK)
 
+
+
+def test_very_large_eps0_is_answered():
+    """ε0 = 200 (Laplace scale 0.01 in the CLI): the clone count's threshold cannot be decided in
+    ball arithmetic there (it declines); the clone sum still answers, with at most ε0, and δ(150)
+    is at least the single report's 1 − e^{−25}, which is within 1e-10 of 1."""
+    assert laplace_shuffle_epsilon_upper(200.0, 1000, 1e-6) <= 200.0
+    assert 1 - math.exp(-25) <= laplace_shuffle_delta_upper(200.0, 1000, 150.0) <= 1.0

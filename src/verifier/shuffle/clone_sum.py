@@ -42,6 +42,7 @@ from flint import acb, acb_poly, arb
 from verifier._directed import arb_bound, with_precision
 from verifier._types import Side
 from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive
+from verifier.errors import NumericalFailure
 from verifier.shuffle.clones import clone_delta_ball, clone_delta_piece_float, distance_pieces
 from verifier.shuffle.count import binomial_sf_arb
 
@@ -75,8 +76,10 @@ def laplace_t_law(loss: arb, cells: int = CELLS) -> list[arb]:
     h = 2 * big_t / cells
     scale = (-loss / 2).exp() / 2
     grid = [-big_t + k * h for k in range(cells + 1)]
-    mass_at = [scale * g / (1 - g * g).sqrt() for g in grid]  # ∫ density = F(t)
-    moment_at = [scale / (1 - g * g).sqrt() for g in grid]  # ∫ t·density = G(t)
+    gap = 2 / (1 + loss.exp())  # 1 − T, without the cancellation of 1 − tanh at large losses
+    root = [((gap + k * h) * (gap + (cells - k) * h)).sqrt() for k in range(cells + 1)]  # √(1 − g_k²)
+    mass_at = [scale * g / r for g, r in zip(grid, root)]  # ∫ density = F(t)
+    moment_at = [scale / r for r in root]  # ∫ t·density = G(t)
     atom = (1 + (-loss).exp()) / 4
     out = [arb(0)] * (cells + 1)
     out[0], out[cells] = atom, atom
@@ -93,8 +96,10 @@ def laplace_t_law_float(loss: float, cells: int = CELLS) -> np.ndarray:
     big_t = math.tanh(loss / 2)
     grid = np.linspace(-big_t, big_t, cells + 1)
     scale = math.exp(-loss / 2) / 2
-    mass = np.diff(scale * grid / np.sqrt(1 - grid * grid))
-    moment = np.diff(scale / np.sqrt(1 - grid * grid))
+    gap, k, h = 2 / (1 + math.exp(min(loss, 700.0))), np.arange(cells + 1), 2 * big_t / cells
+    root = np.sqrt((gap + k * h) * (gap + (cells - k) * h))
+    mass = np.diff(scale * grid / root)
+    moment = np.diff(scale / root)
     right = (moment - grid[:-1] * mass) / (grid[1] - grid[0])
     out = np.zeros(cells + 1)
     out[0] = out[-1] = (1 + math.exp(-loss)) / 4
@@ -198,11 +203,11 @@ def _delta_c_float(loss: float, cells: int, c: int, epsilon: float) -> float:
 
 
 def _buckets(others: int, share: float) -> list[int]:
-    """Left ends of the buckets of C ~ Bin(others, share), increasing: every value when its standard
-    deviation is below 4, else the edges mean + z·sd of :data:`_EDGES_Z`."""
+    """Left ends of the buckets of C ~ Bin(others, share), increasing: every value up to far above the
+    mean when its standard deviation is below 4, else the edges mean + z·sd of :data:`_EDGES_Z`."""
     mean, sd = others * share, math.sqrt(others * share * (1 - share))
-    if sd < 4:
-        return list(range(others + 1))
+    if sd < 4:  # up to 10 standard deviations and 10 clones above the mean; the last bucket holds the rest
+        return list(range(min(others, int(math.ceil(mean + 10 * sd)) + 10) + 1))
     return sorted({min(others, max(0, int(math.floor(mean + z * sd)))) for z in _EDGES_Z})
 
 
@@ -233,6 +238,15 @@ def clone_sum_delta_float(loss: float, share: float, users: int, epsilon: float,
     return total
 
 
+def _count_upper(loss: float, users: int, epsilon: float, share: arb, share_float: float) -> float:
+    """The clone count's UPPER bound for one range, or 1 (δ <= 1) where its threshold cannot be
+    decided in ball arithmetic (very large ε0); the clone sum then decides alone."""
+    try:
+        return arb_bound(clone_delta_ball(loss, users, epsilon, share, share_float), Side.UPPER)
+    except NumericalFailure:
+        return 1.0
+
+
 def _pieces(epsilon0: float) -> list[tuple[float, arb, float]]:
     with with_precision(_PRECISION_BITS):
         return distance_pieces(epsilon0, _FRACTIONS)
@@ -248,7 +262,7 @@ def laplace_shuffle_delta_upper(epsilon0: float, users: int, epsilon: float, cel
     ranked = []
     with with_precision(_PRECISION_BITS):
         for loss, ball, share in _pieces(e0):
-            ranked.append((arb_bound(clone_delta_ball(loss, n, eps, ball, share), Side.UPPER), loss, ball, share))
+            ranked.append((_count_upper(loss, n, eps, ball, share), loss, ball, share))
     ranked.sort(key=lambda item: -item[0])
     best = 0.0
     for count, loss, ball, share in ranked:
@@ -280,7 +294,7 @@ def laplace_shuffle_epsilon_upper(epsilon0: float, users: int, delta: float, cel
     def fits(eps: float) -> bool:
         with with_precision(_PRECISION_BITS):
             for loss, ball, share in pieces:
-                if arb_bound(clone_delta_ball(loss, n, eps, ball, share), Side.UPPER) <= target:
+                if _count_upper(loss, n, eps, ball, share) <= target:
                     continue
                 if clone_sum_delta_upper(loss, ball, share, n, eps, cells) > target:
                     return False
