@@ -200,15 +200,18 @@ def test_gaussian_orientations_bracket_the_two_step_quadrature():
     assert values[Side.UPPER] - values[Side.LOWER] < 2e-3 * truth
 
 
-def test_gaussian_orientations_on_a_grid_that_stops_at_zero():
+@pytest.mark.parametrize("order", [(Direction.REMOVE, Direction.ADD), (Direction.ADD, Direction.REMOVE, Direction.ADD)])
+def test_gaussian_orientations_on_a_grid_that_stops_at_zero(order):
     """The two-step quadrature again, on [−ε − 1, 0] with the mirror identity above (remove and add
-    are each other's mirror) and the cyclic transform (kernels of ~2000 masses, FFT path): a window
-    read at the wrong place or a wrapped-around term moves the values far outside 2e-3."""
+    are each other's mirror) and the cyclic transform (kernels of ~2000 masses, FFT path; two members
+    share one transform, and a third, repeated, is transformed alone): a window read at the wrong
+    place, a wrapped-around term or the parts of a shared transform swapped move the values far
+    outside 2e-3."""
     sigma, q, epsilon, step = 1.1, 0.1, 1.0, 2.0**-8
     pair = PoissonSubsampled(Gaussian(sigma, 2.0), q)
     values = {}
     for side, dominance in ((Side.UPPER, Dominance.DOMINATING), (Side.LOWER, Dominance.DOMINATED)):
-        members = [pld_from_pair(pair, d, dominance, step) for d in (Direction.REMOVE, Direction.ADD)]
+        members = [pld_from_pair(pair, d, dominance, step) for d in order]
         values[side] = adaptive_value(members, 2, side, -epsilon - 1.0, 0.0, symmetric=True).delta(epsilon)
     truth = _two_step_optimum(sigma, q, epsilon)
     assert values[Side.LOWER] <= truth <= values[Side.UPPER]

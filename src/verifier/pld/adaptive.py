@@ -30,7 +30,7 @@ its REMOVE-direction discrete PLD (law of ln(P_m/Q_m) under P_m):
 Above the grid, for a class closed under swapping the two datasets (``symmetric``: the realisable
 fixed-batch steps, whose set is closed under (A, B, C) -> (B, A, C), or a finite family closed under
 the mirror (P, Q) -> (Q, P)), the value is taken from the grid itself: for every strategy's pair of
-transcript laws, H_γ(P‖Q) = 1 − γ + γH_{1/γ}(Q‖P) (γ = e^{−u}; ∫(p − γq)_+ − ∫(γq − p)_+ = 1 − γ),
+transcript laws, H_γ(P‖Q) = 1 − γ + γH_{1/γ}(Q‖P) (γ = e^{−u}; proofs/hockey_stick_duality.py),
 and the supremum over the swapped runs is the same class's value, so
 
     U_k(u) = 1 − e^{−u} + e^{−u}·U_k(−u)          (exact, every u),
