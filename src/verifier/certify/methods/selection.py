@@ -45,16 +45,6 @@ def substitute(scheme: Scheme, pair_of: Callable[[Selection], object]) -> Scheme
     return scheme
 
 
-def _exact_here(method: Method, model: Scheme, quantity: Quantity, at: float, direction: Direction) -> bool:
-    """Whether ``method`` answers this very query exactly: it is an EXACT method and gives both sides
-    here. An EXACT method may give one side only away from where it is exact (max_loss: ε(δ) <= ε(0)
-    for δ > 0), and a later method can be tighter there."""
-    if Guarantee.EXACT not in method.returns:
-        return False
-    found = method.tpr_bounds(model, at, direction) if quantity is Quantity.TPR else method.quantity_bounds(model, quantity, at, direction)
-    return {b.side for b in found if b.rigorous} >= {Side.LOWER, Side.UPPER}
-
-
 class SelectionMethod(Method):
     name = "selection"
     citation = (
@@ -73,17 +63,20 @@ class SelectionMethod(Method):
         return holds_selection(scheme)
 
     def _bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
-        from verifier.certify.registry import side_bounds
+        from verifier.certify.registry import query_bounds
 
         lower_pair = (lambda node: node.supremum) if isinstance(scheme, Selection) else (lambda node: node.member)
         out: list[Bound] = []
         for side, pair_of, pick in ((Side.UPPER, lambda node: node.dominating, min), (Side.LOWER, lower_pair, max)):
             model = substitute(scheme, pair_of)
             found: list[tuple[Method, Bound]] = []
-            for method, bounds in side_bounds(model, quantity, at, direction, side):
-                found += [(method, b) for b in bounds]
-                if bounds and _exact_here(method, model, quantity, at, direction):
-                    break  # the exact value rounded outward: no later (costlier) method is tighter
+            for method, bounds in query_bounds(model, quantity, at, direction, side):
+                found += [(method, b) for b in bounds if b.side is side]
+                if Guarantee.EXACT in method.returns and {b.side for b in bounds} >= {Side.LOWER, Side.UPPER}:
+                    # the exact value rounded outward: no later (costlier) method is tighter. An EXACT
+                    # method may give one side only away from where it is exact (max_loss: ε(δ) <= ε(0)
+                    # for δ > 0), and a later method can be tighter there.
+                    break
             if not found:
                 continue
             method, best = pick(found, key=lambda pair: pair[1].value)
