@@ -177,13 +177,14 @@ def check_option_uses(args: argparse.Namespace) -> None:
 
 def build_scheme(args: argparse.Namespace) -> Scheme:
     """The scheme the options describe (validated by the scheme's constructor); under
-    ``--neighboring replace_one`` the model a claim with these fields gets
-    (:func:`verifier.certify.claim.model_of`)."""
+    ``--neighboring replace_one``, and for truncated Poisson (whose step pair only the claim layer
+    builds), the model a claim with these fields gets (:func:`verifier.certify.claim.model_of`)."""
     check_option_uses(args)
-    if getattr(args, "direction", None) == "replace_one":
+    relation = getattr(args, "direction", None)
+    if relation == "replace_one" or args.scheme == "truncated_poisson":
         from verifier.certify.claim import model_of
 
-        return model_of(*model_json_from_flags(args), "replace_one")
+        return model_of(*model_json_from_flags(args), "replace_one" if relation == "replace_one" else "add_or_remove")
     pair = build_pair(args)
     if args.scheme == "single":
         return Single(pair)
@@ -211,10 +212,6 @@ def build_scheme(args: argparse.Namespace) -> Scheme:
             "neighboring", args.direction, f"{args.scheme.replace('_', ' ')} batches are defined for replace-one neighbours only (n is public)",
             fix="give --neighboring replace_one",
         )
-    if args.scheme == "truncated_poisson":
-        from verifier.certify.claim import model_of
-
-        return model_of(*model_json_from_flags(args), "add_or_remove")
     return Allocation(pair, _required(args, "steps", "allocation", "--scheme"), 1 if args.k is None else args.k, args.epochs)
 
 
