@@ -11,20 +11,18 @@ import argparse
 import pytest
 
 from verifier.certify.claim import model_of
-from verifier.cli import main
+from verifier.cli import build_parser, main
 from verifier.cli._options import build_scheme
 
 GAUSSIAN = {"name": "gaussian", "sigma": 1.0, "sensitivity": 1.0}
 
 
 def _flags(scheme: str, direction: str, **values) -> argparse.Namespace:
-    base = dict(
-        mechanism="gaussian", sigma=1.0, scale=None, sensitivity=1.0, epsilon0=None, delta0=None, k=None, scheme=scheme, times=None,
-        rate=None, steps=None, dataset_size=None, batch_size=None, max_batch=None, sample_size=None, drop_last=False, epochs=1,
-        users=None, rounds=1, aggregation="shuffle", batches=None, groups=None, matrix=None, matrix_file=None, bands=None,
-        coefficients=None, theta=None, omega=None, direction=direction,
-    )
-    return argparse.Namespace(**{**base, **values})
+    """The options ``verifier epsilon`` parses from these flags (``dataset_size`` → ``--dataset-size``)."""
+    argv = ["epsilon", "--sigma", "1", "--scheme", scheme, "--neighboring", direction, "--delta", "1e-5"]
+    for name, value in values.items():
+        argv += [f"--{name.replace('_', '-')}", str(value)]
+    return build_parser("epsilon").parse_args(argv)
 
 
 @pytest.mark.parametrize(
