@@ -9,6 +9,8 @@ Rows, with the record first (REMOVE):
 - instances of the real mechanism in one dimension, the record at +C and every other record at v,
   the same pair at all 10 steps (v = −C is verifier's truncated-attained LOWER bound), and 10 steps
   mixing v = −C with v = −C/2;
+- instances in the plane: the record at C(cos θ, sin θ) and every other record at −C·e_1 (θ = 0 is
+  the collinear instance; verifier's truncated-attained also bounds θ = π/4 rigorously);
 - the two-label UPPER bound (the count M <= B − 1 at rate q with shift C, M >= B at the averaged
   rate q_c with shift 2C), and its M >= B label alone;
 - the pair that reveals the count M only below B − j and hides it from B − j on, with every other
@@ -100,6 +102,37 @@ def instance(v: float) -> tuple[dict, dict]:
     return p, q
 
 
+def plane_law(theta: float, h: float = 0.04) -> tuple[np.ndarray, int]:
+    """The loss law of the instance in the plane at angle ``theta`` (REMOVE), on the grid STEP·k: the
+    densities on a grid of cells of side ``h`` in (u, w), u along the other records, the means on the
+    lines w = 0 (no record) and w = sin θ (the record in the batch)."""
+    xu, xw = np.cos(theta), np.sin(theta)
+    lines: list[dict[float, float]] = [{}, {}]
+    without: dict[float, float] = {}
+    for m, w in enumerate(COUNTS):
+        if w < 1e-30:
+            continue
+        kept = Q if m <= B - 1 else Q * B / (m + 1)
+        others = min(m, B - 1) if m <= B - 1 else B - 1
+        _put(lines[1], -others + xu, w * kept)
+        _put(lines[0], -min(m, B), w * (1 - kept))
+        _put(without, -min(m, B), w)
+    u = np.arange(-B - 1 - 9 * SIGMA, 1 + 9 * SIGMA, h)
+    v = np.arange(-9 * SIGMA, xw + 9 * SIGMA, h)
+
+    def along(mix: dict[float, float]) -> np.ndarray:
+        return sum(w * np.exp(-((u - m) ** 2) / (2 * SIGMA**2)) for m, w in mix.items())
+
+    across = [np.exp(-((v - c) ** 2) / (2 * SIGMA**2)) for c in (0.0, xw)]
+    p = np.outer(along(lines[0]), across[0]) + np.outer(along(lines[1]), across[1])
+    q = np.outer(along(without), across[0])
+    keep = (p > 1e-300) & (q > 1e-300)
+    index = np.round(np.log(p[keep] / q[keep]) / STEP).astype(int)
+    base = int(index.min())
+    masses = np.bincount(index - base, weights=p[keep])
+    return masses / masses.sum(), base
+
+
 def chain(j: int) -> tuple[float, dict, dict]:
     """(P(M >= B − j), the pair given M >= B − j with the count hidden, the other records at −1)."""
     weight = COUNTS[B - j:].sum()
@@ -134,6 +167,8 @@ def main() -> None:
     for v, law in laws.items():
         lines.append(f"| instance, other records at {v:g} | {epsilon([law] * STEPS):.4f} |")
     lines.append(f"| instance, 8 steps at −1 and 2 at −0.5 | {epsilon([laws[-1.0]] * 8 + [laws[-0.5]] * 2):.4f} |")
+    for turn in (0.1, 0.2, 0.25, 0.26, 0.3, 0.4):
+        lines.append(f"| instance in the plane, θ = {turn:g}π | {epsilon([plane_law(turn * np.pi)] * STEPS):.4f} |")
     poisson = loss_law({0.0: 1 - Q, 1.0: Q}, {0.0: 1.0})
     swapped = loss_law({0.0: 1 - RATE_FULL, 2.0: RATE_FULL}, {0.0: 1.0})
     lines.append(f"| two-label UPPER bound | {epsilon([labelled(FULL, swapped, poisson)] * STEPS):.4f} |")

@@ -73,7 +73,11 @@ M ~ Bin(n - 1, q) with law b.
    sum_k b_k N(kC), checked against the enumerated sums in exact rationals (step ``laws``). Where
    truncation binds the record's place is taken from a record at -C, a shift of 2C. Replace-one, the
    record +C against -C, every other record -C: the second law is -mC, minus C with probability q,
-   for m <= B - 1, and -BC for m >= B (also checked).
+   for m <= B - 1, and -BC for m >= B (also checked). The instances in the plane (every other record
+   at o, the record at x, |o| = |x| = C, any angle) have the same laws of (k, r), k the number of
+   other records in the batch and r whether the record is in it, with the mean k o + r x: the joint
+   law of (k, r) is checked against the enumeration too (step ``laws``), which the lattice check
+   alone does not separate (k o + x = (k - 2) o when x = -o).
 
 Sampling with replacement (SampledWithReplacementDpEvent; replace-one, n public): m draws uniform
 over the n records. The record's multiplicity K ~ Bin(m, 1/n) (enumeration of all n^m draws), and
@@ -368,6 +372,18 @@ def _check_laws() -> None:
                 swapped[-batch] = swapped.get(-batch, 0) + b
         if _lattice_law((-1, *(-1,) * (n - 1)), batches) != {k: v for k, v in swapped.items() if v}:
             raise DerivationFailed(f"replace-one others-at--C law differs from the enumeration at n={n}, q={q}, B={batch}")
+        joint: dict = {}  # the plane instances: (others in the batch, record in it)
+        for kept, p in batches.items():
+            key = (len(kept - {0}), 0 in kept)
+            joint[key] = joint.get(key, Fraction(0)) + p
+        claimed_joint: dict = {}
+        for m in range(n):
+            b = _binom(n - 1, q, m)
+            rate = q if m <= batch - 1 else q * batch / (m + 1)
+            for key, w in (((min(m, batch - 1), True), b * rate), ((min(m, batch), False), b * (1 - rate))):
+                claimed_joint[key] = claimed_joint.get(key, Fraction(0)) + w
+        if joint != {k: v for k, v in claimed_joint.items() if v}:
+            raise DerivationFailed(f"the (others kept, record kept) law differs from the enumeration at n={n}, q={q}, B={batch}")
     for n, draws in ((2, 3), (3, 3), (4, 2), (3, 5)):
         law = with_replacement_multiplicity(n, draws)
         if any(law.get(k, 0) != _binom(draws, Fraction(1, n), k) for k in range(draws + 1)):
