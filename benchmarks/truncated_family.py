@@ -18,12 +18,18 @@ Rows, with the record first (REMOVE):
   be the worst placement (verifier.pairs.truncated_edge, Lemma C of proofs/batch_sampling.py) and
   verifier uses it. For j >= 2 it would be an UPPER bound only if the collinear chain were the worst
   chain. proofs/batch_sampling.py shows that the collinear instance is not the worst at larger ε on
-  tiny cases, so those rows are estimates only.
+  tiny cases, so those rows are estimates only;
+- the same chains with every other record at −(cos π/4, sin π/4) (for j >= 8 they lie above the
+  collinear ones, as the instance in the plane does);
+- for j = 2, the bound that also reveals the values of the next two other records drawn (joint
+  convexity over them: the worst placement on a grid of angles π/4 apart, unit norms), and the one
+  that reveals the two values but not their order (the order is uniform given the pair).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import time
 from pathlib import Path
@@ -102,35 +108,63 @@ def instance(v: float) -> tuple[dict, dict]:
     return p, q
 
 
-def plane_law(theta: float, h: float = 0.04) -> tuple[np.ndarray, int]:
-    """The loss law of the instance in the plane at angle ``theta`` (REMOVE), on the grid STEP·k: the
-    densities on a grid of cells of side ``h`` in (u, w), u along the other records, the means on the
-    lines w = 0 (no record) and w = sin θ (the record in the batch)."""
-    xu, xw = np.cos(theta), np.sin(theta)
-    lines: list[dict[float, float]] = [{}, {}]
-    without: dict[float, float] = {}
+def plane_law(p: dict[tuple[float, float], float], q: dict[tuple[float, float], float], h: float = 0.04) -> tuple[np.ndarray, int]:
+    """The loss law of Gaussian mixtures in the plane {(u, w): weight} (REMOVE), on the grid STEP·k:
+    the densities on a grid of cells of side ``h``."""
+    means = np.array(list(p) + list(q))
+    u = np.arange(means[:, 0].min() - 9 * SIGMA, means[:, 0].max() + 9 * SIGMA, h)
+    v = np.arange(means[:, 1].min() - 9 * SIGMA, means[:, 1].max() + 9 * SIGMA, h)
+
+    def density(mix: dict[tuple[float, float], float]) -> np.ndarray:
+        rows: dict[float, np.ndarray] = {}  # the mixture's u-part on each line w = const
+        for (mu, mw), weight in mix.items():
+            rows[mw] = rows.get(mw, 0.0) + weight * np.exp(-((u - mu) ** 2) / (2 * SIGMA**2))
+        return sum(np.outer(row, np.exp(-((v - mw) ** 2) / (2 * SIGMA**2))) for mw, row in rows.items())
+
+    dp, dq = density(p), density(q)
+    keep = (dp > 1e-300) & (dq > 1e-300)
+    index = np.round(np.log(dp[keep] / dq[keep]) / STEP).astype(int)
+    base = int(index.min())
+    masses = np.bincount(index - base, weights=dp[keep])
+    return masses / masses.sum(), base
+
+
+def _at(mix: dict, point: np.ndarray, weight: float) -> None:
+    key = (round(float(point[0]), 9), round(float(point[1]), 9))
+    mix[key] = mix.get(key, 0.0) + weight
+
+
+def plane_instance(theta: float) -> tuple[dict, dict]:
+    """The record at (cos θ, sin θ), every other record at (−1, 0): batch sums of the real mechanism."""
+    x, o = np.array([np.cos(theta), np.sin(theta)]), np.array([-1.0, 0.0])
+    p: dict = {}
+    q: dict = {}
     for m, w in enumerate(COUNTS):
         if w < 1e-30:
             continue
         kept = Q if m <= B - 1 else Q * B / (m + 1)
-        others = min(m, B - 1) if m <= B - 1 else B - 1
-        _put(lines[1], -others + xu, w * kept)
-        _put(lines[0], -min(m, B), w * (1 - kept))
-        _put(without, -min(m, B), w)
-    u = np.arange(-B - 1 - 9 * SIGMA, 1 + 9 * SIGMA, h)
-    v = np.arange(-9 * SIGMA, xw + 9 * SIGMA, h)
+        _at(p, min(m, B - 1) * o + x, w * kept)
+        _at(p, min(m, B) * o, w * (1 - kept))
+        _at(q, min(m, B) * o, w)
+    return p, q
 
-    def along(mix: dict[float, float]) -> np.ndarray:
-        return sum(w * np.exp(-((u - m) ** 2) / (2 * SIGMA**2)) for m, w in mix.items())
 
-    across = [np.exp(-((v - c) ** 2) / (2 * SIGMA**2)) for c in (0.0, xw)]
-    p = np.outer(along(lines[0]), across[0]) + np.outer(along(lines[1]), across[1])
-    q = np.outer(along(without), across[0])
-    keep = (p > 1e-300) & (q > 1e-300)
-    index = np.round(np.log(p[keep] / q[keep]) / STEP).astype(int)
-    base = int(index.min())
-    masses = np.bincount(index - base, weights=p[keep])
-    return masses / masses.sum(), base
+def plane_chain(j: int, x: np.ndarray, others: list[np.ndarray]) -> tuple[float, dict, dict]:
+    """(P(M >= B − j), the pair given M >= B − j with the count hidden): the record at x and the
+    next j other records drawn at ``others`` (in that order), their partial sums S_k."""
+    weight = COUNTS[B - j:].sum()
+    sums = [np.zeros(2)]
+    for r in others:
+        sums.append(sums[-1] + r)
+    p: dict = {}
+    q: dict = {}
+    for k in range(j + 1):
+        pi = (COUNTS[B - j + k] if k < j else FULL) / weight
+        rate, landing = (Q, sums[k] + x) if k < j else (RATE_FULL, sums[k - 1] + x)
+        _at(q, sums[k], pi)
+        _at(p, sums[k], pi * (1 - rate))
+        _at(p, landing, pi * rate)
+    return weight, p, q
 
 
 def chain(j: int) -> tuple[float, dict, dict]:
@@ -145,6 +179,20 @@ def chain(j: int) -> tuple[float, dict, dict]:
         _put(p, -k, pi * (1 - rate))
         _put(p, -k + shift, pi * rate)
     return weight, p, q
+
+
+def _weighted(chain_pair: tuple[float, dict, dict]) -> tuple[float, tuple[np.ndarray, int]]:
+    weight, p, q = chain_pair
+    return weight, plane_law(p, q)
+
+
+def _half(a: dict, b: dict) -> dict:
+    """The even mixture of two mixtures."""
+    out: dict = {}
+    for mix in (a, b):
+        for key, w in mix.items():
+            out[key] = out.get(key, 0.0) + w / 2
+    return out
 
 
 def labelled(weight: float, pair: tuple[np.ndarray, int], rest: tuple[np.ndarray, int]) -> tuple[np.ndarray, int]:
@@ -168,7 +216,7 @@ def main() -> None:
         lines.append(f"| instance, other records at {v:g} | {epsilon([law] * STEPS):.4f} |")
     lines.append(f"| instance, 8 steps at −1 and 2 at −0.5 | {epsilon([laws[-1.0]] * 8 + [laws[-0.5]] * 2):.4f} |")
     for turn in (0.1, 0.2, 0.25, 0.26, 0.3, 0.4):
-        lines.append(f"| instance in the plane, θ = {turn:g}π | {epsilon([plane_law(turn * np.pi)] * STEPS):.4f} |")
+        lines.append(f"| instance in the plane, θ = {turn:g}π | {epsilon([plane_law(*plane_instance(turn * np.pi))] * STEPS):.4f} |")
     poisson = loss_law({0.0: 1 - Q, 1.0: Q}, {0.0: 1.0})
     swapped = loss_law({0.0: 1 - RATE_FULL, 2.0: RATE_FULL}, {0.0: 1.0})
     lines.append(f"| two-label UPPER bound | {epsilon([labelled(FULL, swapped, poisson)] * STEPS):.4f} |")
@@ -177,6 +225,23 @@ def main() -> None:
         weight, p, q = chain(j)
         status = "proven, verifier's UPPER bound for ε >= 0" if j == 1 else "estimate"
         lines.append(f"| count hidden from M >= B − {j}, collinear ({status}) | {epsilon([labelled(weight, loss_law(p, q), poisson)] * STEPS):.4f} |")
+    x = np.array([1.0, 0.0])
+    toward = [np.array([np.cos(a), np.sin(a)]) for a in np.arange(8) * np.pi / 4]
+    for j in (2, 4, 8, 16):
+        weight, p, q = plane_chain(j, x, [-toward[1]] * j)
+        lines.append(f"| count hidden from M >= B − {j}, others at −(cos π/4, sin π/4) (estimate) | {epsilon([labelled(weight, plane_law(p, q), poisson)] * STEPS):.4f} |")
+    revealed = max((epsilon([labelled(*_weighted(plane_chain(2, x, [a, b])), poisson)] * STEPS), i, k)
+                   for i, a in enumerate(toward) for k, b in enumerate(toward))
+    lines.append(f"| count hidden from M >= B − 2, the next two others' values revealed, worst on the π/4 grid "
+                 f"(at {revealed[1]}π/4, {revealed[2]}π/4) | {revealed[0]:.4f} |")
+    unordered = []
+    for i, k in itertools.combinations_with_replacement(range(8), 2):
+        (weight, p1, q1), (_, p2, q2) = plane_chain(2, x, [toward[i], toward[k]]), plane_chain(2, x, [toward[k], toward[i]])
+        pair = plane_law(_half(p1, p2), _half(q1, q2))
+        unordered.append((epsilon([labelled(weight, pair, poisson)] * STEPS), i, k))
+    worst = max(unordered)
+    lines.append(f"| count hidden from M >= B − 2, the two others' values revealed but not their order, worst on the π/4 grid "
+                 f"(at {worst[1]}π/4, {worst[2]}π/4) | {worst[0]:.4f} |")
     lines.append("")
     lines.append(f"CPU {time.process_time() - start:.1f} s; load average at the end: {os.getloadavg()[0]:.1f}")
     text = "\n".join(lines) + "\n"

@@ -671,3 +671,14 @@ def test_truncated_attained_plane_instance_against_the_enumerated_mechanism(dire
     finally:
         for cache in caches:
             cache.cache_clear()
+
+
+def test_truncated_attained_leaves_out_a_plane_instance_past_the_cell_budget():
+    """With σ small against the spread of the sums (n = 6, q = 2/5, B = 2, σ = 0.02) the grid in the
+    plane would need more than MAX_CELLS cells: only the collinear instance is computed, and the bound
+    is its value (without the guard it would be the larger of the two, from a 4.6·10⁶-cell grid)."""
+    import verifier.certify.methods.truncated_attained as attained
+
+    scheme = TruncatedPoisson(Gaussian(0.02), 6, 0.4, 2, 1)
+    assert attained._cells(scheme, math.pi / 4) > attained.MAX_CELLS
+    assert attained.delta_lower(scheme, 0.5, Direction.REMOVE) == attained._delta_at(scheme, 0.5, Direction.REMOVE, 0.0)

@@ -48,7 +48,7 @@ from verifier.pairs.batch_sampling import binomial_pmf
 from verifier.pairs.gaussian import Gaussian, _phi
 from verifier.schemes import Scheme, TruncatedPoisson
 
-__all__ = ["TruncatedAttained", "METHODS", "ANGLES", "delta_lower", "epsilon_lower", "LOSS_STEP", "CELLS_PER_SIGMA", "DROPPED", "MAX_STEPS"]
+__all__ = ["TruncatedAttained", "METHODS", "ANGLES", "MAX_CELLS", "delta_lower", "epsilon_lower", "LOSS_STEP", "CELLS_PER_SIGMA", "DROPPED", "MAX_STEPS"]
 
 #: Width of the lattice the step's log-likelihood ratio is rounded to.
 LOSS_STEP = 0.01
@@ -60,6 +60,9 @@ DROPPED = 1e-30
 MAX_STEPS = 1000
 #: Angles θ between the record x and −o, o the other records' value (module docstring).
 ANGLES = (0.0, math.pi / 4)
+#: Most cells of the grid in the plane (u-cells × w-cells); an instance at an angle that needs more
+#: (σ small against B·C) is left out (the collinear one, one w-cell, is always computed).
+MAX_CELLS = 4_000_000
 #: Bits of the ball arithmetic.
 _BITS = 128
 #: Half-width, in σ, of the grid of cells around the means (the two outer cells of each axis run to ±∞).
@@ -194,9 +197,17 @@ def _laws(scheme: TruncatedPoisson, direction: Direction, theta: float) -> tuple
 
 
 def delta_lower(scheme: TruncatedPoisson, epsilon: float, direction: Direction) -> float:
-    """The LOWER bound max over θ in :data:`ANGLES` and τ of P^T(Σs >= τ) − e^ε Q^T(Σs >= τ) −
-    e^ε·(left-out mass) (module docstring)."""
-    return max(_delta_at(scheme, epsilon, direction, theta) for theta in ANGLES)
+    """The LOWER bound max over θ in :data:`ANGLES` (those at an angle only within :data:`MAX_CELLS`)
+    and τ of P^T(Σs >= τ) − e^ε Q^T(Σs >= τ) − e^ε·(left-out mass) (module docstring)."""
+    return max(_delta_at(scheme, epsilon, direction, theta) for theta in ANGLES if theta == 0.0 or _cells(scheme, theta) <= MAX_CELLS)
+
+
+def _cells(scheme: TruncatedPoisson, theta: float) -> int:
+    """The number of cells of the instance at angle ``theta`` (:func:`_edges` on both axes)."""
+    sigma, c = scheme.pair.sigma, scheme.pair.sensitivity
+    xu, xw = _record(c, theta)
+    u_cells = len(_edges(-scheme.max_batch * c, max(0.0, xu), sigma)) + 1
+    return u_cells * (len(_edges(min(0.0, xw), max(0.0, xw), sigma)) + 1 if xw != 0.0 else 1)
 
 
 def _delta_at(scheme: TruncatedPoisson, epsilon: float, direction: Direction, theta: float) -> float:
