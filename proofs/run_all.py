@@ -51,6 +51,7 @@ SCRIPTS = (
     "shuffled_reduction",
     "shuffle_binary",
     "shuffle_ranges",
+    "shuffle_blanket",
     "shuffle_clone_sum",
     "zcdp_sup",
     "mmcc_posterior",

@@ -424,6 +424,10 @@ WRONG_CLAIMS = [
     # shuffle_ranges (FMT's share e^-eps0, which no user's report law splits off; the variance loss without its 1/2)
     ("shuffle_ranges", "coin_share", sp.exp(-epsilon0)),
     ("shuffle_ranges", "coin_variance_loss", 2 * _module("shuffle_ranges").claims()["coin_variance_loss"]),
+    # shuffle_blanket (the blanket 10% too likely: the bound falls below an exact dataset pair; the slope
+    # without the k: the blanket release's likelihood no longer matches the convolution)
+    ("shuffle_blanket", "blanket_share", sp.Rational(11, 10) * k / _Z),
+    ("shuffle_blanket", "blanket_weight_slope", (sp.exp(epsilon0) - 1) / _Z),
     # fixed_batch_domination: the other root of the quadratic; the + sign in Cmin; the perspective's
     # sign; tau_a^2 in place of tau_a tau_b in Plackett's identity
     ("fixed_batch_domination", "cauchy_schwarz_gap",

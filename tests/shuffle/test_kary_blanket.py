@@ -1,0 +1,111 @@
+"""Issue 38, Done-when 2 and 5 for shuffled k-ary randomized response at any n: the blanket UPPER bound
+(verifier.shuffle.blanket) and the one-symbol LOWER pairs (verifier.shuffle.one_symbol), against the
+exact δ of every dataset enumerated by direct convolution of the users' report laws on the full
+histogram (no lumping, no blanket), and two mutants that the enumeration refutes."""
+
+import itertools
+import math
+
+import pytest
+
+import verifier.shuffle.blanket as blanket
+from verifier.shuffle.blanket import BlanketBound
+from verifier.shuffle.one_symbol import OneSymbolPair
+
+
+def _report(x: int, e0: float, k: int) -> list[float]:
+    z = math.exp(e0) + k - 1
+    return [math.exp(e0) / z if y == x else 1 / z for y in range(k)]
+
+
+def _law(data: tuple[int, ...], e0: float, k: int) -> dict[tuple[int, ...], float]:
+    """The histogram law of the users' reports, by convolution."""
+    out = {tuple([0] * k): 1.0}
+    for x in data:
+        r, nxt = _report(x, e0, k), {}
+        for h, m in out.items():
+            for y in range(k):
+                g = list(h)
+                g[y] += 1
+                nxt[tuple(g)] = nxt.get(tuple(g), 0.0) + m * r[y]
+        out = nxt
+    return out
+
+
+def _hockey(p: dict, q: dict, eps: float) -> float:
+    big = math.exp(eps)
+    return sum(max(0.0, p[h] - big * q.get(h, 0.0)) for h in p)
+
+
+def _pair_delta(others: tuple[int, ...], e0: float, k: int, eps: float) -> float:
+    """Both orders of the victim's inputs 0 and 1 over the background ``others``."""
+    p, q = _law((0, *others), e0, k), _law((1, *others), e0, k)
+    return max(_hockey(p, q, eps), _hockey(q, p, eps))
+
+
+def _worst(n: int, e0: float, k: int, eps: float) -> float:
+    """The worst case over every multiset of the other n − 1 inputs (relabelling the symbols is a
+    symmetry of k-ary randomized response, so the victim's inputs 0 and 1 lose nothing)."""
+    return max(_pair_delta(others, e0, k, eps) for others in itertools.combinations_with_replacement(range(k), n - 1))
+
+
+CASES = [(3, 8, 1.0), (4, 6, 0.5), (10, 3, 2.0), (3, 6, 2.0)]
+
+
+@pytest.mark.parametrize("k,n,e0", CASES)
+def test_blanket_and_one_symbol_bracket_every_dataset(k, n, e0):
+    """Done-when 5: for n <= 8 the blanket bound is above the exact δ of every dataset pair and the
+    one-symbol pairs below it; each one-symbol pair is its dataset's exact δ (every other user on
+    symbol 2, or on symbol 0), and at ε = 0 both ends meet the worst case. Catches a blanket bound that
+    drops mass (below an exact pair) and a one-symbol likelihood with a wrong weight (off its dataset)."""
+    bound = BlanketBound(e0, k, n)
+    pairs = {held: OneSymbolPair(e0, k, n, held) for held in ("z", "x")}
+    for eps in (0.0, 0.3 * e0, 0.6 * e0):
+        worst = _worst(n, e0, k, eps)
+        assert bound.delta_upper(eps) >= worst * (1 - 1e-12)
+        for held, pair in pairs.items():
+            data = (2,) * (n - 1) if held == "z" else (0,) * (n - 1)
+            p, q = _law((0, *data), e0, k), _law((1, *data), e0, k)
+            for forward, exact in ((True, _hockey(p, q, eps)), (False, _hockey(q, p, eps))):
+                assert pair.delta_lower(eps, forward) == pytest.approx(exact, rel=1e-9, abs=1e-15)
+            assert pair.delta_lower(eps) <= worst * (1 + 1e-12)
+    assert bound.delta_upper(0.0) == pytest.approx(_worst(n, e0, k, 0.0), rel=1e-9)
+
+
+def test_mutant_blanket_share_too_large_falls_below_a_dataset(monkeypatch):
+    """Mutant: the blanket 10% more likely than k/(e^ε0 + k − 1) (proofs/shuffle_blanket.py's wrong claim):
+    the bound then falls below the exact worst case (k = 3, n = 8, ε0 = 1, ε = 0.3: 0.0537 < 0.0597)."""
+    k, n, e0, eps = 3, 8, 1.0, 0.3
+    share = k / (math.exp(e0) + k - 1)
+    original = blanket.outer_window
+
+    def too_likely(size, rho, rho_c, tau):
+        if abs(float(rho.mid()) - share) < 1e-12:
+            rho = rho * 11 / 10
+            rho_c = 1 - rho
+        return original(size, rho, rho_c, tau)
+
+    monkeypatch.setattr(blanket, "outer_window", too_likely)
+    assert BlanketBound(e0, k, n).delta_upper(eps) < _worst(n, e0, k, eps)
+
+
+def test_mutant_third_symbol_mass_dropped_overshoots():
+    """Mutant: the one-symbol pair's likelihood without the victim's mass on the third symbol and the rest
+    (weights of hz and the rest set to 0) claims a LOWER bound above the exact worst case."""
+    k, n, e0, eps = 4, 6, 0.5, 0.15
+    pair = OneSymbolPair(e0, k, n, "z")
+    pair._w_p, pair._w_q = [*pair._w_p[:2], 0.0, 0.0], [*pair._w_q[:2], 0.0, 0.0]
+    assert pair.delta_lower(eps) > _worst(n, e0, k, eps)
+
+
+@pytest.mark.parametrize("k,n", [(3, 100), (4, 1000), (10, 10_000)])
+def test_bracket_at_most_five_percent_wide(k, n):
+    """Done-when 2 at large n (ε0 = 1, δ = 1e-6): [one-symbol, blanket] is at most 5% wide (measured
+    1.3%, 0.4% and 0.06%), and the blanket bound is below the clone bound with randomized response's
+    share, which ignores k (0.5161 at n = 100)."""
+    from verifier.shuffle.clones import CloneWeight, clone_epsilon_upper
+
+    upper = BlanketBound(1.0, k, n).epsilon_upper(1e-6)
+    lower = max(OneSymbolPair(1.0, k, n, held).epsilon_lower(1e-6) for held in ("z", "x"))
+    assert lower <= upper <= 1.05 * lower
+    assert upper < clone_epsilon_upper(1.0, n, 1e-6, CloneWeight.TAILED)
