@@ -7,6 +7,7 @@ __all__ = ["ADAPTERS"]
 ADAPTERS = [
     "verifier.certify.methods.exact",
     "verifier.certify.methods.batch_step",
+    "verifier.certify.methods.replacement_runs",
     "verifier.certify.methods.truncated_attained",
     "verifier.certify.methods.pure",
     "verifier.certify.methods.montecarlo",
