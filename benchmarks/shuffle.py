@@ -5,6 +5,7 @@ Feldman, McMillan & Talwar's numbers and Wang et al.'s, for ε0 ∈ {0.5, 1, 2, 
     PYTHONPATH=src .venv/bin/python benchmarks/shuffle.py [--peers DIR] [--out FILE.md]
     PYTHONPATH=src .venv/bin/python benchmarks/shuffle.py --exact-only [--out FILE.md]
     PYTHONPATH=src .venv/bin/python benchmarks/shuffle.py --laplace-only [--out FILE.md]
+    PYTHONPATH=src .venv/bin/python benchmarks/shuffle.py --kary-only [--out FILE.md]
 
 verifier's columns: EXACT = the worst case over every dataset pair (shuffle-rr-exact: the scan of
 every background for n <= 15000, exact backgrounds and ranges of backgrounds beyond), LOWER = the exact ε(δ) of shuffled RR on (1, 0, …, 0) vs (0, …, 0) through the count of
@@ -24,7 +25,8 @@ the machine's load average; they are not a speed claim (the peers run float64, v
 
 ``--exact-only`` recomputes only the EXACT and CPU s cells of the rows with n > 15000 in an existing
 table (FILE.md, this script's output), leaving every other cell (the peers' among them) as it is;
-``--laplace-only`` recomputes only the Laplace table in it (no peer code is involved there).
+``--laplace-only`` recomputes only the Laplace table in it (no peer code is involved there), and
+``--kary-only`` only the k-ary randomized response table (issue 38, Done-when 2).
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ from verifier.shuffle.ranges import BinaryRanges
 from verifier.shuffle.clone_sum import laplace_shuffle_epsilon_upper
 from verifier.shuffle.clones import CloneWeight, clone_epsilon_upper, closed_form_condition, fmt_closed_form, fmt_closed_form_printed
 from verifier.shuffle.count import CountPair, rr_count_pair
+from verifier.shuffle.blanket import BlanketBound
+from verifier.shuffle.one_symbol import OneSymbolPair
 
 EPS0 = (0.5, 1.0, 2.0, 4.0)
 USERS = (10**2, 10**3, 10**4, 10**5, 10**6)
@@ -152,6 +156,46 @@ def patch_laplace(path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def kary_rows() -> list[str]:
+    """k-ary randomized response (k ∈ {3, 4, 10}, n ∈ {10², 10³, 10⁴}, ε0 ∈ {1, 2}): ε(δ) LOWER from the
+    one-symbol pairs (shuffle-rr-one-symbol: the larger of every other user on a third symbol and on the
+    changed user's first symbol, both orders) and UPPER from the blanket (shuffle-rr-blanket), their
+    width relative to the lower end and CPU seconds, beside the count of one symbol (shuffle-rr-count,
+    both orders) and the clone bound with randomized response's share (shuffle-clones, any k)."""
+    rows = ["| ε0 | k | n | count LOWER | clone UPPER (any k) | one-symbol LOWER | worst pair | blanket UPPER | width | CPU s (lower / upper) |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for e0 in (1.0, 2.0):
+        for k in (3, 4, 10):
+            for n in (10**2, 10**3, 10**4):
+                forward = rr_count_pair(e0, k, n)
+                backward = CountPair(forward.a0, forward.a1, forward.r, forward.others)
+                count = max(forward.epsilon_lower(DELTA, e0), backward.epsilon_lower(DELTA, e0))
+                clone = clone_epsilon_upper(e0, n, DELTA, CloneWeight.TAILED)
+                start = time.process_time()
+                found = [(OneSymbolPair(e0, k, n, held).epsilon_lower(DELTA), held) for held in ("z", "x")]
+                lower, held = max(found)
+                t_lower = time.process_time() - start
+                start = time.process_time()
+                upper = BlanketBound(e0, k, n).epsilon_upper(DELTA)
+                t_upper = time.process_time() - start
+                where = "third symbol" if held == "z" else "x"
+                rows.append(f"| {e0:g} | {k} | {n:.0e} | {count:.4g} | {clone:.4g} | {lower:.6g} | {where} | {upper:.6g} "
+                            f"| {100 * (upper / lower - 1):.2f}% | {t_lower:.1f} / {t_upper:.1f} |")
+                print(rows[-1], flush=True)
+    return rows
+
+
+def patch_kary(path: Path) -> None:
+    """Replace the k-ary table at ``path`` (the table after the "k-ary randomized response" line) by
+    :func:`kary_rows`, leaving the rest of the page as it is."""
+    lines = path.read_text().splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("k-ary randomized response"))
+    start = next(i for i in range(head + 1, len(lines)) if lines[i].startswith("|"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    lines[start:end] = kary_rows()
+    path.write_text("\n".join(lines) + "\n")
+
+
 def _f(x: float) -> str:
     return "—" if math.isnan(x) else f"{x:.4g}"
 
@@ -162,12 +206,16 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
     parser.add_argument("--exact-only", action="store_true")
     parser.add_argument("--laplace-only", action="store_true")
+    parser.add_argument("--kary-only", action="store_true")
     args = parser.parse_args()
     if args.exact_only:
         patch_exact(args.out)
         return
     if args.laplace_only:
         patch_laplace(args.out)
+        return
+    if args.kary_only:
+        patch_kary(args.out)
         return
     head = ("| ε0 | n | verifier EXACT [lo, hi] | CPU s | verifier LOWER (m = 0) | verifier UPPER (share 2/(e^ε0+1)) "
             "| clones, FMT's share e^−ε0 | FMT Thm 3.1 quoted | FMT Thm 3.1 verifier |")
@@ -189,6 +237,7 @@ def main() -> None:
             lines.append(row)
             print(row, flush=True)
     lines += ["", "Laplace randomizer, δ = 1e-6:", "", *laplace_rows()]
+    lines += ["", "k-ary randomized response, δ = 1e-6:", "", *kary_rows()]
     text = "\n".join(lines) + f"\n\nδ = {DELTA:g}; load average at start {load[0]:.1f} (2 cores shared).\n"
     args.out.write_text(text)
 
