@@ -74,8 +74,9 @@ M ~ Bin(n - 1, q) with law b.
    truncation binds the record's place is taken from a record at -C, a shift of 2C. Replace-one, the
    record +C against -C, every other record -C: the second law is -mC, minus C with probability q,
    for m <= B - 1, and -BC for m >= B (also checked). The instances in the plane (every other record
-   at o, the record at x, |o| = |x| = C, any angle) have the same laws of (k, r), k the number of
-   other records in the batch and r whether the record is in it, with the mean k o + r x: the joint
+   at o, the record at x, |o| = |x| = C, any angle; under replace-one against the record at -x) have
+   the same laws of (k, r), k the number of other records in the batch and r whether the record is
+   in it (whatever its value), with the mean k o + r x (k o - r x for -x): the joint
    law of (k, r) is checked against the enumeration too (step ``laws``), which the lattice check
    alone does not separate (k o + x = (k - 2) o when x = -o).
 

@@ -643,7 +643,7 @@ def _batch_law_pair(
     modelling = (
         f"{relation}, records of norm <= {bound:g}: bounded above by the labelled mixture that reveals the other records' coins "
         "below the cap and only the kept batch above it, and below by the attained pairs with every other record 0 and with every "
-        "other record at one value o of norm C, the record at -o or at an angle pi/4 to -o (verifier.pairs.batch_sampling, "
+        "other record at one value o of norm C, the record at -o or at an angle to -o (against -x under replace-one; verifier.pairs.batch_sampling, "
         "verifier.certify.methods.truncated_attained)"
     )
     return _build(path, mech_spec.build, **values), {"name": mech_name, **values}, modelling

@@ -1,5 +1,5 @@
 """A LOWER bound for truncated Poisson sampling from instances where every other record takes one
-value o of norm C (the record x against absent under add/remove, against o under replace-one):
+value o of norm C (the record x against absent under add/remove, against −x under replace-one):
 where truncation binds, the record's place in a full batch is taken from a record at o, so the sum
 moves by x − o, not x as with the others at 0 (:func:`verifier.pairs.batch_sampling.truncated_poisson_step`'s
 attained pair).
@@ -8,21 +8,22 @@ The instances (n records with the record, n − 1 without; M ~ Bin(n − 1, q) o
 both datasets). Without the record the batch holds min(M, B) others: the sum is min(M, B)·o. With
 it: for M <= B − 1 the sum is M·o, plus x when the record is drawn (probability q); for M >= B it is
 x + (B − 1)·o when the record is drawn and kept (probability q·B/(M + 1)), else B·o. Under
-replace-one the second dataset holds the record at o: for M <= B − 1 its sum is M·o, plus o when the
-record is drawn; for M >= B it is B·o whatever is kept. So both outputs are Gaussian mixtures whose
-means k·o + r·x (r ∈ {0, 1}) lie on two parallel lines: P = Σ a_{k,r} N(k·o + r·x, σ²I) and
-Q = Σ b_{k,r} N(k·o + r·x, σ²I), and the run is their T-fold product (the same pair of datasets at
-every step). The noise is isotropic, so only the plane of o and x matters: with o = −C·e_u and
-x = C(cos θ·e_u + sin θ·e_w), θ ∈ :data:`ANGLES` (θ = 0: the collinear instance, x = +C, o = −C).
-The float search of benchmarks/truncated_family.md found θ ≈ π/4 the largest where truncation binds
-(n = 1000, q = 0.05, B = 40, σ = 2, 10 steps, remove: 0.5893 against 0.5621 at θ = 0); every instance
-is a real pair of neighbouring datasets, so the largest value over the instances is a LOWER bound.
+replace-one the second dataset holds the record at −x, with the same batch laws (−x in place of x).
+So both outputs are Gaussian mixtures whose means k·o + r·x (r ∈ {−1, 0, 1}) lie on three parallel
+lines (two under add/remove): P = Σ a_{k,r} N(k·o + r·x, σ²I) and Q = Σ b_{k,r} N(k·o + r·x, σ²I),
+and the run is their T-fold product (the same pair of datasets at every step). The noise is
+isotropic, so only the plane of o and x matters: with o = −C·e_u and x = C(cos θ·e_u + sin θ·e_w),
+θ ∈ :data:`ANGLES` (θ = 0: the collinear instance, x = +C, o = −x = −C). The float search of
+benchmarks/truncated_family.md found θ ≈ π/4 the largest under add/remove where truncation binds
+(n = 1000, q = 0.05, B = 40, σ = 2, 10 steps, remove: 0.5893 against 0.5621 at θ = 0), and θ = 0.3π
+under replace-one (0.6607 against 0.5868); every instance is a real pair of neighbouring datasets,
+so the largest value over the instances is a LOWER bound.
 
 Their likelihood ratio is not monotone in any coordinate, so no closed form gives the profile; any
 event S gives P^T(S) − e^ε Q^T(S) <= δ(ε) (a LOWER bound, Steinke 2022, Prop 7). The event used is
 {Σ_t s(y_t) >= τ}: s is the float log-likelihood ratio of one step rounded to a lattice of width
 :data:`LOSS_STEP` and held constant on the cells of a product grid in (u, w) (any s gives a valid
-event; this one is nearly the Neyman-Pearson test). A cell's mass is a sum over the two lines of
+event; this one is nearly the Neyman-Pearson test). A cell's mass is a sum over the lines of
 (mass of the line's u-mixture on the u-interval) × (mass of N(w_r, σ²) on the w-interval), both
 factors in ball arithmetic, their products and the sums over the cells of each value of s in
 outward-rounded binary64 (a sum of k non-negative terms scaled by 1 ± (k + 2)u, Higham 2002,
@@ -58,8 +59,9 @@ CELLS_PER_SIGMA = 25
 DROPPED = 1e-30
 #: Most steps composed (the T-fold polynomial has about T·(loss range)/LOSS_STEP coefficients).
 MAX_STEPS = 1000
-#: Angles θ between the record x and −o, o the other records' value (module docstring).
-ANGLES = (0.0, math.pi / 4)
+#: Angles θ between the record x and −o, o the other records' value (module docstring), under
+#: add/remove (False) and replace-one (True).
+ANGLES = {False: (0.0, math.pi / 4), True: (0.0, 0.3 * math.pi)}
 #: Most cells of the grid in the plane (u-cells × w-cells); an instance at an angle that needs more
 #: (σ small against B·C) is left out (the collinear one, one w-cell, is always computed).
 MAX_CELLS = 4_000_000
@@ -75,7 +77,7 @@ Laws = dict[tuple[int, int], arb]
 def _weights(n: int, q: float, batch: int, replace_one: bool) -> tuple[Laws, Laws, arb]:
     """({(k, r): a_{k,r}}, {(k, r): b_{k,r}}, left-out mass): the one-step laws of the number k of
     other records in the batch and of whether the record x is in it (r = 1), with the record and
-    without it (``replace_one``: with it at o, counted in k) (module docstring)."""
+    without it (``replace_one``: with it at −x, r = −1) (module docstring)."""
     rate = arb(q)
     pmf = binomial_pmf(n - 1, rate)
     p: Laws = {}
@@ -92,16 +94,20 @@ def _weights(n: int, q: float, batch: int, replace_one: bool) -> tuple[Laws, Law
         if m <= batch - 1:
             add(p, (m, 0), w * (1 - rate))
             add(p, (m, 1), w * rate)
-            if replace_one:  # the record at o, drawn with probability q
+            if replace_one:  # the record at −x, drawn with probability q
                 add(qq, (m, 0), w * (1 - rate))
-                add(qq, (m + 1, 0), w * rate)
+                add(qq, (m, -1), w * rate)
             else:
                 add(qq, (m, 0), w)
         else:
             kept = rate * batch / (m + 1)
             add(p, (batch - 1, 1), w * kept)
             add(p, (batch, 0), w * (1 - kept))
-            add(qq, (batch, 0), w)
+            if replace_one:
+                add(qq, (batch - 1, -1), w * kept)
+                add(qq, (batch, 0), w * (1 - kept))
+            else:
+                add(qq, (batch, 0), w)
     return p, qq, dropped
 
 
@@ -152,9 +158,9 @@ def _step_laws(scheme: TruncatedPoisson, theta: float) -> tuple[list[arb], list[
         u_float = np.array([-k * c + r * xu for k, r in keys])
         u_edges = _edges(float(u_float.min()), float(u_float.max()), sigma)
         u_mass = _cell_masses([arb(-k) * arb(c) + r * arb(xu) for k, r in keys], u_edges, sigma)
-        lines = (0, 1) if xw != 0.0 else (0,)  # with w constant the w-axis is one cell of mass 1
-        w_edges = _edges(min(0.0, xw), max(0.0, xw), sigma) if xw != 0.0 else np.array([])
-        w_mass = _cell_masses([arb(0), arb(xw)][: len(lines)], w_edges, sigma)
+        lines = sorted({r for _, r in keys}) if xw != 0.0 else [0]  # with w constant the w-axis is one cell of mass 1
+        w_edges = _edges(min(lines) * xw, max(lines) * xw, sigma) if xw != 0.0 else np.array([])
+        w_mass = dict(zip(lines, _cell_masses([l * arb(xw) for l in lines], w_edges, sigma)))
         u_mid = np.concatenate([[u_edges[0]], 0.5 * (u_edges[:-1] + u_edges[1:]), [u_edges[-1]]])
         w_mid = np.concatenate([[w_edges[0]], 0.5 * (w_edges[:-1] + w_edges[1:]), [w_edges[-1]]]) if xw != 0.0 else np.zeros(1)
         line_of = [r if xw != 0.0 else 0 for _, r in keys]
@@ -163,14 +169,14 @@ def _step_laws(scheme: TruncatedPoisson, theta: float) -> tuple[list[arb], list[
         for law in (a, b):
             fw = np.array([float(law.get(key, arb(0)).mid()) for key in keys])
             per_line = [_log_density(np.where(np.array(line_of) == l, fw, 0.0), u_float, u_mid, sigma)[:, None]
-                        - (w_mid[None, :] - (xw if l else 0.0)) ** 2 / (2.0 * sigma**2) for l in lines]
+                        - (w_mid[None, :] - l * xw) ** 2 / (2.0 * sigma**2) for l in lines]
             log_dens.append(np.logaddexp.reduce(per_line, axis=0))
         with np.errstate(invalid="ignore"):
             llr = log_dens[0] - log_dens[1]
         llr = np.clip(np.nan_to_num(llr, nan=0.0, posinf=50.0, neginf=-50.0), -50.0, 50.0)
         stat = np.round(llr / LOSS_STEP).astype(np.int64).ravel()
         base = int(stat.min())
-        w_iv = [Intervals(np.maximum(lo, 0.0), hi) for lo, hi in (arb_bounds_many(w_mass[l]) for l in lines)]
+        w_iv = {l: Intervals(np.maximum(lo, 0.0), hi) for l, (lo, hi) in ((l, arb_bounds_many(w_mass[l])) for l in lines)}
         laws = []
         for law in (a, b):
             total = Intervals.point(np.zeros(stat.size))
@@ -199,15 +205,17 @@ def _laws(scheme: TruncatedPoisson, direction: Direction, theta: float) -> tuple
 def delta_lower(scheme: TruncatedPoisson, epsilon: float, direction: Direction) -> float:
     """The LOWER bound max over θ in :data:`ANGLES` (those at an angle only within :data:`MAX_CELLS`)
     and τ of P^T(Σs >= τ) − e^ε Q^T(Σs >= τ) − e^ε·(left-out mass) (module docstring)."""
-    return max(_delta_at(scheme, epsilon, direction, theta) for theta in ANGLES if theta == 0.0 or _cells(scheme, theta) <= MAX_CELLS)
+    return max(_delta_at(scheme, epsilon, direction, theta) for theta in ANGLES[scheme.replace_one]
+               if theta == 0.0 or _cells(scheme, theta) <= MAX_CELLS)
 
 
 def _cells(scheme: TruncatedPoisson, theta: float) -> int:
     """The number of cells of the instance at angle ``theta`` (:func:`_edges` on both axes)."""
     sigma, c = scheme.pair.sigma, scheme.pair.sensitivity
     xu, xw = _record(c, theta)
-    u_cells = len(_edges(-scheme.max_batch * c, max(0.0, xu), sigma)) + 1
-    return u_cells * (len(_edges(min(0.0, xw), max(0.0, xw), sigma)) + 1 if xw != 0.0 else 1)
+    u_cells = len(_edges(-scheme.max_batch * c - abs(xu), abs(xu), sigma)) + 1
+    w_reach = abs(xw) if scheme.replace_one else 0.0
+    return u_cells * (len(_edges(min(0.0, xw) - w_reach, max(0.0, xw), sigma)) + 1 if xw != 0.0 else 1)
 
 
 def _delta_at(scheme: TruncatedPoisson, epsilon: float, direction: Direction, theta: float) -> float:
