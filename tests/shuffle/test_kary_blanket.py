@@ -109,3 +109,16 @@ def test_bracket_at_most_five_percent_wide(k, n):
     lower = max(OneSymbolPair(1.0, k, n, held).epsilon_lower(1e-6) for held in ("z", "x"))
     assert lower <= upper <= 1.05 * lower
     assert upper < clone_epsilon_upper(1.0, n, 1e-6, CloneWeight.TAILED)
+
+
+def test_large_k_and_tiny_eps0_are_answered_not_crashed():
+    """Regressions found with the k-ary methods: the enumeration's size check overflowed a float at
+    k = 1000, n = 300 (a DEFECT exit), and at ε0 = 1e-6, n = 1000, δ = 1e-6 the single report's ε(δ)
+    (negative: its total variation is below δ) was returned as the shuffle's UPPER bound, below the
+    count's LOWER 0 (an INTERNAL INCONSISTENCY exit)."""
+    from verifier.pairs import RandomizedResponse
+    from verifier.shuffle.approx import shuffle_epsilon_upper
+    from verifier.shuffle.histogram import histogram_work
+
+    assert histogram_work(1000, 300) == (math.inf, math.inf)
+    assert shuffle_epsilon_upper(RandomizedResponse(1e-6, 5), 1000, 1e-6)[0] == 0.0

@@ -136,5 +136,6 @@ def shuffle_epsilon_upper(pair: object, users: int, delta: float) -> tuple[float
         )
     _, e0, d0, budget = best
     value = clone_epsilon_upper(e0, n, budget, _weight(pair))
-    alone = max(float(pair.epsilon(target, d).upper) for d in (Direction.REMOVE, Direction.ADD))  # type: ignore[attr-defined]
+    # the pair's ε(δ) is negative where its total variation is below δ; the shuffle's ε(δ) is >= 0
+    alone = max(0.0, *(float(pair.epsilon(target, d).upper) for d in (Direction.REMOVE, Direction.ADD)))  # type: ignore[attr-defined]
     return (alone, math.inf, 0.0) if alone < value else (value, e0, d0)

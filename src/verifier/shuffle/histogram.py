@@ -85,7 +85,7 @@ def histogram_work(k: int, users: int) -> tuple[float, float]:
     the largest array alone, (n + 1)^(d − 1) cells with d = 2 + min(k − 2, n − 1) coordinates plus a
     merged one, rules out most (k, n) at once)."""
     held = min(k - 2, users - 1)
-    if float(users + 1) ** (1 + held + (1 if k - 2 > held else 0)) > CELL_LIMIT:
+    if (1 + held + (1 if k - 2 > held else 0)) * math.log(users + 1) > math.log(CELL_LIMIT):  # in logs: k = 1000 overflows
         return math.inf, math.inf
     total, largest = 0.0, 0.0
     for counts in _backgrounds(k, users - 1):
