@@ -61,6 +61,7 @@ SCRIPTS = (
     "selection_mechanisms",
     "permute_and_flip",
     "tradeoff_from_profile",
+    "packed_fft",
 )
 
 

@@ -519,6 +519,15 @@ WRONG_CLAIMS += [
     ("tradeoff_from_profile", "far", _TP.alpha0 * sp.exp(epsilon)),
 ]
 
+_PACKED = _module("packed_fft")
+WRONG_CLAIMS += [
+    # packed_fft: the packed operand's l2 norm as the real part's alone (the member in the imaginary
+    # part forgotten); the l1 gap without the factor 2; Parseval without the factor N
+    ("packed_fft", "packed_l2_sq", _PACKED._X2**2),
+    ("packed_fft", "l1_gap", _PACKED._XS * _PACKED._YS),
+    ("packed_fft", "parseval", _PACKED._S),
+]
+
 @pytest.mark.parametrize(
     ("name", "key", "wrong"), WRONG_CLAIMS, ids=[f"{n}-{k_}" for n, k_, _ in WRONG_CLAIMS]
 )

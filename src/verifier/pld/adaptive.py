@@ -179,7 +179,9 @@ class _Stepper:
     extended entries i + low + offset .. i + low + offset + len − 1 (a member's kernel: ``offset``,
     ``len`` masses; low >= −offset, offset + len − 1 <= high), and a wrapped-around term would need
     an entry beyond the extended grid's end (N + i + low + offset >= N > length), so the entries read
-    equal the linear correlation's. This halves the transform against zero-padding to length + len."""
+    equal the linear correlation's. This halves the transform against zero-padding to length + len.
+    Two members share one transform (packed as x + i·y, one bound for both parts); the reading and
+    the shared bound are derived and checked in proofs/packed_fft.py."""
 
     def __init__(self, members: Sequence[DiscretePLD], first: int, size: int, side: Side, tilt: float, symmetric: bool = False) -> None:
         self.side = side
