@@ -47,6 +47,7 @@ from verifier.shuffle.clones import CloneWeight, clone_epsilon_upper, closed_for
 from verifier.shuffle.count import CountPair, rr_count_pair
 from verifier.shuffle.blanket import BlanketBound
 from verifier.shuffle.one_symbol import OneSymbolPair
+from verifier.shuffle.histogram import THREE_SYMBOL_LIMIT, ThreeSymbolBackgrounds, three_symbol_work
 
 EPS0 = (0.5, 1.0, 2.0, 4.0)
 USERS = (10**2, 10**3, 10**4, 10**5, 10**6)
@@ -157,31 +158,37 @@ def patch_laplace(path: Path) -> None:
 
 
 def kary_rows() -> list[str]:
-    """k-ary randomized response (k ∈ {3, 4, 10}, n ∈ {10², 10³, 10⁴}, ε0 ∈ {1, 2}): ε(δ) LOWER from the
-    one-symbol pairs (shuffle-rr-one-symbol: the larger of every other user on a third symbol and on the
-    changed user's first symbol, both orders) and UPPER from the blanket (shuffle-rr-blanket), their
-    width relative to the lower end and CPU seconds, beside the count of one symbol (shuffle-rr-count,
-    both orders) and the clone bound with randomized response's share (shuffle-clones, any k)."""
+    """k-ary randomized response (k ∈ {3, 4, 10}, n ∈ {10², 10³, 10⁴}, and k = 10 at n ∈ {8, 12, 16, 20},
+    beyond its exact enumeration; ε0 ∈ {1, 2}): ε(δ) LOWER from shuffle-rr-one-symbol (every other user
+    on a third symbol, or on the changed user's first symbol, both orders; for n <= 27 every background
+    on at most three symbols too) and UPPER from the blanket (shuffle-rr-blanket), their width relative
+    to the lower end and CPU seconds, beside the count of one symbol (shuffle-rr-count, both orders) and
+    the clone bound with randomized response's share (shuffle-clones, any k)."""
     rows = ["| ε0 | k | n | count LOWER | clone UPPER (any k) | one-symbol LOWER | worst pair | blanket UPPER | width | CPU s (lower / upper) |",
             "|---|---|---|---|---|---|---|---|---|---|"]
+    cells = [(k, n) for k in (3, 4, 10) for n in ((8, 12, 16, 20) if k == 10 else ()) + (10**2, 10**3, 10**4)]
     for e0 in (1.0, 2.0):
-        for k in (3, 4, 10):
-            for n in (10**2, 10**3, 10**4):
-                forward = rr_count_pair(e0, k, n)
-                backward = CountPair(forward.a0, forward.a1, forward.r, forward.others)
-                count = max(forward.epsilon_lower(DELTA, e0), backward.epsilon_lower(DELTA, e0))
-                clone = clone_epsilon_upper(e0, n, DELTA, CloneWeight.TAILED)
-                start = time.process_time()
-                found = [(OneSymbolPair(e0, k, n, held).epsilon_lower(DELTA), held) for held in ("z", "x")]
-                lower, held = max(found)
-                t_lower = time.process_time() - start
-                start = time.process_time()
-                upper = BlanketBound(e0, k, n).epsilon_upper(DELTA)
-                t_upper = time.process_time() - start
-                where = "third symbol" if held == "z" else "x"
-                rows.append(f"| {e0:g} | {k} | {n:.0e} | {count:.4g} | {clone:.4g} | {lower:.6g} | {where} | {upper:.6g} "
-                            f"| {100 * (upper / lower - 1):.2f}% | {t_lower:.1f} / {t_upper:.1f} |")
-                print(rows[-1], flush=True)
+        for k, n in cells:
+            forward = rr_count_pair(e0, k, n)
+            backward = CountPair(forward.a0, forward.a1, forward.r, forward.others)
+            count = max(forward.epsilon_lower(DELTA, e0), backward.epsilon_lower(DELTA, e0))
+            clone = clone_epsilon_upper(e0, n, DELTA, CloneWeight.TAILED)
+            start = time.process_time()
+            found = [(OneSymbolPair(e0, k, n, held).epsilon_lower(DELTA), "third symbol" if held == "z" else "x") for held in ("z", "x")]
+            if three_symbol_work(n) <= THREE_SYMBOL_LIMIT:
+                family = ThreeSymbolBackgrounds(e0, k, n)
+                lower = family.epsilon(DELTA).lower
+                counts, order = family.worst(lower).split("inputs (")[1].split("), ")
+                found.append((lower, f"({', '.join(counts.split(', ')[:3])}) on (x, x′, z), {order}"))
+            lower, where = max(found)
+            t_lower = time.process_time() - start
+            start = time.process_time()
+            upper = BlanketBound(e0, k, n).epsilon_upper(DELTA)
+            t_upper = time.process_time() - start
+            width = upper / lower - 1
+            rows.append(f"| {e0:g} | {k} | {n if n < 100 else f'{n:.0e}'} | {count:.4g} | {clone:.4g} | {lower:.6g} | {where} | {upper:.6g} "
+                        f"| {f'{100 * width:.2f}%' if width >= 1e-4 else f'{width:.1e}'} | {t_lower:.1f} / {t_upper:.1f} |")
+            print(rows[-1], flush=True)
     return rows
 
 

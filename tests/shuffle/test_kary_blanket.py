@@ -122,3 +122,32 @@ def test_large_k_and_tiny_eps0_are_answered_not_crashed():
 
     assert histogram_work(1000, 300) == (math.inf, math.inf)
     assert shuffle_epsilon_upper(RandomizedResponse(1e-6, 5), 1000, 1e-6)[0] == 0.0
+
+
+def test_three_symbol_backgrounds_are_exact_dataset_pairs():
+    """ThreeSymbolBackgrounds (every background on at most three symbols, the small-n part of
+    shuffle-rr-one-symbol): k = 5, n = 5, its δ(ε) equals the largest exact δ over those datasets by
+    direct convolution and is at most the worst case over every dataset; at k = 3 every background is
+    one of them, so it meets the full enumeration."""
+    from verifier.shuffle.histogram import KaryShuffle, ThreeSymbolBackgrounds
+
+    k, n, e0 = 5, 5, 1.5
+    family = ThreeSymbolBackgrounds(e0, k, n)
+    for eps in (0.0, 0.4, 0.9):
+        exact = max(_pair_delta((0,) * c0 + (1,) * c1 + (2,) * (n - 1 - c0 - c1), e0, k, eps)
+                    for c0 in range(n) for c1 in range(n - c0))
+        bracket = family.delta(eps)
+        assert bracket.lower <= exact * (1 + 1e-12) and exact * (1 - 1e-12) <= bracket.upper
+        assert bracket.lower <= _worst(n, e0, k, eps) * (1 + 1e-12)
+    full, family = KaryShuffle(1.0, 3, 9), ThreeSymbolBackgrounds(1.0, 3, 9)
+    assert family.epsilon(1e-4).lower == full.epsilon(1e-4).lower
+
+
+def test_three_symbol_backgrounds_raise_the_small_n_lower_end():
+    """k = 10, n = 16, ε0 = 2, δ = 1e-6: fourteen users on x and one on z (ε >= 1.7187) is above every
+    one-symbol pair (1.6684), narrowing the bracket below the blanket's 1.7935 from 7.5% to 4.4%."""
+    from verifier.shuffle.histogram import ThreeSymbolBackgrounds
+
+    family = ThreeSymbolBackgrounds(2.0, 10, 16).epsilon(1e-6).lower
+    single = max(OneSymbolPair(2.0, 10, 16, held).epsilon_lower(1e-6) for held in ("z", "x"))
+    assert family > single + 0.04 and family <= BlanketBound(2.0, 10, 16).epsilon_upper(1e-6)

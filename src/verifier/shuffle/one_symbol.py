@@ -42,7 +42,8 @@ __all__ = ["ONE_SYMBOL_CITATION", "OneSymbolPair", "one_symbol_lower"]
 ONE_SYMBOL_CITATION = (
     "shuffled k-ary randomized response on the datasets where every other user holds one symbol (a third one, or "
     "the changed user's), both orders, the exact hockey-stick divergence of their histogram (linear likelihood "
-    "ratio, proofs/shuffle_blanket.py) in float64 with proven error bounds: LOWER"
+    "ratio, proofs/shuffle_blanket.py), and for small n every background on at most three symbols, in float64 "
+    "with proven error bounds: LOWER"
 )
 
 _U = UNIT_ROUNDOFF

@@ -21,7 +21,8 @@ LOWER bound of shuffled randomized response through the count of reports.
   (:mod:`verifier.shuffle.blanket`, proofs/shuffle_blanket.py): UPPER for every n.
 - "shuffle-rr-one-symbol": k-ary randomized response (k >= 3) on the datasets where every other user
   holds one symbol (a third one, or the changed user's), both orders, exact
-  (:mod:`verifier.shuffle.one_symbol`): LOWER for every n.
+  (:mod:`verifier.shuffle.one_symbol`), and for small n (:data:`~verifier.shuffle.histogram.THREE_SYMBOL_LIMIT`)
+  every background on at most three symbols (:class:`~verifier.shuffle.histogram.ThreeSymbolBackgrounds`): LOWER.
 - "shuffle-rr-exact": randomized response, the worst case over every dataset pair (every
   background, both orders of the changed input) computed exactly: binary by a scan of the count of
   ones (:mod:`verifier.shuffle.binary`, n <= :data:`~verifier.shuffle.binary.SCAN_LIMIT`; beyond, up to
@@ -44,7 +45,17 @@ from verifier.schemes import Scheme, Shuffle
 from verifier.shuffle.approx import COUPLING_CITATION, shuffle_delta_upper, shuffle_epsilon_upper
 from verifier.shuffle.binary import BINARY_CITATION, SCAN_LIMIT, binary_shuffle
 from verifier.shuffle.ranges import RANGE_LIMIT, RANGES_CITATION, BinaryRanges, binary_ranges
-from verifier.shuffle.histogram import CELL_LIMIT, HISTOGRAM_CITATION, WORK_LIMIT, histogram_work, kary_shuffle
+from verifier.shuffle.histogram import (
+    CELL_LIMIT,
+    HISTOGRAM_CITATION,
+    THREE_SYMBOL_LIMIT,
+    WORK_LIMIT,
+    ThreeSymbolBackgrounds,
+    histogram_work,
+    kary_shuffle,
+    three_symbol_backgrounds,
+    three_symbol_work,
+)
 from verifier.shuffle.clones import (
     CLONES_CITATION,
     CLOSED_FORM_CITATION,
@@ -58,7 +69,7 @@ from verifier.shuffle.clone_sum import CLONE_SUM_CITATION, laplace_shuffle_delta
 from verifier.shuffle.count import CountPair, rr_count_pair
 from verifier.shuffle.worst import WorstCase
 from verifier.shuffle.blanket import BLANKET_CITATION, USERS_LIMIT, blanket_bound
-from verifier.shuffle.one_symbol import ONE_SYMBOL_CITATION, one_symbol_lower
+from verifier.shuffle.one_symbol import ONE_SYMBOL_CITATION, OneSymbolPair, one_symbol_lower
 
 __all__ = [
     "ShuffleBlanket",
@@ -294,14 +305,25 @@ class ShuffleOneSymbol(_KaryMethod):
     citation = ONE_SYMBOL_CITATION
     returns = frozenset({Guarantee.LOWER})
 
+    def _lowers(self, scheme: Scheme) -> list[OneSymbolPair | ThreeSymbolBackgrounds]:
+        """The one-symbol pairs, and for small n every background on at most three symbols."""
+        e0, k, n = self._args(scheme)
+        found: list[OneSymbolPair | ThreeSymbolBackgrounds] = list(one_symbol_lower(e0, k, n))
+        if three_symbol_work(n) <= THREE_SYMBOL_LIMIT:
+            found.append(three_symbol_backgrounds(e0, k, n))
+        return found
+
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
         if epsilon < 0:
             return []
-        best = max(one_symbol_lower(*self._args(scheme)), key=lambda pair: pair.delta_lower(epsilon))
-        return [Bound(best.delta_lower(epsilon), Side.LOWER, direction, Quantity.DELTA, epsilon, self.name, self.citation, note=best.label)]
+        found = [(low.delta_lower(epsilon), low.label) if isinstance(low, OneSymbolPair) else (low.delta(epsilon).lower, low.worst(epsilon))
+                 for low in self._lowers(scheme)]
+        value, label = max(found)
+        return [Bound(value, Side.LOWER, direction, Quantity.DELTA, epsilon, self.name, self.citation, note=label)]
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        found = [(pair.epsilon_lower(delta), pair.label) for pair in one_symbol_lower(*self._args(scheme))]
+        found = [(low.epsilon_lower(delta), low.label) if isinstance(low, OneSymbolPair) else (low.epsilon(delta).lower, "a three-symbol background")
+                 for low in self._lowers(scheme)]
         value, label = max(found)
         return [Bound(value, Side.LOWER, direction, Quantity.EPSILON, delta, self.name, self.citation, note=label)]
 
