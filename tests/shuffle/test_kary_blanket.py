@@ -151,3 +151,11 @@ def test_three_symbol_backgrounds_raise_the_small_n_lower_end():
     family = ThreeSymbolBackgrounds(2.0, 10, 16).epsilon(1e-6).lower
     single = max(OneSymbolPair(2.0, 10, 16, held).epsilon_lower(1e-6) for held in ("z", "x"))
     assert family > single + 0.04 and family <= BlanketBound(2.0, 10, 16).epsilon_upper(1e-6)
+
+
+def test_no_mass_beyond_eps0_and_no_negative_lower_bound():
+    """From ε0 on the shuffle's δ is 0 (every likelihood ratio is at most e^ε0), and the blanket bound says
+    so instead of its windows' 1e-19; a LOWER bound that sums to 0 stays 0 (rounding down 0 gave -5e-324,
+    printed as ">-1e-300" by ``verifier bounds``)."""
+    assert BlanketBound(1.0, 4, 1000).delta_upper(1.0) == 0.0
+    assert OneSymbolPair(1.0, 4, 1000, "z").delta_lower(1.0) == 0.0

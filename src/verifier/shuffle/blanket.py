@@ -114,8 +114,11 @@ class BlanketBound:
         self._outside = 4 * _TAU * (1 + self._kgamma)  # the windows of s and a, P's weight at most λ + kγ
 
     def delta_upper(self, epsilon: float) -> float:
-        """An UPPER bound on δ(ε), every background and both orders."""
-        big = exp_bounds(check_nonnegative("epsilon", epsilon))[0]
+        """An UPPER bound on δ(ε), every background and both orders; 0 from ε0 on (every likelihood ratio of
+        the shuffle is at most e^ε0: post-processing of the victim's report)."""
+        if check_nonnegative("epsilon", epsilon) >= self.epsilon0:
+            return 0.0
+        big = exp_bounds(epsilon)[0]
         lam, w, alpha, s = self._lam, self._w, self._alpha, self._s
         c1 = w * alpha * (1 + big)
         terms = Linear(w * (lam - big * (lam + alpha * s)), c1, w * (lam + big * (lam + alpha * s)), c1.copy(), self._eta, self._row)

@@ -176,4 +176,4 @@ def positive_sum(rows: BinomialRows, lin: Linear, side: Side) -> float:
     total = float(np.sum(per))
     if side is Side.UPPER:
         return float(up(total * (1 + (len(per) + 2) * _U)))
-    return float(down(total * (1 - (len(per) + 2) * _U)))
+    return max(0.0, float(down(total * (1 - (len(per) + 2) * _U))))  # down(0) is below 0; δ is not
