@@ -159,3 +159,13 @@ def test_no_mass_beyond_eps0_and_no_negative_lower_bound():
     printed as ">-1e-300" by ``verifier bounds``)."""
     assert BlanketBound(1.0, 4, 1000).delta_upper(1.0) == 0.0
     assert OneSymbolPair(1.0, 4, 1000, "z").delta_lower(1.0) == 0.0
+
+
+def test_binary_blanket_is_the_clone_bound_with_randomized_response_share():
+    """For k = 2 the blanket (each other user a fair coin with probability 2/(e^ε0 + 1)) is FMT's clone pair
+    with randomized response's share, which shuffle-clones sums in ball arithmetic by other code: the two
+    ε(δ) agree to 1e-7 (ε0 = 1, n = 1000: 0.14867; ε0 = 4, n = 10^4)."""
+    from verifier.shuffle.clones import CloneWeight, clone_epsilon_upper
+
+    for e0, n in ((1.0, 1000), (4.0, 10_000)):
+        assert BlanketBound(e0, 2, n).epsilon_upper(1e-6) == pytest.approx(clone_epsilon_upper(e0, n, 1e-6, CloneWeight.TAILED), rel=1e-7)

@@ -47,7 +47,8 @@ BLANKET_CITATION = (
     "(proofs/shuffle_blanket.py), its hockey-stick divergence bounded in float64 with proven error bounds: UPPER"
 )
 
-#: The largest n: the windows' arrays take ~3 kB per user (measured 2.3 s of CPU and ~0.5 GB at n = 10^5, k = 3).
+#: The largest n: the windows' arrays take ~3 kB per user (measured at n = 10^5, k = 3: 1.0 s of CPU for this
+#: bound, 1.5 s for the one-symbol pairs of :mod:`verifier.shuffle.one_symbol`, 0.9 GB peak together).
 USERS_LIMIT = 100_000
 
 _U = UNIT_ROUNDOFF

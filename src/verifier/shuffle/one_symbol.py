@@ -31,7 +31,7 @@ from flint import arb
 
 from verifier._directed import with_precision
 from verifier._types import Side
-from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive
+from verifier._validation import check_choice, check_integer, check_nonnegative, check_open_unit, check_positive
 from verifier.errors import NotApplicable
 from verifier.shuffle.blanket import USERS_LIMIT, exp_bounds
 from verifier.shuffle.linear_tails import BinomialRows, Linear, outer_window, positive_sum
@@ -63,6 +63,7 @@ class OneSymbolPair:
         self.users = n = check_integer("users", users, minimum=2)
         if n > USERS_LIMIT:
             raise NotApplicable(f"the one-symbol pairs' windows take ~3 kB per user: n = {n} is above {USERS_LIMIT}")
+        held = check_choice("held", held, ("z", "x"))
         self.label = "every other user on " + ("a third symbol" if held == "z" else "the changed user's first symbol")
         with with_precision(128):
             big = arb(self.epsilon0).exp()
