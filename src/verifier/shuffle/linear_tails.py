@@ -115,10 +115,12 @@ def _rows(rows: BinomialRows, lin: Linear, side: Side) -> npt.NDArray[np.float64
         root = np.where(increasing, -lin.c0 / np.where(increasing, lin.c1, 1.0), 0.0)
     t = np.clip(np.ceil(root), lo, lo + rows.width).astype(np.int64)  # the window's ends settle a root outside it
 
-    def x_err(at: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    def x_err(at: npt.NDArray[np.int64], sel: npt.NDArray[np.int64] | slice = slice(None)) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """The float term x(a) at a = ``at`` for the outer indices ``sel``, and its error bound."""
         af = at.astype(np.float64)
-        x = lin.c0 + lin.c1 * af
-        err = lin.eta * (lin.m0 + lin.m1 * np.abs(af)) + 4 * _U * (np.abs(lin.c0) + np.abs(lin.c1) * np.abs(af))
+        c0, c1, m0, m1 = lin.c0[sel], lin.c1[sel], lin.m0[sel], lin.m1[sel]
+        x = c0 + c1 * af
+        err = lin.eta * (m0 + m1 * np.abs(af)) + 4 * _U * (np.abs(c0) + np.abs(c1) * np.abs(af))
         return x, err
 
     below, err_below = x_err(t - 2)
@@ -139,8 +141,7 @@ def _rows(rows: BinomialRows, lin: Linear, side: Side) -> npt.NDArray[np.float64
             col = at - rows.lo[r]
             inside = (col >= 0) & (col < rows.width)
             pm = rows.pmf[r, np.clip(col, 0, rows.width - 1)] * inside
-            x, xe = x_err(at)
-            x, xe = x[idx], xe[idx]
+            x, xe = x_err(at, idx)
             if side is Side.UPPER:
                 total = total + np.maximum(x + xe, 0.0) * pm * (1 + rows.rel + 2 * _U)
             else:
