@@ -53,6 +53,7 @@ SCRIPTS = (
     "shuffle_ranges",
     "shuffle_blanket",
     "shuffle_clone_sum",
+    "shuffle_gaussian_blanket",
     "zcdp_sup",
     "mmcc_posterior",
     "matrix_chain",

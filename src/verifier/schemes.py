@@ -141,14 +141,22 @@ class Shuffle:
     (D' = that user at P, everyone else at Q), which bounds the shuffle model's privacy from BELOW;
     the worst case over datasets is an open problem (the paper's §6) in general, and computed
     exactly for binary randomized response (:mod:`verifier.shuffle.binary`). At least two users: one
-    report alone is not shuffled (use ``Single``)."""
+    report alone is not shuffled (use ``Single``).
+
+    ``dimension`` is the number of coordinates d of an additive-noise report (records of norm <= the
+    radius, noise N(0, σ²I_d)); None (the default, "any") promises nothing about it. Only bounds that
+    hold for every d use the pair alone; the privacy blanket of a Gaussian report needs d
+    (:mod:`verifier.shuffle.gaussian_blanket`: its mass falls like exp(−Δ√d/σ))."""
 
     pair: DominatingPair
     users: int
+    dimension: int | None = None
 
     def __post_init__(self) -> None:
         _check_pair(self.pair)
         object.__setattr__(self, "users", check_integer("users", self.users, minimum=2))
+        if self.dimension is not None:
+            object.__setattr__(self, "dimension", check_integer("dimension", self.dimension, minimum=1))
 
 
 #: Aggregations of shuffled check-in: the shuffled multiset of reports, or only their (secure) sum.

@@ -408,6 +408,16 @@ WRONG_CLAIMS = [
     ("shuffle_binary", "clone_share_rr", 3 / (sp.exp(epsilon0) + 2)),
     # the share at the far distance for every pair of inputs (wrong for close inputs)
     ("shuffle_binary", "clone_share_laplace", 2 * sp.exp(-epsilon0) / (1 + sp.exp(-epsilon0))),
+    # shuffle_gaussian_blanket (the near end of the records in place of the far one; Phi(-h/sigma) without the mirror's 2;
+    # the victim counted once among N + 1 without the 1/(N + 1); the ratio at distance h instead of 2h;
+    # the factor without the h^2 term)
+    ("shuffle_gaussian_blanket", "blanket_density",
+     sp.exp(-(sp.Symbol("z", nonnegative=True) - sp.Symbol("h", positive=True)) ** 2 / (2 * sigma**2)) / (sp.sqrt(2 * sp.pi) * sigma)),
+    ("shuffle_gaussian_blanket", "blanket_mass", sp.erfc(sp.Symbol("h", positive=True) / (sp.sqrt(2) * sigma)) / 2),
+    ("shuffle_gaussian_blanket", "multiset_density", sp.Symbol("usum", positive=True)),
+    ("shuffle_gaussian_blanket", "corner_ratio", sp.exp(sp.Symbol("h", positive=True) * sp.Symbol("z", nonnegative=True) / sigma**2)),
+    ("shuffle_gaussian_blanket", "gamma_d_factor",
+     sp.exp(-sp.Symbol("h", positive=True) * sp.Symbol("r", nonnegative=True) / sigma**2)),
     # shuffle_clone_sum (the ratio without the x' order's denominator; tanh(eps) for tanh(eps/2); atoms
     # of twice the mass; the density without the Jacobian's cosh^2; F and G off by a sqrt; the split's
     # share measured from the wrong end)

@@ -156,6 +156,17 @@ def _boolean(name: str, value: Any) -> bool:
     return value
 
 
+def _dimension(name: str, value: Any) -> int | None:
+    """A report's number of coordinates: an integer >= 1, or "any" (None: no bound may assume one)."""
+    if value == "any":
+        return None
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidArgument(name, value, 'must be an integer >= 1 or "any"', fix="e.g. --dimension 1 for scalar reports")
+    return value
+
+
 def _aggregation(name: str, value: Any) -> str:
     return check_choice(name, value, AGGREGATIONS)
 
@@ -352,7 +363,7 @@ SCHEMES: dict[str, _Spec] = {
         RepeatAndSelect,
         nested=True,
     ),
-    "shuffle": _Spec({"users": (_positive_integer, _REQUIRED)}, Shuffle),
+    "shuffle": _Spec({"users": (_positive_integer, _REQUIRED), "dimension": (_dimension, None)}, Shuffle),
     "checkin": _Spec(
         {
             "users": (_positive_integer, _REQUIRED),

@@ -98,6 +98,9 @@ def add_scheme_options(parser: argparse.ArgumentParser, method: bool = True) -> 
     )
     group.add_argument("--epochs", type=int, default=1, help="allocation/matrix/shuffled: number of epochs (default 1)")
     group.add_argument("--users", type=int, help="shuffle/checkin: number of users n >= 1 (one report each)")
+    group.add_argument(
+        "--dimension", help='shuffle: coordinates d >= 1 of each gaussian report, or "any" (default: any; the privacy blanket needs d)'
+    )
     group.add_argument("--rounds", type=int, default=1, help="checkin: number of rounds T (default 1)")
     group.add_argument(
         "--aggregation", choices=AGGREGATIONS, default="shuffle", help="checkin: reports released shuffled (default) or only their sum"
@@ -150,6 +153,7 @@ OPTION_USES: dict[str, tuple[dict[str, tuple[str, ...]], object]] = {
     "drop_last": ({"scheme": ("shuffled",)}, False),
     "epochs": ({"scheme": ("allocation", "matrix", "shuffled")}, 1),
     "users": ({"scheme": ("shuffle", "checkin")}, None),
+    "dimension": ({"scheme": ("shuffle",)}, None),
     "rounds": ({"scheme": ("checkin",)}, 1),
     "aggregation": ({"scheme": ("checkin",)}, "shuffle"),
     "batches": ({"scheme": ("matrix",)}, None),
@@ -193,7 +197,10 @@ def build_scheme(args: argparse.Namespace) -> Scheme:
     if args.scheme == "poisson":
         return Poisson(pair, _required(args, "rate", "poisson", "--scheme"), _required(args, "steps", "poisson", "--scheme"))
     if args.scheme == "shuffle":
-        return Shuffle(pair, _required(args, "users", "shuffle", "--scheme"))
+        from verifier.certify.claim import SCHEMES
+
+        dimension = SCHEMES["shuffle"].fields["dimension"][0]("dimension", "any" if args.dimension is None else args.dimension)
+        return Shuffle(pair, _required(args, "users", "shuffle", "--scheme"), dimension)
     if args.scheme == "checkin":
         users = _required(args, "users", "checkin", "--scheme")
         return CheckIn(pair, users, _required(args, "rate", "checkin", "--scheme"), args.rounds, args.aggregation)

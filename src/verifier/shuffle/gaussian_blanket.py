@@ -1,0 +1,365 @@
+"""The shuffled one-dimensional Gaussian randomizer through the privacy blanket of Balle, Bell,
+Gascón & Nissim, "The privacy blanket of the shuffle model" (CRYPTO 2019, §3: the blanket
+decomposition, their Lemma 3.1 form of the hockey stick), computed rigorously
+(proofs/shuffle_gaussian_blanket.py derives and checks every step).
+
+Every user adds N(0, σ²) to a record y in an interval of length s (the pair's sensitivity; by a
+shift, [−Δ, Δ] with Δ = s/2). The report laws R_y have a common lower envelope
+
+    ω(z) = min_y φ_σ(z − y) = φ_σ(|z| + Δ),   mass γ = 2Φ(−Δ/σ),
+
+so every other user's report is, with probability γ, a draw from ω̃ = ω/γ whatever its record.
+Revealing which users are not blanket draws, and their reports, is a post-processing in the
+adversary's favour; what is left is the victim's report among N ~ Bin(n − 1, γ) blanket draws,
+shuffled, N revealed. For victim records x (P) and x′ (Q) the density of that multiset against
+ω̃^{⊗(N+1)} is (1/(N + 1))·Σ_i u_x(z_i), u_x = R_x/ω̃, so for κ = e^ε
+
+    H_N = E_{ω̃^{N+1}}[(Σ_i W(z_i))_+]/(N + 1),   W = u_x − κ·u_x′,
+
+an expectation of a convex increasing function of a sum of i.i.d. terms. H_N does not increase with
+N (one more blanket draw, added and shuffled in, is a post-processing), so δ(ε) <= Pr[N < c_0] +
+Σ_b Pr[N in bucket b]·H_(left end of b).
+
+The law of W is replaced by a larger one in the increasing convex order, which only raises H_N:
+
+1. The records. A cell X × X′ of victim records gets the pointwise envelope W_cell = sup_X u_x −
+   κ·inf_X′ u_x′ (>= W for every pair in the cell); the cells cover every ordered pair with x >= x′,
+   and the reflection z ↦ −z (ω̃ is even) maps the others onto them. The bound is the largest over
+   the cells.
+2. The reports. On each of ~2000 intervals I of z (breakpoints at 0 and the cell's ends), W_cell lies
+   between its values at I's ends (each part is monotone there), and its conditional mean is
+   (∫_I sup_X φ − κ ∫_I inf_X′ φ)/ω̃(I), Gaussian interval masses in ball arithmetic; the two-point law
+   on the ends with that mean is a mean-preserving spread of W_cell given I. Beyond |z| = z_max
+   (Δ + 8.5σ, or closer where the R-mass beyond is below 1e-4 of the δ asked about) W_cell is replaced
+   by 0 and that R-mass (2Φ(−(z_max − Δ)/σ)) is added to the bound ((a + b)_+ <= a_+ + b for b >= 0).
+   Values below a floor are raised to it.
+3. The lattice. Each end is split between its two neighbours on a lattice of step 2^-k keeping its
+   mean (another spread); every mass is rounded up.
+4. The sum. N + 1 draws are self-composed by :func:`verifier.pld.self_compose` (DOMINATING: its
+   result is stochastically larger, mass it cannot place sits at +∞, here the largest possible sum),
+   and E[S_+] is summed rounded up.
+
+Only d = 1 is handled: in d dimensions (records of norm <= Δ) the blanket has mass
+γ_d = E[exp(−Δ‖Z‖/σ² − Δ²/(2σ²))], Z ~ N(0, σ²I_d), which falls like exp(−Δ√d/σ)
+(:func:`blanket_mass_dimension`), so no bound of this kind holds for every dimension.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from flint import arb
+
+from verifier._directed import arb_bound, arb_bounds_many, with_precision
+from verifier._types import Direction, Dominance, Side
+from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive
+from verifier.shuffle.count import binomial_sf_arb
+
+__all__ = [
+    "GAUSSIAN_BLANKET_CITATION",
+    "Cell",
+    "blanket_mass",
+    "blanket_mass_dimension",
+    "cell_delta_upper",
+    "blanket_delta_upper",
+    "blanket_epsilon_upper",
+]
+
+GAUSSIAN_BLANKET_CITATION = (
+    "Balle, Bell, Gascón & Nissim 2019 (CRYPTO), the privacy blanket: the victim's report among Bin(n − 1, γ) draws "
+    "of the blanket min_y R_y, the hockey stick E[(Σ W)_+]/(N + 1) spread to a lattice and self-composed with a "
+    "rigorous error, the worst over cells of records (proofs/shuffle_gaussian_blanket.py): UPPER"
+)
+
+_BITS = 96
+#: |z| beyond Δ + _Z_MAX·σ: W replaced by 0, the R-mass there (<= 2Φ(−8.5) = 1.9e-17) added.
+_Z_MAX = 8.5
+#: Intervals of z per σ.
+_PER_SIGMA = 40
+#: The lattice step is the power of two below γ/_PER_GAMMA, or coarser where the single draw's law
+#: would span more than _LATTICE points.
+_PER_GAMMA = 64
+_LATTICE = 1 << 16
+#: Share of a finite target δ the R-mass beyond z_max may take.
+_TAIL_SHARE = 1e-4
+#: Cells of victim records: the first grid has 4 per axis; a cell is split down to Δ/_FINEST wide.
+_FIRST = 4
+_FINEST = 256
+#: Buckets of N: left ends at the mean + z·sd.
+_EDGES_Z = (-7.0, -5.5, -4.5, -3.75, -3.0, -2.5, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Victim records x in [x_low, x_high] (P) and x′ in [xp_low, xp_high] (Q), in units where the
+    records lie in [−Δ, Δ]."""
+
+    x_low: float
+    x_high: float
+    xp_low: float
+    xp_high: float
+
+    @property
+    def width(self) -> float:
+        return max(self.x_high - self.x_low, self.xp_high - self.xp_low)
+
+    def split(self) -> list["Cell"]:
+        """The four quarters (those with some x >= x′)."""
+        xm, pm = 0.5 * (self.x_low + self.x_high), 0.5 * (self.xp_low + self.xp_high)
+        quarters = [Cell(a, b, c, d) for a, b in ((self.x_low, xm), (xm, self.x_high)) for c, d in ((self.xp_low, pm), (pm, self.xp_high))]
+        return [q for q in quarters if q.x_high >= q.xp_low]
+
+
+def blanket_mass(sigma: float, half_width: float) -> arb:
+    """γ = 2Φ(−Δ/σ) = erfc(Δ/(σ√2)), the mass of ω = min over y in [−Δ, Δ] of φ_σ(· − y), as a ball."""
+    return (arb(half_width) / (arb(sigma) * arb(2).sqrt())).erfc()
+
+
+def blanket_mass_dimension(dimension: int, sigma: float, radius: float, digits: int = 30) -> float:
+    """γ_d = ∫ min over ‖y‖ <= Δ of φ_d(z − y) dz = E[exp(−Δ‖Z‖/σ² − Δ²/(2σ²))], Z ~ N(0, σ²I_d) (the
+    closest record is Δ·z/‖z‖, so the minimum is φ_d at distance ‖z‖ + Δ): a chi integral at
+    ``digits`` digits by mpmath (not a bound; the docs' table of how the blanket vanishes with d)."""
+    import mpmath
+
+    d = check_integer("dimension", dimension, minimum=1)
+    with mpmath.workdps(digits):
+        a, s = mpmath.mpf(radius) / sigma, mpmath.mpf(d)
+        chi = lambda r: r ** (s - 1) * mpmath.exp(-r * r / 2) / (2 ** (s / 2 - 1) * mpmath.gamma(s / 2))  # noqa: E731
+        return float(mpmath.quad(lambda r: chi(r) * mpmath.exp(-a * r - a * a / 2), [0, s**0.5, mpmath.inf]))
+
+
+def _normal_mass(left: arb, right: arb, centre: arb, scale: arb) -> arb:
+    """Pr[left <= Y <= right], Y ~ N(centre, σ²) (scale = σ√2), by erfc on the side without cancellation."""
+    lo, hi = (left - centre) / scale, (right - centre) / scale
+    if lo >= 0:
+        return (lo.erfc() - hi.erfc()) / 2
+    if hi <= 0:
+        return ((-hi).erfc() - (-lo).erfc()) / 2
+    return 1 - ((-lo).erfc() + hi.erfc()) / 2  # 1 − Pr[Y < left] − Pr[Y > right]
+
+
+def _edges(cell: Cell, z_max: float, step: float) -> np.ndarray:
+    """Interval ends of z: the breakpoints 0, the cell's ends and the midpoint of X′, each segment cut
+    into pieces at most ``step`` long (exact doubles)."""
+    mid = 0.5 * (cell.xp_low + cell.xp_high)
+    points = sorted({-z_max, 0.0, z_max, *(p for p in (cell.x_low, cell.x_high, cell.xp_low, cell.xp_high, mid) if -z_max < p < z_max)})
+    out: list[float] = []
+    for left, right in zip(points[:-1], points[1:]):
+        pieces = max(1, int(math.ceil((right - left) / step)))
+        out.extend(float(v) for v in np.linspace(left, right, pieces + 1)[:-1])
+    out.append(z_max)
+    return np.array(out)
+
+
+@dataclass(frozen=True)
+class _Law:
+    """The single draw's law on the lattice {(offset + i)·step}: masses rounded up, the largest value,
+    and the R-mass left beyond |z| = z_max (added to every H_N)."""
+
+    step: float
+    offset: int
+    probs: np.ndarray
+    top: float
+    tail: float
+
+
+def _ratio(z: arb, centre: arb | None, half: arb, two_var: arb) -> arb:
+    """φ_σ(z − centre)/φ_σ(|z| + Δ) (centre None: φ_σ(0), z inside X)."""
+    far = (abs(z) + half) ** 2
+    near = arb(0) if centre is None else (z - centre) ** 2
+    return ((far - near) / two_var).exp()
+
+
+def _z_tail(target: float) -> float:
+    """z_max − Δ in units of σ: _Z_MAX, or less where the R-mass beyond (erfc(z/√2)) is below
+    :data:`_TAIL_SHARE` of a finite ``target`` (any z_max is sound: the mass beyond is added)."""
+    if not math.isfinite(target):
+        return _Z_MAX
+    from scipy.special import erfcinv
+
+    return min(_Z_MAX, max(3.0, math.sqrt(2) * float(erfcinv(_TAIL_SHARE * target))))
+
+
+def _draw_law(sigma: float, half: float, cell: Cell, kappa: float, z_tail: float = _Z_MAX) -> _Law:
+    """Step 2 and 3 of the module docstring for one cell at κ (ball arithmetic, masses rounded up)."""
+    z_max = half + z_tail * sigma
+    edges = _edges(cell, z_max, sigma / _PER_SIGMA)
+    with with_precision(_BITS):
+        s, dlt, k = arb(sigma), arb(half), arb(kappa)
+        scale, two_var = s * arb(2).sqrt(), 2 * s * s
+        gamma = blanket_mass(sigma, half)
+        density0 = 1 / (s * (2 * arb.pi()).sqrt())
+        lows, highs, low_mass, high_mass = [], [], [], []
+        x_lo, x_hi, p_lo, p_hi = (arb(v) for v in (cell.x_low, cell.x_high, cell.xp_low, cell.xp_high))
+        mid = 0.5 * (cell.xp_low + cell.xp_high)
+        for left_f, right_f in zip(edges[:-1], edges[1:]):
+            left, right, centre_f = arb(left_f), arb(right_f), 0.5 * (left_f + right_f)
+            omega = _normal_mass(left, right, -dlt if centre_f > 0 else dlt, scale) / gamma  # ω̃(I)
+            if centre_f < cell.x_low:
+                u_centre, u_mass = x_lo, _normal_mass(left, right, x_lo, scale)
+            elif centre_f > cell.x_high:
+                u_centre, u_mass = x_hi, _normal_mass(left, right, x_hi, scale)
+            else:
+                u_centre, u_mass = None, (right - left) * density0
+            v_centre = p_lo if centre_f >= mid else p_hi
+            v_mass = _normal_mass(left, right, v_centre, scale)
+            mean = (u_mass - k * v_mass) / omega
+            u_ends = [gamma * _ratio(z, u_centre, dlt, two_var) for z in (left, right)]
+            v_ends = [gamma * _ratio(z, v_centre, dlt, two_var) for z in (left, right)]
+            low = arb_bound(arb(min(arb_bound(u, Side.LOWER) for u in u_ends)) - k * max(arb_bound(v, Side.UPPER) for v in v_ends), Side.LOWER)
+            high = arb_bound(arb(max(arb_bound(u, Side.UPPER) for u in u_ends)) - k * min(arb_bound(v, Side.LOWER) for v in v_ends), Side.UPPER)
+            if high <= low:
+                high = math.nextafter(low, math.inf)
+            width = arb(high) - arb(low)
+            lows.append(low)
+            highs.append(high)
+            low_mass.append(omega * ((arb(high) - mean) / width))
+            high_mass.append(omega * ((mean - arb(low)) / width))
+        outside = ((arb(z_max) + dlt) / scale).erfc() / gamma  # ω̃(|z| > z_max)
+        tail = ((arb(z_max) - dlt) / scale).erfc()  # >= ∫ over |z| > z_max of max_y φ_σ(z − y)
+    _, m_low = arb_bounds_many(low_mass)
+    _, m_high = arb_bounds_many(high_mass)
+    values = np.concatenate([np.array(lows), np.array(highs), [0.0]])
+    masses = np.concatenate([np.clip(m_low, 0.0, None), np.clip(m_high, 0.0, None), [max(0.0, arb_bound(outside, Side.UPPER))]])
+    top = float(values.max())
+    floor = -max(top, 1.0)
+    values = np.maximum(values, floor)
+    step = 2.0 ** math.floor(math.log2(max(float(gamma.mid()) / _PER_GAMMA, (top - floor) / _LATTICE)))
+    scaled = values / step  # exact: step is a power of two
+    index = np.floor(scaled)
+    frac = scaled - index  # exact
+    offset = int(index.min())
+    probs = np.zeros(int(index.max()) - offset + 2)
+    np.add.at(probs, (index - offset).astype(np.int64), masses * (1.0 - frac))
+    np.add.at(probs, (index - offset).astype(np.int64) + 1, masses * frac)
+    probs *= 1.0 + 1e-12  # each mass a product and a sum of at most 2·len(edges) + 1 terms: relative error < 1e-12
+    tail_up = arb_bound(tail, Side.UPPER)
+    return _Law(step, offset, probs, (offset + probs.size - 1) * step, tail_up)
+
+
+def _expected_positive(law: _Law, draws: int) -> float:
+    """UPPER bound on E[(Σ of ``draws`` draws)_+]/draws: the rigorous self-composition (DOMINATING),
+    its grid's positive part summed rounded up, the mass at +∞ at the largest possible sum."""
+    from verifier.pld import DiscretePLD, self_compose
+
+    pld = DiscretePLD(law.step, law.offset, law.probs, 0.0, 0.0, Dominance.DOMINATING, Direction.REMOVE)
+    out = self_compose(pld, draws)
+    values = out.losses()
+    positive = values > 0
+    total = float(np.sum(out.probs[positive] * values[positive])) * (1.0 + (int(positive.sum()) + 4) * 2.0**-52)
+    return math.nextafter(total / draws + out.infinite_mass * max(law.top, 0.0) * (1 + 2.0**-50), math.inf)
+
+
+def _bucket_starts(others: int, share: float) -> list[int]:
+    """Left ends of the buckets of N ~ Bin(others, share), increasing: mean + z·sd for z in :data:`_EDGES_Z`,
+    every value when the standard deviation is below 2."""
+    mean, sd = others * share, math.sqrt(others * share * (1 - share))
+    if sd < 2:
+        return list(range(0, min(others, int(mean + 20 * sd) + 10) + 1))
+    return sorted({min(others, max(0, int(math.floor(mean + z * sd)))) for z in _EDGES_Z})
+
+
+@functools.lru_cache(maxsize=16)
+def _buckets(sigma: float, half: float, users: int) -> tuple[list[int], list[arb]]:
+    """(left ends c_b of the buckets of N ~ Bin(n − 1, γ⁻), [Pr[N >= c_b]] + [0]) with γ⁻ <= γ (a
+    smaller blanket is a blanket, and N only gets smaller)."""
+    others = users - 1
+    with with_precision(_BITS):
+        share = arb(arb_bound(blanket_mass(sigma, half), Side.LOWER))
+        starts = _bucket_starts(others, float(share.mid()))
+        return starts, [binomial_sf_arb(c, others, share) for c in starts] + [arb(0)]
+
+
+def cell_delta_upper(sigma: float, half: float, users: int, epsilon: float, cell: Cell, target: float = math.inf) -> float:
+    """UPPER bound on δ(ε) of every pair of victim records in ``cell`` (module docstring): Pr[N < c_0]
+    plus Σ over buckets of N of their mass times H at the bucket's left end, plus the R-mass beyond
+    z_max. When a finite ``target`` is given and Pr[N < c_0] + Pr[N >= c_0]·H_(c_0) (one
+    self-composition, also an UPPER bound) is already <= it, that is returned; a value > ``target`` is returned as soon as the partial sum exceeds it."""
+    law = _draw_law(sigma, half, cell, math.exp(epsilon), _z_tail(target))
+    starts, tails = _buckets(sigma, half, users)
+    with with_precision(_BITS):
+        base = 1 - tails[0] + law.tail
+        first = min(1.0, _expected_positive(law, starts[0] + 1))
+        quick = arb_bound(base + tails[0] * first, Side.UPPER)
+        if quick <= target < math.inf:
+            return min(1.0, quick)
+        total = base
+        for i, c in enumerate(starts):
+            mass = tails[i] - tails[i + 1]
+            total += mass * (first if i == 0 else min(1.0, _expected_positive(law, c + 1)))
+            if arb_bound(total, Side.LOWER) > target:
+                return arb_bound(total, Side.UPPER)
+        return min(1.0, max(0.0, arb_bound(total, Side.UPPER)))
+
+
+def _first_cells(half: float) -> list[Cell]:
+    w = 2 * half / _FIRST
+    ends = [-half + i * w for i in range(_FIRST)] + [half]
+    return [Cell(ends[i], ends[i + 1], ends[j], ends[j + 1]) for i in range(_FIRST) for j in range(i + 1)]
+
+
+def _corner(half: float) -> Cell:
+    """The finest cell at the corner x = Δ, x′ = −Δ (where δ is largest)."""
+    w = 2 * half / _FINEST
+    return Cell(half - w, half, -half, -half + w)
+
+
+def _cover(sigma: float, half: float, users: int, epsilon: float, target: float) -> float:
+    """An UPPER bound on the largest cell bound over a cover of the ordered pairs x >= x′: cells whose
+    bound is <= ``target`` are settled (possibly by the one-composition bound); the others are split
+    down to Δ/_FINEST, and the largest finest cell above ``target`` is returned, or ``target``."""
+    queue = _first_cells(half)
+    finest = 2 * half / _FINEST
+    worst = target
+    while queue:
+        cell = queue.pop()
+        value = cell_delta_upper(sigma, half, users, epsilon, cell, target)
+        if value <= target:
+            continue
+        if cell.width <= finest * (1 + 1e-12):
+            worst = max(worst, value)
+        else:
+            queue.extend(cell.split())
+    return worst
+
+
+@functools.lru_cache(maxsize=32)
+def blanket_delta_upper(sigma: float, sensitivity: float, users: int, epsilon: float) -> float:
+    """UPPER bound on δ(ε) of n shuffled reports y + N(0, σ²), records y in an interval of length
+    ``sensitivity`` (either direction; module docstring): the finest corner cell's bound, then every
+    cell of a cover checked against it."""
+    s = check_positive("sigma", sigma)
+    half = check_positive("sensitivity", sensitivity) / 2
+    n = check_integer("users", users, minimum=2)
+    eps = check_nonnegative("epsilon", epsilon)
+    corner = cell_delta_upper(s, half, n, eps, _corner(half))
+    return min(1.0, _cover(s, half, n, eps, corner))
+
+
+@functools.lru_cache(maxsize=32)
+def blanket_epsilon_upper(sigma: float, sensitivity: float, users: int, delta: float) -> float:
+    """UPPER bound on ε(δ): a bisection on the finest cell at the corner (records Δ against −Δ)
+    proposes ε, accepted once every cell of a cover is <= δ there (raised by 0.1%·2^k on each
+    refusal); inf when no ε <= 64 is accepted."""
+    s = check_positive("sigma", sigma)
+    half = check_positive("sensitivity", sensitivity) / 2
+    n = check_integer("users", users, minimum=2)
+    target = check_open_unit("delta", delta)
+    corner = _corner(half)
+    lo, hi = 0.0, 0.25
+    while cell_delta_upper(s, half, n, hi, corner, target) > target:
+        lo, hi = hi, 2 * hi
+        if hi > 64:
+            return math.inf
+    for _ in range(16):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if cell_delta_upper(s, half, n, mid, corner, target) <= target else (mid, hi)
+    candidate = hi
+    for attempt in range(12):
+        if _cover(s, half, n, candidate, target) <= target:
+            return candidate
+        candidate *= 1 + 1e-3 * 2.0**attempt
+    return math.inf
