@@ -37,6 +37,7 @@ from flint import arb
 
 from verifier._directed import ARB_PRECISION_BITS, arb_bound, up, with_precision
 from verifier._types import Direction, Dominance, Side
+from verifier.analytic._search import smallest_passing
 from verifier.errors import NotApplicable
 from verifier.pld.construction import pld_sides_from_profile
 from verifier.pld.distribution import DiscretePLD
@@ -51,6 +52,7 @@ __all__ = [
     "PROFILE_POINTS",
     "TOP_DELTA",
     "REFINE_STEPS",
+    "SEARCH_TOLERANCE",
     "EpochsBound",
     "epoch_coupling",
     "epoch_profile",
@@ -74,17 +76,20 @@ PROFILE_POINTS = 128
 TOP_DELTA = 1e-30
 #: Bisection steps that refine the chosen ε0 below its grid point (the grid's ratio is 1.3).
 REFINE_STEPS = 6
+#: Absolute width in ε at which the search for the UPPER end of ε(δ) stops (tightness only).
+SEARCH_TOLERANCE = 1e-10
 
 
 def _top_loss(epsilon0: float, users: int) -> float:
-    """The smallest loss (bisection in float64) where the clone pair's δ is below TOP_DELTA, or ε0."""
-    lo, hi = 0.0, epsilon0
+    """The smallest loss (to ε0·2^-30, float64: planning only) where the clone pair's δ is below
+    TOP_DELTA, or ε0 (also where the δ at loss 0 is already below it)."""
     if clone_delta_float(epsilon0, users, 0.0) <= TOP_DELTA:
-        return hi
-    for _ in range(30):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if clone_delta_float(epsilon0, users, mid) <= TOP_DELTA else (mid, hi)
-    return hi
+        return epsilon0
+
+    def below(loss: float) -> bool:
+        return clone_delta_float(epsilon0, users, loss) <= TOP_DELTA
+
+    return min(epsilon0, smallest_passing(below, 0.0, epsilon0, tolerance=epsilon0 * 2.0**-30)[1])
 
 
 def _grid(epsilon0: float, users: int) -> tuple[float, int]:
@@ -157,17 +162,12 @@ class EpochsBound:
         return min(1.0, up(float(self.pld.delta(epsilon)) + self.slack(epsilon)))
 
     def epsilon(self, delta: float, ceiling: float) -> float | None:
-        """UPPER bound on ε(δ): the end of a bisection on [0, ``ceiling``] where :meth:`delta` <= δ
-        (checked there); None if it fails at ``ceiling`` too."""
+        """UPPER bound on ε(δ): the passing end of a :func:`~verifier.analytic._search.smallest_passing`
+        search on [0, ``ceiling``], a point where :meth:`delta` <= δ was evaluated; None if it fails at
+        ``ceiling`` too."""
         if self.delta(ceiling) > delta:
             return None
-        if self.delta(0.0) <= delta:
-            return 0.0
-        lo, hi = 0.0, ceiling
-        while hi - lo > 1e-7 * max(hi, 1e-3):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (lo, mid) if self.delta(mid) <= delta else (mid, hi)
-        return hi
+        return smallest_passing(lambda e: self.delta(e) <= delta, 0.0, ceiling, tolerance=SEARCH_TOLERANCE)[1]
 
 
 def epoch_coupling(epsilon0: float, delta0: float, users: int, epsilon: float) -> float:

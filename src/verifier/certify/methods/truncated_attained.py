@@ -44,12 +44,14 @@ from flint import arb, arb_poly
 
 from verifier._directed import Intervals, arb_bound, arb_bounds_many, binned_sum, with_precision
 from verifier._types import Bound, Direction, Quantity, Side
+from verifier.analytic._search import EPSILON_CEILING, smallest_passing
 from verifier.certify.method import Guarantee, Method
+from verifier.errors import NotApplicable
 from verifier.pairs.batch_sampling import binomial_pmf
 from verifier.pairs.gaussian import Gaussian, _phi
 from verifier.schemes import Scheme, TruncatedPoisson
 
-__all__ = ["TruncatedAttained", "METHODS", "ANGLES", "MAX_CELLS", "delta_lower", "epsilon_lower", "LOSS_STEP", "CELLS_PER_SIGMA", "DROPPED", "MAX_STEPS"]
+__all__ = ["TruncatedAttained", "METHODS", "ANGLES", "MAX_CELLS", "delta_lower", "epsilon_lower", "LOSS_STEP", "CELLS_PER_SIGMA", "DROPPED", "MAX_STEPS", "SEARCH_TOLERANCE"]
 
 #: Width of the lattice the step's log-likelihood ratio is rounded to.
 LOSS_STEP = 0.01
@@ -65,6 +67,9 @@ ANGLES = {False: (0.0, math.pi / 4), True: (0.0, 0.3 * math.pi)}
 #: Most cells of the grid in the plane (u-cells × w-cells); an instance at an angle that needs more
 #: (σ small against B·C) is left out (the collinear one, one w-cell, is always computed).
 MAX_CELLS = 4_000_000
+#: Absolute width in ε at which the search for the LOWER end of ε(δ) stops (tightness only: the
+#: returned end was evaluated failing): 2^-40, the width the hand-written bisection reached on [0, 1].
+SEARCH_TOLERANCE = 2.0**-40
 #: Bits of the ball arithmetic.
 _BITS = 128
 #: Half-width, in σ, of the grid of cells around the means (the two outer cells of each axis run to ±∞).
@@ -231,19 +236,19 @@ def _delta_at(scheme: TruncatedPoisson, epsilon: float, direction: Direction, th
 
 
 def epsilon_lower(scheme: TruncatedPoisson, delta: float, direction: Direction) -> float:
-    """A LOWER end of ε(δ): the largest ε of a bisection at which :func:`delta_lower` still exceeds δ
-    (it decreases in ε), or −∞ if it does not at ε = 0 (below that the bound is left to others)."""
-    if not delta_lower(scheme, 0.0, direction) > delta:
+    """A LOWER end of ε(δ): a point where :func:`delta_lower` was evaluated above δ (δ(ε) > δ there,
+    so ε(δ) exceeds it), the failing end of :func:`~verifier.analytic._search.smallest_passing`'s
+    bracket at :data:`SEARCH_TOLERANCE`; −∞ if it is not above δ at ε = 0 (below that the bound is
+    left to others), and the search's ceiling where it is still above δ there."""
+    def passes(epsilon: float) -> bool:
+        return not delta_lower(scheme, epsilon, direction) > delta
+
+    if passes(0.0):
         return -math.inf
-    lo, hi = 0.0, 1.0
-    while delta_lower(scheme, hi, direction) > delta:
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e4:
-            return lo
-    for _ in range(40):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if delta_lower(scheme, mid, direction) > delta else (lo, mid)
-    return lo
+    try:
+        return smallest_passing(passes, 0.0, tolerance=SEARCH_TOLERANCE)[0]
+    except NotApplicable:  # no passing point up to the ceiling: the ceiling if it fails too (else 0, which failed)
+        return EPSILON_CEILING if not passes(EPSILON_CEILING) else 0.0
 
 
 class TruncatedAttained(Method):
