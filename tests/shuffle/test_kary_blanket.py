@@ -3,7 +3,6 @@
 exact δ of every dataset enumerated by direct convolution of the users' report laws on the full
 histogram (no lumping, no blanket), and two mutants that the enumeration refutes."""
 
-import itertools
 import math
 
 import pytest
@@ -11,42 +10,7 @@ import pytest
 import verifier.shuffle.blanket as blanket
 from verifier.shuffle.blanket import BlanketBound
 from verifier.shuffle.one_symbol import OneSymbolPair
-
-
-def _report(x: int, e0: float, k: int) -> list[float]:
-    z = math.exp(e0) + k - 1
-    return [math.exp(e0) / z if y == x else 1 / z for y in range(k)]
-
-
-def _law(data: tuple[int, ...], e0: float, k: int) -> dict[tuple[int, ...], float]:
-    """The histogram law of the users' reports, by convolution."""
-    out = {tuple([0] * k): 1.0}
-    for x in data:
-        r, nxt = _report(x, e0, k), {}
-        for h, m in out.items():
-            for y in range(k):
-                g = list(h)
-                g[y] += 1
-                nxt[tuple(g)] = nxt.get(tuple(g), 0.0) + m * r[y]
-        out = nxt
-    return out
-
-
-def _hockey(p: dict, q: dict, eps: float) -> float:
-    big = math.exp(eps)
-    return sum(max(0.0, p[h] - big * q.get(h, 0.0)) for h in p)
-
-
-def _pair_delta(others: tuple[int, ...], e0: float, k: int, eps: float) -> float:
-    """Both orders of the victim's inputs 0 and 1 over the background ``others``."""
-    p, q = _law((0, *others), e0, k), _law((1, *others), e0, k)
-    return max(_hockey(p, q, eps), _hockey(q, p, eps))
-
-
-def _worst(n: int, e0: float, k: int, eps: float) -> float:
-    """The worst case over every multiset of the other n − 1 inputs (relabelling the symbols is a
-    symmetry of k-ary randomized response, so the victim's inputs 0 and 1 lose nothing)."""
-    return max(_pair_delta(others, e0, k, eps) for others in itertools.combinations_with_replacement(range(k), n - 1))
+from kary_enumeration import hockey as _hockey, histogram_law as _law, pair_delta as _pair_delta, worst as _worst
 
 
 CASES = [(3, 8, 1.0), (4, 6, 0.5), (10, 3, 2.0), (3, 6, 2.0)]

@@ -51,6 +51,7 @@ __all__ = [
     "three_symbol_backgrounds",
     "histogram_work",
     "three_symbol_work",
+    "float_masses",
 ]
 
 HISTOGRAM_CITATION = (
@@ -123,7 +124,7 @@ def _step(law: npt.NDArray[np.float64], masses: list[float]) -> npt.NDArray[np.f
     return out
 
 
-def _float_masses(epsilon0: float, k: int, users: int) -> tuple[float, float]:
+def float_masses(epsilon0: float, k: int, users: int) -> tuple[float, float]:
     """(e^ε0/Z, 1/Z) rounded to nearest, or NotApplicable when (1/Z)^n leaves the normal float range."""
     with with_precision(128):
         big = arb(epsilon0).exp()
@@ -171,7 +172,7 @@ class KaryShuffle(WorstCase):
         if work > WORK_LIMIT or cells > CELL_LIMIT:
             raise NotApplicable(f"the exact histogram enumeration of k = {self.k} randomized response at n = {self.users} "
                                 f"needs more than {WORK_LIMIT:.0e} multiply-adds or arrays of more than {CELL_LIMIT:.0e} cells")
-        hit, miss = _float_masses(self.epsilon0, self.k, self.users)
+        hit, miss = float_masses(self.epsilon0, self.k, self.users)
         candidates = _candidates(self.users, hit, miss, _backgrounds(self.k, self.users - 1))
         super().__init__(candidates, f"shuffled {self.k}-ary randomized response", self.epsilon0)
 
@@ -195,7 +196,7 @@ class ThreeSymbolBackgrounds(WorstCase):
         self.users = check_integer("users", users, minimum=2)
         if three_symbol_work(self.users) > THREE_SYMBOL_LIMIT:
             raise NotApplicable(f"the three-symbol backgrounds at n = {self.users} need more than {THREE_SYMBOL_LIMIT:.0e} multiply-adds")
-        hit, miss = _float_masses(self.epsilon0, self.k, self.users)
+        hit, miss = float_masses(self.epsilon0, self.k, self.users)
         others = self.users - 1
         backgrounds = ((c0, c1, others - c0 - c1, *([0] * (self.k - 3))) for c0 in range(others + 1) for c1 in range(min(c0, others - c0) + 1))
         super().__init__(_candidates(self.users, hit, miss, backgrounds), f"shuffled {self.k}-ary randomized response, three-symbol backgrounds", self.epsilon0)

@@ -60,6 +60,7 @@ from verifier.shuffle.histogram import (
     three_symbol_backgrounds,
     three_symbol_work,
 )
+from verifier.shuffle.kary_search import SEARCH_CITATION, SEARCH_USERS_LIMIT, STATE_LIMIT, KarySearch, kary_search
 from verifier.shuffle.clones import (
     CLONES_CITATION,
     CLOSED_FORM_CITATION,
@@ -398,7 +399,8 @@ class ShuffleOneSymbol(_KaryMethod):
 
 class ShuffleExact(Method):
     name = "shuffle-rr-exact"
-    citation = f"{BINARY_CITATION}; n > {SCAN_LIMIT}: {RANGES_CITATION}; k >= 3: {HISTOGRAM_CITATION}"
+    citation = (f"{BINARY_CITATION}; n > {SCAN_LIMIT}: {RANGES_CITATION}; k >= 3: {HISTOGRAM_CITATION}; "
+                f"past it, n <= {SEARCH_USERS_LIMIT}: {SEARCH_CITATION}")
     returns = frozenset({Guarantee.EXACT})
     cost = 2
     scheme_types = (Shuffle,)
@@ -412,7 +414,7 @@ class ShuffleExact(Method):
         if scheme.pair.k == 2:
             return scheme.users <= RANGE_LIMIT
         work, cells = histogram_work(scheme.pair.k, scheme.users)
-        return work <= WORK_LIMIT and cells <= CELL_LIMIT
+        return (work <= WORK_LIMIT and cells <= CELL_LIMIT) or scheme.users <= SEARCH_USERS_LIMIT
 
     def estimate_cost(self, scheme: Scheme) -> Cost | None:
         """The binary scan: n/2 convolutions of windows of ~28 standard deviations (about 2e-8·n² s of CPU,
@@ -429,9 +431,12 @@ class ShuffleExact(Method):
                 return Cost(seconds=1.1e-6 * n**1.1 * math.exp(-0.75 * (pair.epsilon0 - 0.5)), bytes=8.0 * 4 * 70 * window, what=f"n = {n}")
             return Cost(seconds=2e-8 * n * n, bytes=8.0 * n * window, what=f"n = {n}")
         work, cells = histogram_work(pair.k, n)
+        if work > WORK_LIMIT or cells > CELL_LIMIT:  # the background search, k = 10, n = 20, delta = 1e-6, measured:
+            # 0.3 s at eps0 = 4, 1.3-2.2 s at 1-2, 40 s at 0.5, 48 s at 0.2
+            return Cost(seconds=0.1 + 3e-4 * n**3 * max(1.0, pair.epsilon0**-3), bytes=64.0 * STATE_LIMIT, what=f"n = {n}, k = {pair.k}, background search")
         return Cost(seconds=work / 5e8, bytes=8.0 * 3 * cells, what=f"n = {n}, k = {pair.k}")
 
-    def _scan(self, scheme: Scheme) -> WorstCase | BinaryRanges:
+    def _scan(self, scheme: Scheme) -> WorstCase | BinaryRanges | KarySearch:
         if not self.supports(scheme):
             raise NotApplicable(f"{self.name} needs a Shuffle of randomized response with binary n <= {RANGE_LIMIT} or a small "
                                 f"k-ary histogram enumeration, got {scheme!r}")
@@ -440,11 +445,16 @@ class ShuffleExact(Method):
             return binary_ranges(pair.epsilon0, scheme.users)  # type: ignore[union-attr]
         if pair.k == 2:
             return binary_shuffle(pair.epsilon0, scheme.users)  # type: ignore[union-attr]
+        work, cells = histogram_work(pair.k, scheme.users)  # type: ignore[union-attr]
+        if work > WORK_LIMIT or cells > CELL_LIMIT:
+            return kary_search(pair.epsilon0, pair.k, scheme.users)  # type: ignore[union-attr]
         return kary_shuffle(pair.epsilon0, pair.k, scheme.users)  # type: ignore[union-attr]
 
     def _bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
         scan = self._scan(scheme)
-        found = {Quantity.DELTA: scan.delta, Quantity.EPSILON: scan.epsilon, Quantity.TPR: scan.tpr}[quantity](at)
+        if isinstance(scan, KarySearch) and quantity is Quantity.TPR:
+            return []  # the search prunes on δ(ε); no Neyman-Pearson test of the pruned backgrounds
+        found = getattr(scan, {Quantity.DELTA: "delta", Quantity.EPSILON: "epsilon", Quantity.TPR: "tpr"}[quantity])(at)
         return [Bound(found.lower, Side.LOWER, direction, quantity, at, self.name, self.citation),
                 Bound(found.upper, Side.UPPER, direction, quantity, at, self.name, self.citation)]
 

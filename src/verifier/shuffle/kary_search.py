@@ -1,0 +1,292 @@
+"""Shuffled k-ary randomized response, the exact worst case past the full enumeration: a search over
+the backgrounds that prunes whole families of them with a partial blanket (proofs/shuffle_blanket.py).
+
+Setting and lumping as :mod:`verifier.shuffle.histogram`: the victim's inputs are x = 0 and x′ = 1,
+the other n − 1 users hold c_0 on x, c_1 on x′ (c_0 >= c_1, both orders) and the rest on the m = k − 2
+third symbols. A node of the search fixes (c_0, c_1), the j largest third-symbol counts
+c_(1) >= … >= c_(j), and the number R of users left on the other m − j third symbols (each with at
+most c_(j) of them); its backgrounds are every way to place those R users.
+
+Partial blanket (UPPER bound for every background of a node): each of the R users reports uniformly
+with probability λ = k/Z (Z = e^ε0 + k − 1) whatever its input, and its own symbol otherwise
+(p − q = 1 − k·q). Revealing which of them are not uniform, and their reports, is a release of which
+the histogram is a function, so δ(ε) of every background of the node is at most E_N g(N), N ~ Bin(R,
+λ) uniform users, g(N) the hockey-stick divergence (each order) of the histogram of the victim, the
+c_0 + c_1 + c_(1) + … + c_(j) users kept and N uniform ones. In that law the m − j symbols not kept are
+exchangeable, so they are lumped into one coordinate (:mod:`verifier.shuffle.histogram`). Revealing
+less is a post-processing of revealing more, so a child's bound is at most its parent's; a node with
+R = 0 is one background, its bound its exact divergence (a leaf).
+
+Search: δ(ε) takes every node whose bound is above the largest exact leaf so far (times 1 + 1e-7),
+widest first, down to the leaves; ε(δ) finds E with every leaf's UPPER δ(ln E) <= δ
+(:class:`verifier.shuffle.worst.WorstCase` over the leaves found), then visits the nodes at E,
+pruning those with bound <= δ; a leaf above δ there joins the leaves and the step repeats. A node
+whose histogram law has more than :data:`STATE_LIMIT` cells is not refined: its bound stays in the
+upper end (a bracket that does not meet).
+
+Evaluation: the law of a node's histogram is built one user at a time on the histograms of t reports
+(all d coordinates, a sorted list per t), so each step of a user's report is d scaled additions into
+the next list; float64 with the relative error of :mod:`verifier.shuffle.histogram` (at most 2d + 4
+roundings per step, the masses included) and the binomial weights rounded up from arb.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from flint import arb
+
+from verifier._directed import arb_bound, up, with_precision
+from verifier._types import Bracket, Side
+from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive
+from verifier.errors import NotApplicable
+from verifier.shuffle.blanket import exp_bounds
+from verifier.shuffle.histogram import float_masses
+from verifier.shuffle.worst import UNIT_ROUNDOFF, Candidate, WorstCase, hockey
+
+__all__ = ["SEARCH_CITATION", "STATE_LIMIT", "SEARCH_USERS_LIMIT", "KarySearch", "kary_search", "Node"]
+
+SEARCH_CITATION = (
+    "shuffled k-ary randomized response: the worst case over every background, both orders, by a search that bounds "
+    "families of backgrounds with a partial blanket (the users on the third symbols not kept report uniformly with "
+    "probability k/(e^eps0 + k - 1); revealing the others is an upper bound) and computes the remaining ones exactly "
+    "through the histogram of reports, float64 with proven error bounds: EXACT where the ends meet"
+)
+
+#: The most histogram cells (all lists t = 0..n together) of one node's law; larger nodes keep their bound.
+STATE_LIMIT = 1_500_000
+#: The largest n the search takes (its cost grows with the number of backgrounds).
+SEARCH_USERS_LIMIT = 24
+
+_SLACK = 1e-7  # δ(ε): a node within this relative margin of the largest exact leaf is not refined
+_U = UNIT_ROUNDOFF
+
+
+@dataclass(frozen=True)
+class Node:
+    """(c_0, c_1), the kept third-symbol counts ``tops`` (non-increasing) and ``pool`` users on the rest."""
+
+    c0: int
+    c1: int
+    tops: tuple[int, ...]
+    pool: int
+
+    def children(self, third: int) -> list["Node"]:
+        """The nodes keeping one more third symbol (the largest of the rest), ``third`` = k − 2 symbols in all."""
+        slots = third - len(self.tops)
+        if self.pool == 0 or slots == 0:
+            return []
+        most = min(self.pool, self.tops[-1]) if self.tops else self.pool
+        least = -(-self.pool // slots)
+        return [Node(self.c0, self.c1, (*self.tops, c), self.pool - c) for c in range(most, least - 1, -1)]
+
+    @property
+    def leaf(self) -> bool:
+        """One background: no users left to place."""
+        return self.pool == 0
+
+    def label(self) -> str:
+        """The backgrounds in words."""
+        return f"others' inputs ({self.c0}, {self.c1}) on (x, x'), {self.tops} on third symbols" + (f", {self.pool} more" if self.pool else "")
+
+
+@functools.lru_cache(maxsize=8)
+def _layers(d: int, users: int) -> tuple[list[npt.NDArray[np.int64]], list[list[npt.NDArray[np.int64]]]]:
+    """The histograms of t = 0..n reports on d coordinates as sorted mixed-radix keys, and for each t < n
+    and coordinate s the index in list t + 1 of each histogram plus one report on s."""
+    powers = (users + 1) ** np.arange(d, dtype=np.int64)
+    keys = [np.zeros(1, dtype=np.int64)]
+    maps = []
+    for _ in range(users):
+        now = keys[-1]
+        nxt = np.unique((now[:, None] + powers[None, :]).ravel())
+        maps.append([np.searchsorted(nxt, now + power) for power in powers])
+        keys.append(nxt)
+    return keys, maps
+
+
+def _cells(d: int, users: int) -> int:
+    """Cells of all lists t = 0..n: C(n + d, d)."""
+    return math.comb(users + d, d)
+
+
+class KarySearch:
+    """The worst case of n shuffled k-ary ε0-randomized-response reports by the pruned search (module docstring)."""
+
+    def __init__(self, epsilon0: float, k: int, users: int) -> None:
+        self.epsilon0 = check_positive("epsilon0", epsilon0)
+        self.k = check_integer("k", k, minimum=3)
+        self.users = check_integer("users", users, minimum=2)
+        if self.users > SEARCH_USERS_LIMIT:
+            raise NotApplicable(f"the k-ary background search takes n <= {SEARCH_USERS_LIMIT}, got n = {self.users}")
+        self.third = self.k - 2
+        self._hit, self._miss = float_masses(self.epsilon0, self.k, self.users)
+        with with_precision(128):
+            big = arb(self.epsilon0).exp()
+            self._lam = arb(self.k) / (big + (self.k - 1))
+            self._uniform = float((1 / arb(self.k)).mid())
+        self._weights: dict[int, npt.NDArray[np.float64]] = {}
+        others = self.users - 1
+        self.roots = [Node(c0, c1, (), others - c0 - c1) for c0 in range(others + 1) for c1 in range(min(c0, others - c0) + 1)]
+        self.leaves: dict[Node, tuple[Candidate, Candidate]] = {}
+        # seeds: every background on at most one third symbol
+        for root in self.roots:
+            for node in [root] if root.leaf else [c for c in root.children(self.third) if c.leaf]:
+                self._leaf(node)
+
+    # -- one node ---------------------------------------------------------------------------------
+
+    def _coordinates(self, node: Node) -> tuple[int, int]:
+        """(d, lumped): coordinates x, x′, the kept third symbols and (if any) the lumped rest."""
+        lumped = self.third - len(node.tops)
+        return 2 + len(node.tops) + (1 if lumped else 0), lumped
+
+    def fits(self, node: Node) -> bool:
+        """Whether the node's histogram law has at most :data:`STATE_LIMIT` cells."""
+        return _cells(self._coordinates(node)[0], self.users) <= STATE_LIMIT
+
+    def _masses(self, node: Node, symbol: int | None) -> list[float]:
+        """A report's masses on the coordinates: a user on coordinate ``symbol``, or a uniform one (None)."""
+        d, lumped = self._coordinates(node)
+        kept = 2 + len(node.tops)
+        if symbol is None:
+            row = [self._uniform] * kept
+            return row + [lumped * self._uniform] if lumped else row
+        row = [self._hit if s == symbol else self._miss for s in range(kept)]
+        return row + [lumped * self._miss] if lumped else row
+
+    def _laws(self, node: Node) -> tuple[list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]], float]:
+        """[(P_N, Q_N) for N = 0..pool] (victim on x, on x′; N uniform users) and their relative error."""
+        d, _ = self._coordinates(node)
+        keys, maps = _layers(d, self.users)
+        law = np.ones(1)
+        t = 0
+
+        def step(values: npt.NDArray[np.float64], masses: list[float], t: int) -> npt.NDArray[np.float64]:
+            out = np.zeros(len(keys[t + 1]))
+            for s, mass in enumerate(masses):
+                out[maps[t][s]] += mass * values
+            return out
+
+        for symbol, count in enumerate((node.c0, node.c1, *node.tops)):
+            for _ in range(count):
+                law = step(law, self._masses(node, symbol), t)
+                t += 1
+        first, second = step(law, self._masses(node, 0), t), step(law, self._masses(node, 1), t)
+        t += 1
+        out = [(first, second)]
+        uniform = self._masses(node, None)
+        for _ in range(node.pool):
+            first, second = step(first, uniform, t), step(second, uniform, t)
+            t += 1
+            out.append((first, second))
+        widen = math.expm1(((2 * d + 4) * self.users + 4) * math.log1p(_U)) * (1 + 1e-6)
+        return out, widen
+
+    def _weight(self, pool: int) -> npt.NDArray[np.float64]:
+        """UPPER bounds on Bin(pool, λ)(N), N = 0..pool."""
+        if pool not in self._weights:
+            with with_precision(128):
+                lam = self._lam
+                self._weights[pool] = np.array([arb_bound(math.comb(pool, i) * lam**i * (1 - lam) ** (pool - i), Side.UPPER) for i in range(pool + 1)])
+        return self._weights[pool]
+
+    def _leaf(self, node: Node) -> tuple[Candidate, Candidate]:
+        """Both orders of a one-background node, as candidates (cached)."""
+        if node not in self.leaves:
+            laws, widen = self._laws(node)
+            first, second = laws[0]
+            keep = (first > 0) | (second > 0)
+            name = node.label()
+            self.leaves[node] = (Candidate.sorted(first[keep], second[keep], widen, 0.0, f"{name}, 0->1"),
+                                 Candidate.sorted(second[keep], first[keep], widen, 0.0, f"{name}, 1->0"))
+        return self.leaves[node]
+
+    def node_delta(self, node: Node, big: float) -> float:
+        """An UPPER bound on δ at E >= ``big`` of every background of ``node``, the larger order."""
+        if node.leaf:
+            return max(hockey(c, big, Side.UPPER) for c in self._leaf(node))
+        laws, widen = self._laws(node)
+        weight = self._weight(node.pool)
+        best = 0.0
+        for forward in (True, False):
+            g = np.array([hockey(Candidate(p, q, widen, 0.0, "") if forward else Candidate(q, p, widen, 0.0, ""), big, Side.UPPER) for p, q in laws])
+            best = max(best, float(np.sum(weight * np.minimum(g, 1.0))))
+        return min(1.0, float(up(best * (1 + (len(laws) + 2) * _U))))
+
+    # -- the search -------------------------------------------------------------------------------
+
+    def _visit(self, big: float, threshold: float | None) -> tuple[float, list[Node]]:
+        """Visit the nodes at E >= ``big``: prune those with bound <= the threshold (δ, or None: the largest
+        LOWER leaf δ at E so far, times 1 + _SLACK), refine the others to their leaves. Returns (the largest
+        bound of a node pruned or too large to refine, the leaves above the threshold)."""
+        best = 0.0
+        if threshold is None:
+            best = max(hockey(c, big, Side.LOWER) for pair in self.leaves.values() for c in pair)
+        kept, over = 0.0, []
+        stack = list(self.roots)
+        while stack:
+            node = stack.pop()
+            limit = threshold if threshold is not None else best * (1 + _SLACK)
+            bound = self.node_delta(node, big)
+            if bound <= limit:
+                kept = max(kept, bound)
+            elif node.leaf:
+                over.append(node)
+                if threshold is None:
+                    best = max(best, *(hockey(c, big, Side.LOWER) for c in self._leaf(node)))
+            else:
+                children = [c for c in node.children(self.third) if self.fits(c)]
+                if len(children) < len(node.children(self.third)):
+                    kept = max(kept, bound)
+                else:
+                    stack.extend(children)
+        return kept, over
+
+    def delta(self, epsilon: float) -> Bracket:
+        """δ(ε), the worst case over every background, as a rigorous bracket."""
+        epsilon = check_nonnegative("epsilon", epsilon)
+        if epsilon >= self.epsilon0:  # every likelihood ratio of the shuffle is at most e^eps0
+            return Bracket(0.0, 0.0)
+        big_lo, big_hi = exp_bounds(epsilon)
+        kept, over = self._visit(big_lo, None)
+        lower = max(hockey(c, big_hi, Side.LOWER) for pair in self.leaves.values() for c in pair)
+        upper = max([kept] + [hockey(c, big_lo, Side.UPPER) for node in over for c in self._leaf(node)])
+        return Bracket(max(0.0, lower), min(1.0, max(upper, lower)))
+
+    def epsilon(self, delta: float) -> Bracket:
+        """ε(δ), the worst case over every background, as a rigorous bracket."""
+        target = check_open_unit("delta", delta)
+        for _ in range(8):
+            found = WorstCase([c for pair in self.leaves.values() for c in pair], f"shuffled {self.k}-ary randomized response", self.epsilon0).epsilon(target)
+            if found.upper >= self.epsilon0:
+                return found
+            big = exp_bounds(found.upper)[0]
+            kept, over = self._visit(big, target)
+            if not over and kept <= target:
+                return found
+            if not over:  # a node too large to refine is above δ here: its own ε bound
+                return Bracket(found.lower, self._epsilon_kept(target, found.upper))
+        return Bracket(found.lower, self.epsilon0)
+
+    def _epsilon_kept(self, target: float, start: float) -> float:
+        """The smallest ε of a bisection on [start, ε0] where every node's visit leaves nothing above δ."""
+        lo, hi = start, self.epsilon0
+        for _ in range(30):
+            mid = 0.5 * (lo + hi)
+            kept, over = self._visit(exp_bounds(mid)[0], target)
+            if not over and kept <= target:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+
+@functools.lru_cache(maxsize=4)
+def kary_search(epsilon0: float, k: int, users: int) -> KarySearch:
+    """The search for (ε0, k, n), cached: certify asks both directions of one scheme."""
+    return KarySearch(epsilon0, k, users)

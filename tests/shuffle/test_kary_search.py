@@ -1,0 +1,135 @@
+"""Issue 38, Done-when 2 (k-ary randomized response exact for n <= 20) and 5: the background search of
+verifier.shuffle.kary_search against the brute force of every dataset (kary_enumeration.py: the full
+histogram by direct convolution, no lumping, no blanket), against the dense enumeration of
+verifier.shuffle.histogram where that runs, and two mutants: a pruning bound that is not an upper bound,
+and a wrong mass on the lumped third symbols."""
+
+import math
+
+import pytest
+
+import verifier.shuffle.kary_search as kary_search
+from kary_enumeration import pair_delta, worst
+from verifier.shuffle.blanket import BlanketBound
+from verifier.shuffle.histogram import KaryShuffle
+from verifier.shuffle.kary_search import KarySearch, Node
+from verifier.shuffle.one_symbol import OneSymbolPair
+
+
+def _nodes(search: KarySearch) -> list[Node]:
+    found, stack = [], list(search.roots)
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(node.children(search.third))
+    return found
+
+
+def _dataset(node: Node) -> tuple[int, ...]:
+    """A leaf's background as the other users' inputs (x = 0, x' = 1, third symbols 2, 3, ...)."""
+    return (0,) * node.c0 + (1,) * node.c1 + tuple(2 + i for i, c in enumerate(node.tops) for _ in range(c))
+
+
+def _leaves_under(node: Node, third: int) -> list[Node]:
+    if node.leaf:
+        return [node]
+    return [leaf for child in node.children(third) for leaf in _leaves_under(child, third)]
+
+
+def _node_violations(k: int, n: int, e0: float, eps: float) -> int:
+    """How many (node, background of it) pairs have the node's bound below the background's brute-force δ."""
+    search = KarySearch(e0, k, n)
+    big = math.exp(eps) * (1 - 1e-15)
+    exact: dict[Node, float] = {}
+    bad = 0
+    for node in _nodes(search):
+        bound = search.node_delta(node, big)
+        for leaf in _leaves_under(node, search.third):
+            if leaf not in exact:
+                exact[leaf] = pair_delta(_dataset(leaf), e0, k, eps)
+            bad += bound < exact[leaf] * (1 - 1e-12)
+    return bad
+
+
+@pytest.mark.parametrize("k,n,e0,eps", [(5, 6, 1.0, 0.2), (4, 8, 3.0, 0.45), (6, 5, 2.0, 0.8)])
+def test_every_node_bound_is_above_each_of_its_backgrounds(k, n, e0, eps):
+    """The partial blanket bounds every background a node stands for (each by brute force), a leaf's bound
+    is its background's exact δ, and the leaves cover every background: the brute-force worst case over
+    every dataset is the largest leaf. Catches a partial blanket that drops a term and a child list that
+    misses placements of the remaining users."""
+    assert _node_violations(k, n, e0, eps) == 0
+    search = KarySearch(e0, k, n)
+    big = math.exp(eps) * (1 - 1e-15)
+    exact = {leaf: pair_delta(_dataset(leaf), e0, k, eps) for leaf in _nodes(search) if leaf.leaf}
+    for leaf, value in exact.items():
+        assert search.node_delta(leaf, big) == pytest.approx(value, rel=1e-9, abs=1e-15)
+    assert max(exact.values()) == pytest.approx(worst(n, e0, k, eps), rel=1e-12)
+
+
+def test_search_brackets_the_brute_force_and_meets():
+    """k = 4, n = 8, ε0 = 3, where a background on two third symbols (six others and one) is within 1e-14
+    of the worst at ε = 0.45: the bracket holds the brute force and is within 1e-7 of it."""
+    k, n, e0 = 4, 8, 3.0
+    search = KarySearch(e0, k, n)
+    for eps in (0.45, 0.9):
+        truth = worst(n, e0, k, eps)
+        bracket = search.delta(eps)
+        assert bracket.lower <= truth * (1 + 1e-13) and truth * (1 - 1e-13) <= bracket.upper
+        assert bracket.upper <= truth * (1 + 1e-7)
+
+
+def test_mutant_pruning_bound_that_is_no_upper_bound_is_refuted(monkeypatch):
+    """Mutant: the partial blanket with the remaining users uniform too often (λ·1.1 in the weights of N,
+    as the blanket mutant of test_kary_blanket.py) falls below some background of its node (k = 5,
+    n = 6, ε0 = 1, ε = 0.2), which the check of test_every_node_bound_is_above_each_of_its_backgrounds sees."""
+    assert _node_violations(5, 6, 1.0, 0.2) == 0
+    honest = KarySearch.__init__
+
+    def too_uniform(self, *args):
+        honest(self, *args)
+        self._lam = self._lam * 11 / 10
+        self._weights.clear()
+
+    monkeypatch.setattr(KarySearch, "__init__", too_uniform)
+    assert _node_violations(5, 6, 1.0, 0.2) > 0
+
+
+def test_mutant_lumped_symbols_with_one_symbol_mass_is_refuted(monkeypatch):
+    """Mutant: the lumped third symbols weighted as one symbol (q, 1/k instead of their number times it):
+    the search's bracket misses the brute force (k = 6, n = 5, ε0 = 2, ε = 0.8)."""
+    k, n, e0, eps = 6, 5, 2.0, 0.8
+    truth = worst(n, e0, k, eps)
+    honest = KarySearch._masses
+
+    def one_mass(self, node, symbol):
+        row = honest(self, node, symbol)
+        lumped = self.third - len(node.tops)
+        return row[:-1] + [row[-1] / lumped] if lumped else row
+
+    monkeypatch.setattr(KarySearch, "_masses", one_mass)
+    bracket = KarySearch(e0, k, n).delta(eps)
+    assert not bracket.lower <= truth <= bracket.upper
+
+
+@pytest.mark.parametrize("e0", [1.0, 2.0])
+def test_search_agrees_with_the_dense_enumeration_at_ten_symbols(e0):
+    """k = 10, n = 6 (the dense enumeration runs to n = 7): both exact brackets overlap, for δ(ε) and ε(δ)."""
+    search, dense = KarySearch(e0, 10, 6), KaryShuffle(e0, 10, 6)
+    for eps in (0.1 * e0, 0.4 * e0):
+        a, b = search.delta(eps), dense.delta(eps)
+        assert a.lower <= b.upper and b.lower <= a.upper and a.upper - a.lower <= 1e-7 * a.upper
+    a, b = search.epsilon(1e-6), dense.epsilon(1e-6)
+    assert a.lower <= b.upper and b.lower <= a.upper
+
+
+@pytest.mark.parametrize("e0,n", [(1.0, 12), (2.0, 16)])
+def test_ten_symbols_exact_within_the_independent_ends(e0, n):
+    """Done-when 2, k = 10 at n <= 20 (δ = 1e-6): ε(δ) meets within 1e-6 relative, inside [one-symbol
+    LOWER, blanket UPPER] (independent code), and at ε0 = 2, n = 16 above the three-symbol value 1.7187
+    (the other n - 1 users fourteen on x, one on z)."""
+    bracket = KarySearch(e0, 10, n).epsilon(1e-6)
+    assert bracket.upper - bracket.lower <= 1e-6 * bracket.lower
+    assert max(p.epsilon_lower(1e-6) for p in (OneSymbolPair(e0, 10, n, h) for h in ("z", "x"))) <= bracket.upper
+    assert bracket.upper <= BlanketBound(e0, 10, n).epsilon_upper(1e-6)
+    if n == 16:
+        assert bracket.lower >= 1.7186
