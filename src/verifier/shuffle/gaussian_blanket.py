@@ -81,13 +81,13 @@ _Z_MAX = 8.5
 _PER_SIGMA = 40
 #: The lattice step is the power of two below γ/_PER_GAMMA, or coarser where the single draw's law
 #: would span more than _LATTICE points.
-_PER_GAMMA = 64
+_PER_GAMMA = 16
 _LATTICE = 1 << 16
 #: Share of a finite target δ the R-mass beyond z_max may take.
 _TAIL_SHARE = 1e-4
 #: Cells of victim records: the first grid has 4 per axis; a cell is split down to Δ/_FINEST wide.
-_FIRST = 4
-_FINEST = 256
+_FIRST = 8
+_FINEST = 128
 #: Buckets of N: left ends at the mean + z·sd.
 _EDGES_Z = (-7.0, -5.5, -4.5, -3.75, -3.0, -2.5, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0)
 
@@ -307,13 +307,14 @@ def _corner(half: float) -> Cell:
     return Cell(half - w, half, -half, -half + w)
 
 
-def _cover(sigma: float, half: float, users: int, epsilon: float, target: float) -> float:
-    """An UPPER bound on the largest cell bound over a cover of the ordered pairs x >= x′: cells whose
-    bound is <= ``target`` are settled (possibly by the one-composition bound); the others are split
-    down to Δ/_FINEST, and the largest finest cell above ``target`` is returned, or ``target``."""
+def _cover(sigma: float, half: float, users: int, epsilon: float, target: float) -> tuple[float, list[Cell]]:
+    """(An UPPER bound on the largest cell bound over a cover of the ordered pairs x >= x′, the finest
+    cells above ``target``): cells whose bound is <= ``target`` are settled (possibly by the
+    one-composition bound); the others are split down to Δ/_FINEST, and the largest finest cell above
+    ``target`` is returned, or ``target``."""
     queue = _first_cells(half)
     finest = 2 * half / _FINEST
-    worst = target
+    worst, above = target, []
     while queue:
         cell = queue.pop()
         value = cell_delta_upper(sigma, half, users, epsilon, cell, target)
@@ -321,9 +322,10 @@ def _cover(sigma: float, half: float, users: int, epsilon: float, target: float)
             continue
         if cell.width <= finest * (1 + 1e-12):
             worst = max(worst, value)
+            above.append(cell)
         else:
             queue.extend(cell.split())
-    return worst
+    return worst, above
 
 
 @functools.lru_cache(maxsize=32)
@@ -336,30 +338,37 @@ def blanket_delta_upper(sigma: float, sensitivity: float, users: int, epsilon: f
     n = check_integer("users", users, minimum=2)
     eps = check_nonnegative("epsilon", epsilon)
     corner = cell_delta_upper(s, half, n, eps, _corner(half))
-    return min(1.0, _cover(s, half, n, eps, corner))
+    return min(1.0, _cover(s, half, n, eps, corner)[0])
 
 
-@functools.lru_cache(maxsize=32)
-def blanket_epsilon_upper(sigma: float, sensitivity: float, users: int, delta: float) -> float:
-    """UPPER bound on ε(δ): a bisection on the finest cell at the corner (records Δ against −Δ)
-    proposes ε, accepted once every cell of a cover is <= δ there (raised by 0.1%·2^k on each
-    refusal); inf when no ε <= 64 is accepted."""
-    s = check_positive("sigma", sigma)
-    half = check_positive("sensitivity", sensitivity) / 2
-    n = check_integer("users", users, minimum=2)
-    target = check_open_unit("delta", delta)
-    corner = _corner(half)
-    lo, hi = 0.0, 0.25
-    while cell_delta_upper(s, half, n, hi, corner, target) > target:
+def _cell_epsilon(sigma: float, half: float, users: int, target: float, cell: Cell, lo: float) -> float:
+    """The smallest ε (16 halvings, above ``lo``) at which ``cell``'s bound is <= ``target``; inf beyond 64."""
+    hi = max(2 * lo, 0.25)
+    while cell_delta_upper(sigma, half, users, hi, cell, target) > target:
         lo, hi = hi, 2 * hi
         if hi > 64:
             return math.inf
     for _ in range(16):
         mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if cell_delta_upper(s, half, n, mid, corner, target) <= target else (mid, hi)
-    candidate = hi
-    for attempt in range(12):
-        if _cover(s, half, n, candidate, target) <= target:
+        lo, hi = (lo, mid) if cell_delta_upper(sigma, half, users, mid, cell, target) <= target else (mid, hi)
+    return hi
+
+
+@functools.lru_cache(maxsize=32)
+def blanket_epsilon_upper(sigma: float, sensitivity: float, users: int, delta: float) -> float:
+    """UPPER bound on ε(δ): the smallest ε of the finest cell at the corner (records Δ against −Δ),
+    accepted once every cell of a cover is <= δ there; a finest cell above δ gets its own ε and the
+    largest is tried next (at most 6 rounds); inf when no ε <= 64 is accepted."""
+    s = check_positive("sigma", sigma)
+    half = check_positive("sensitivity", sensitivity) / 2
+    n = check_integer("users", users, minimum=2)
+    target = check_open_unit("delta", delta)
+    candidate = _cell_epsilon(s, half, n, target, _corner(half), 0.0)
+    for _ in range(6):
+        if not math.isfinite(candidate):
+            return math.inf
+        _, above = _cover(s, half, n, candidate, target)
+        if not above:
             return candidate
-        candidate *= 1 + 1e-3 * 2.0**attempt
+        candidate = max(_cell_epsilon(s, half, n, target, cell, candidate) for cell in above)
     return math.inf
