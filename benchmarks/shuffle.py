@@ -6,6 +6,7 @@ Feldman, McMillan & Talwar's numbers and Wang et al.'s, for ε0 ∈ {0.5, 1, 2, 
     PYTHONPATH=src .venv/bin/python benchmarks/shuffle.py --exact-only [--out FILE.md]
     PYTHONPATH=src .venv/bin/python benchmarks/shuffle.py --laplace-only [--out FILE.md]
     PYTHONPATH=src .venv/bin/python benchmarks/shuffle.py --kary-only [--out FILE.md]
+    PYTHONPATH=src .venv/bin/python benchmarks/shuffle.py --gaussian-only [--out FILE.md]
 
 verifier's columns: EXACT = the worst case over every dataset pair (shuffle-rr-exact: the scan of
 every background for n <= 15000, exact backgrounds and ranges of backgrounds beyond), LOWER = the exact ε(δ) of shuffled RR on (1, 0, …, 0) vs (0, …, 0) through the count of
@@ -26,7 +27,8 @@ the machine's load average; they are not a speed claim (the peers run float64, v
 ``--exact-only`` recomputes only the EXACT and CPU s cells of the rows with n > 15000 in an existing
 table (FILE.md, this script's output), leaving every other cell (the peers' among them) as it is;
 ``--laplace-only`` recomputes only the Laplace table in it (no peer code is involved there), and
-``--kary-only`` only the k-ary randomized response table (issue 38, Done-when 2).
+``--kary-only`` only the k-ary randomized response table (issue 38, Done-when 2), ``--gaussian-only``
+only the Gaussian table (issue 38, Done-when 3).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from verifier._types import Bracket
+from verifier._types import Bracket, Direction
 from verifier.errors import NotApplicable
 from verifier.shuffle.binary import SCAN_LIMIT, BinaryShuffle
 from verifier.shuffle.ranges import BinaryRanges
@@ -203,6 +205,61 @@ def patch_kary(path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+#: (σ, n) of the Gaussian table: records in [−1, 1] (sensitivity 1 under replace-one), reports of dimension 1.
+GAUSSIAN_CELLS = tuple((sigma, n) for sigma in (1.0, 3.0) for n in (10**3, 10**4, 10**5, 10**6))
+#: Cells not run: the blanket's cover costs about 1000 cells of ~0.05–0.5 s each beyond n = 10⁴.
+GAUSSIAN_SKIP = {(3.0, 10**5), (3.0, 10**6)}
+
+
+def gaussian_rows() -> list[str]:
+    """The Gaussian randomizer (records in [−1, 1], noise σ, one-dimensional reports; replace-one, so
+    the step's pair has sensitivity 2): ε(δ) UPPER from the clone bound through FMT's coupling
+    (shuffle-clones, what the bracket had), from the privacy blanket (shuffle-gaussian-blanket) with
+    its CPU seconds, and LOWER from Liew et al.'s pair (checkin-lower)."""
+    from verifier.certify.methods.checkin import CheckInLower
+    from verifier.certify.methods.shuffle import ShuffleGaussianBlanket
+    from verifier.pairs import Gaussian
+    from verifier.schemes import Shuffle
+    from verifier.shuffle.approx import shuffle_epsilon_upper
+
+    rows = ["| σ | n | clones + coupling UPPER | blanket UPPER | lower by | checkin-lower LOWER | blanket / lower | CPU s (blanket) |",
+            "|---|---|---|---|---|---|---|---|"]
+    for sigma, n in GAUSSIAN_CELLS:
+        scheme = Shuffle(Gaussian(sigma, 2.0), n, dimension=1)
+        clone = shuffle_epsilon_upper(scheme.pair, n, DELTA)[0]
+        lower = max(b.value for d in (Direction.ADD, Direction.REMOVE) for b in CheckInLower().epsilon_bounds(scheme, DELTA, d))
+        if (sigma, n) in GAUSSIAN_SKIP:
+            rows.append(f"| {sigma:g} | {n:.0e} | {clone:.4g} | not run | — | {lower:.4g} | — | — |")
+        else:
+            start = time.process_time()
+            try:
+                upper = ShuffleGaussianBlanket().epsilon_bounds(scheme, DELTA, Direction.REMOVE)[0].value
+            except NotApplicable as exc:
+                rows.append(f"| {sigma:g} | {n:.0e} | {clone:.4g} | declines ({exc}) | — | {lower:.4g} | — | {time.process_time() - start:.1f} |")
+                print(rows[-1], flush=True)
+                continue
+            seconds = time.process_time() - start
+            rows.append(f"| {sigma:g} | {n:.0e} | {clone:.4g} | {upper:.4g} | {100 * (1 - upper / clone):.1f}% | {lower:.4g} "
+                        f"| {upper / lower:.3g} | {seconds:.1f} |")
+        print(rows[-1], flush=True)
+    return rows
+
+
+def patch_gaussian(path: Path) -> None:
+    """Replace the Gaussian table at ``path`` (the table after the "Gaussian randomizer" line), or add it
+    at the end of the tables, leaving the rest of the page as it is."""
+    lines = path.read_text().splitlines()
+    heads = [i for i, line in enumerate(lines) if line.startswith("Gaussian randomizer")]
+    if heads:
+        start = next(i for i in range(heads[0] + 1, len(lines)) if lines[i].startswith("|"))
+        end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+        lines[start:end] = gaussian_rows()
+    else:
+        at = next(i for i, line in enumerate(lines) if line.startswith("δ = "))
+        lines[at:at] = ["Gaussian randomizer (one-dimensional reports), δ = 1e-6:", "", *gaussian_rows(), ""]
+    path.write_text("\n".join(lines) + "\n")
+
+
 def _f(x: float) -> str:
     return "—" if math.isnan(x) else f"{x:.4g}"
 
@@ -214,6 +271,7 @@ def main() -> None:
     parser.add_argument("--exact-only", action="store_true")
     parser.add_argument("--laplace-only", action="store_true")
     parser.add_argument("--kary-only", action="store_true")
+    parser.add_argument("--gaussian-only", action="store_true")
     args = parser.parse_args()
     if args.exact_only:
         patch_exact(args.out)
@@ -223,6 +281,9 @@ def main() -> None:
         return
     if args.kary_only:
         patch_kary(args.out)
+        return
+    if args.gaussian_only:
+        patch_gaussian(args.out)
         return
     head = ("| ε0 | n | verifier EXACT [lo, hi] | CPU s | verifier LOWER (m = 0) | verifier UPPER (share 2/(e^ε0+1)) "
             "| clones, FMT's share e^−ε0 | FMT Thm 3.1 quoted | FMT Thm 3.1 verifier |")
@@ -245,6 +306,7 @@ def main() -> None:
             print(row, flush=True)
     lines += ["", "Laplace randomizer, δ = 1e-6:", "", *laplace_rows()]
     lines += ["", "k-ary randomized response, δ = 1e-6:", "", *kary_rows()]
+    lines += ["", "Gaussian randomizer (one-dimensional reports), δ = 1e-6:", "", *gaussian_rows()]
     text = "\n".join(lines) + f"\n\nδ = {DELTA:g}; load average at start {load[0]:.1f} (2 cores shared).\n"
     args.out.write_text(text)
 

@@ -56,6 +56,7 @@ from flint import arb
 from verifier._directed import arb_bound, arb_bounds_many, with_precision
 from verifier._types import Direction, Dominance, Side
 from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive
+from verifier.errors import NotApplicable
 from verifier.shuffle.count import binomial_sf_arb
 
 __all__ = [
@@ -228,6 +229,11 @@ def _draw_law(sigma: float, half: float, cell: Cell, kappa: float, z_tail: float
     floor = -max(top, 1.0)
     values = np.maximum(values, floor)
     step = 2.0 ** math.floor(math.log2(max(float(gamma.mid()) / _PER_GAMMA, (top - floor) / _LATTICE)))
+    if step > float(gamma.mid()) / 2:
+        raise NotApplicable(
+            f"the blanket's likelihood ratio reaches {top:.3g} (sigma/Delta = {sigma / half:.3g}): {_LATTICE} lattice points "
+            f"of step {step:g} cannot resolve the blanket's scale gamma = {float(gamma.mid()):.3g}"
+        )
     scaled = values / step  # exact: step is a power of two
     index = np.floor(scaled)
     frac = scaled - index  # exact
