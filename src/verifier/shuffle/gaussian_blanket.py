@@ -234,9 +234,10 @@ def _draw_law(sigma: float, half: float, cell: Cell, kappa: float, z_tail: float
             f"the blanket's likelihood ratio reaches {top:.3g} (sigma/Delta = {sigma / half:.3g}): {_LATTICE} lattice points "
             f"of step {step:g} cannot resolve the blanket's scale gamma = {float(gamma.mid()):.3g}"
         )
+    values = np.where((values < 0) & (values > -step), 0.0, values)  # raised: keeps the fractions below exact
     scaled = values / step  # exact: step is a power of two
     index = np.floor(scaled)
-    frac = scaled - index  # exact
+    frac = scaled - index  # exact (Sterbenz, or index = 0; no value lies in (−1, 0) steps)
     offset = int(index.min())
     probs = np.zeros(int(index.max()) - offset + 2)
     np.add.at(probs, (index - offset).astype(np.int64), masses * (1.0 - frac))
