@@ -48,6 +48,7 @@ from verifier.shuffle.clone_sum import laplace_shuffle_epsilon_upper
 from verifier.shuffle.clones import CloneWeight, clone_epsilon_upper, closed_form_condition, fmt_closed_form, fmt_closed_form_printed
 from verifier.shuffle.count import CountPair, rr_count_pair
 from verifier.shuffle.blanket import BlanketBound
+from verifier.shuffle.kary_search import KarySearch
 from verifier.shuffle.one_symbol import OneSymbolPair
 from verifier.shuffle.histogram import THREE_SYMBOL_LIMIT, ThreeSymbolBackgrounds, three_symbol_work
 
@@ -165,9 +166,12 @@ def kary_rows() -> list[str]:
     on a third symbol, or on the changed user's first symbol, both orders; for n <= 27 every background
     on at most three symbols too) and UPPER from the blanket (shuffle-rr-blanket), their width relative
     to the lower end and CPU seconds, beside the count of one symbol (shuffle-rr-count, both orders) and
-    the clone bound with randomized response's share (shuffle-clones, any k)."""
-    rows = ["| ε0 | k | n | count LOWER | clone UPPER (any k) | one-symbol LOWER | worst pair | blanket UPPER | width | CPU s (lower / upper) |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    the clone bound with randomized response's share (shuffle-clones, any k); for n <= 20 also the exact
+    worst case of shuffle-rr-exact's background search (its lower end, the width of its bracket relative
+    to it, CPU seconds)."""
+    rows = ["| ε0 | k | n | count LOWER | clone UPPER (any k) | one-symbol LOWER | worst pair | blanket UPPER | width | CPU s (lower / upper) "
+            "| exact (search) | its width | CPU s |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     cells = [(k, n) for k in (3, 4, 10) for n in ((8, 12, 16, 20) if k == 10 else ()) + (10**2, 10**3, 10**4)]
     for e0 in (1.0, 2.0):
         for k, n in cells:
@@ -188,8 +192,13 @@ def kary_rows() -> list[str]:
             upper = BlanketBound(e0, k, n).epsilon_upper(DELTA)
             t_upper = time.process_time() - start
             width = upper / lower - 1
+            exact = "— | — | —"
+            if n <= 20:
+                start = time.process_time()
+                found_exact = KarySearch(e0, k, n).epsilon(DELTA)
+                exact = f"{found_exact.lower:.7g} | {found_exact.upper / found_exact.lower - 1:.1e} | {time.process_time() - start:.1f}"
             rows.append(f"| {e0:g} | {k} | {n if n < 100 else f'{n:.0e}'} | {count:.4g} | {clone:.4g} | {lower:.6g} | {where} | {upper:.6g} "
-                        f"| {f'{100 * width:.2f}%' if width >= 1e-4 else f'{width:.1e}'} | {t_lower:.1f} / {t_upper:.1f} |")
+                        f"| {f'{100 * width:.2f}%' if width >= 1e-4 else f'{width:.1e}'} | {t_lower:.1f} / {t_upper:.1f} | {exact} |")
             print(rows[-1], flush=True)
     return rows
 

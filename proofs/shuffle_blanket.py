@@ -25,6 +25,13 @@ is 0 (law r0) or 1 (law r1), the other users' inputs fixed (the background).
    P(h) = Mult(n, theta)(h) * sum_c (r0(c)/theta(c)) h_c / n, linear in h: checked against the
    convolution for t in {0, 2}, k in {3, 4}, n <= 5. Each such pair is a pair of neighbouring
    datasets, so its hockey-stick divergence is a LOWER bound on the shuffle model's delta(eps).
+4. Partial blanket (verifier.shuffle.kary_search). Revealing the blanket only for the users whose
+   inputs lie outside a set S of symbols ({0, 1} in S) gives, for each order, H_E <= E_N g_S(N),
+   N ~ Bin(R, lam), R the number of those users, g_S(N) = H_E of the victim, the users on S and N
+   uniform reports (step 1's argument with the users on S kept); a larger S reveals less, so its
+   bound is at most the smaller S's. Checked: every background, both orders, every S (k = 4, n <= 4,
+   E0 in {3, 7/5}, E in {6/5, 2}), exactly in rationals on the full histogram: each bound is at
+   least the background's divergence, S = every symbol gives it exactly, and S ⊂ S' never raises it.
 
 Sources: the blanket decomposition is Balle, Bell, Gascon & Nissim's privacy blanket (CRYPTO 2019) for
 k-ary randomized response, used here as a post-processing bound (FMT's clone argument with the
@@ -56,7 +63,7 @@ import sympy as sp
 
 from proofs._common import DerivationFailed, epsilon0, k, merge_claims, record_check, require_equal
 
-__all__ = ["EXPORT_SYMBOLS", "claims", "derive", "histogram_law", "hockey", "blanket_bound", "one_symbol_law"]
+__all__ = ["EXPORT_SYMBOLS", "claims", "derive", "histogram_law", "hockey", "blanket_bound", "partial_blanket_bound", "one_symbol_law"]
 
 EXPORT_SYMBOLS = {
     "blanket_share": ("epsilon0", "k"),
@@ -136,6 +143,17 @@ def blanket_bound(users: int, size: int, big0: Fraction, level: Fraction, share:
     return sum((sum(weights[left:left + bucket], Fraction(0)) * g[left] for left in range(0, users, bucket)), Fraction(0))
 
 
+def partial_blanket_bound(kept: list[int], pool: int, size: int, big0: Fraction, level: Fraction, share: Fraction, forward: bool) -> Fraction:
+    """Step 4's bound for one order: the users with inputs ``kept`` exact, ``pool`` others revealed."""
+    uniform = [Fraction(1, size)] * size
+    laws = [_report(s, size, big0) for s in kept]
+    first, second = (0, 1) if forward else (1, 0)
+    weights = _binomial(pool, share)
+    return sum((w * hockey(histogram_law([_report(first, size, big0)] + laws + [uniform] * n),
+                           histogram_law([_report(second, size, big0)] + laws + [uniform] * n), level)
+                for n, w in enumerate(weights)), Fraction(0))
+
+
 def one_symbol_law(users: int, size: int, big0: Fraction, held: int, victim: int) -> dict[tuple[int, ...], Fraction]:
     """Step 3's claimed P(h) = Mult(n, theta)(h) sum_c (r(c)/theta(c)) h_c / n on the full histogram."""
     theta, r = _report(held, size, big0), _report(victim, size, big0)
@@ -201,6 +219,35 @@ def _check_bound(share_expr: sp.Expr) -> None:
     record_check("points")
 
 
+def _check_partial(share_expr: sp.Expr) -> None:
+    size = 4
+    thirds = list(range(2, size))
+    subsets = [frozenset(c) for r in range(len(thirds) + 1) for c in itertools.combinations(thirds, r)]
+    for big0 in (Fraction(3), Fraction(7, 5)):
+        share = _rational(share_expr, big0, size)
+        for users in range(2, 5):
+            for level in (Fraction(6, 5), Fraction(2)):
+                for others in itertools.combinations_with_replacement(range(size), users - 1):
+                    laws = [_report(s, size, big0) for s in others]
+                    for forward in (True, False):
+                        first, second = (0, 1) if forward else (1, 0)
+                        exact = hockey(histogram_law([_report(first, size, big0)] + laws), histogram_law([_report(second, size, big0)] + laws), level)
+                        bounds = {}
+                        for subset in subsets:
+                            kept = [s for s in others if s < 2 or s in subset]
+                            bounds[subset] = partial_blanket_bound(kept, len(others) - len(kept), size, big0, level, share, forward)
+                            if bounds[subset] < exact:
+                                raise DerivationFailed(f"partial blanket {float(bounds[subset])} < exact {float(exact)} "
+                                                       f"(others {others}, kept {sorted(subset)}, E0 = {big0}, E = {level})")
+                        if bounds[frozenset(thirds)] != exact:
+                            raise DerivationFailed(f"partial blanket keeping every symbol is not the divergence (others {others})")
+                        for small in subsets:
+                            for large in subsets:
+                                if small < large and bounds[large] > bounds[small]:
+                                    raise DerivationFailed(f"keeping {sorted(large)} raises the bound over {sorted(small)} (others {others})")
+    record_check("points")
+
+
 def derive(*, claimed: Mapping[str, sp.Expr] | None = None) -> dict[str, sp.Expr]:
     """Derive every export and check it against :func:`claims` (``claimed`` replaces entries).
     Raises DerivationFailed."""
@@ -210,6 +257,7 @@ def derive(*, claimed: Mapping[str, sp.Expr] | None = None) -> dict[str, sp.Expr
     require_equal(_slope_derived(claim["blanket_share"]), claim["blanket_weight_slope"], "slope of the blanket likelihood", points)
     _check_likelihoods(claim["blanket_weight_slope"])
     _check_bound(claim["blanket_share"])
+    _check_partial(claim["blanket_share"])
     return {name: claim[name] for name in EXPORT_SYMBOLS}
 
 
