@@ -26,7 +26,7 @@ The law of W is replaced by a larger one in the increasing convex order, which o
    κ·inf_X′ u_x′ (>= W for every pair in the cell); the cells cover every ordered pair with x >= x′,
    and the reflection z ↦ −z (ω̃ is even) maps the others onto them. The bound is the largest over
    the cells.
-2. The reports. On each of ~2000 intervals I of z (breakpoints at 0 and the cell's ends), W_cell lies
+2. The reports. On each of ~500–700 intervals I of z (σ/40 wide) (breakpoints at 0 and the cell's ends), W_cell lies
    between its values at I's ends (each part is monotone there), and its conditional mean is
    (∫_I sup_X φ − κ ∫_I inf_X′ φ)/ω̃(I), Gaussian interval masses in ball arithmetic; the two-point law
    on the ends with that mean is a mean-preserving spread of W_cell given I. Beyond |z| = z_max

@@ -188,13 +188,14 @@ class ShuffleGaussianBlanket(Method):
         return isinstance(scheme, Shuffle) and isinstance(scheme.pair, Gaussian)
 
     def estimate_cost(self, scheme: Scheme) -> Cost | None:
-        """A cover of ~150–210 cells of victim records, each a law of ~1400 intervals in ball
-        arithmetic (~0.1 s) and one to 15 self-compositions of N + 1 draws (0.01 s at n = 10³, 0.2 s
-        at 10⁶): measured 17 s of CPU for ε(δ) at σ = 3, n = 10³ (benchmarks/shuffle.md)."""
+        """A cover of ~170 (n = 10³) to ~1200 (n = 10⁴) cells of victim records, each a law of ~500–700
+        intervals of z in ball arithmetic (~0.05–0.2 s) and one to 15 self-compositions of N + 1 draws
+        (0.01 s at n = 10³, 0.03–0.2 s at 10⁵): measured 9.9 s of CPU for ε(δ) at σ = 3, n = 10³ and
+        57 s at 10⁴ (benchmarks/shuffle.md), about 10·(n/10³)^0.75 s."""
         if not self.supports(scheme) or scheme.dimension != 1:  # type: ignore[union-attr]
             return None  # declines at once (no dimension, or d > 1)
         n = scheme.users  # type: ignore[union-attr]
-        return Cost(seconds=15.0 + 2e-4 * n, bytes=8.0 * 16 * (8192 + 40 * math.sqrt(n)), what=f"n = {n}")
+        return Cost(seconds=10.0 * (n / 1000) ** 0.75, bytes=8.0 * 16 * (8192 + 40 * math.sqrt(n)), what=f"n = {n}")
 
     def _check(self, scheme: Scheme) -> tuple[float, float, int]:
         """(σ, sensitivity, n) of a Shuffle of Gaussian reports in one dimension, or NotApplicable."""
