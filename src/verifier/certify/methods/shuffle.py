@@ -32,7 +32,9 @@ LOWER bound of shuffled randomized response through the count of reports.
   ones (:mod:`verifier.shuffle.binary`, n <= :data:`~verifier.shuffle.binary.SCAN_LIMIT`; beyond, up to
   :data:`~verifier.shuffle.ranges.RANGE_LIMIT`, exact backgrounds near the worst one and a proven bound
   over ranges of the others, :mod:`verifier.shuffle.ranges`), k >= 3 by
-  the histogram of reports (:mod:`verifier.shuffle.histogram`, small n). Replace-one neighbours: the
+  the histogram of reports (:mod:`verifier.shuffle.histogram`, small n) and past it, n <=
+  :data:`~verifier.shuffle.kary_search.SEARCH_USERS_LIMIT`, by a search over the backgrounds that bounds
+  families of them by a partial blanket (:mod:`verifier.shuffle.kary_search`). Replace-one neighbours: the
   worst case over all ordered pairs of datasets is the same in both directions.
 """
 
