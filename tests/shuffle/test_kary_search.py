@@ -133,3 +133,27 @@ def test_ten_symbols_exact_within_the_independent_ends(e0, n):
     assert bracket.upper <= BlanketBound(e0, 10, n).epsilon_upper(1e-6)
     if n == 16:
         assert bracket.lower >= 1.7186
+
+
+def test_tpr_brackets_the_most_powerful_test_of_every_dataset():
+    """TPR at FPR α, the worst background and order, against the Neyman–Pearson test of every dataset in
+    mpmath (k = 5, n = 6, ε0 = 2): the bracket holds it and is at most 1e-7 wide, relative."""
+    import itertools
+
+    import mpmath
+
+    from kary_enumeration import histogram_law
+    from neyman_pearson import most_powerful_tpr
+
+    k, n, e0 = 5, 6, 2.0
+    search = KarySearch(e0, k, n)
+    for alpha in (0.01, 0.2):
+        truth = mpmath.mpf(0)
+        for others in itertools.combinations_with_replacement(range(k), n - 1):
+            p, q = histogram_law((0, *others), e0, k), histogram_law((1, *others), e0, k)
+            keys = sorted(set(p) | set(q))
+            first, second = [mpmath.mpf(p.get(h, 0.0)) for h in keys], [mpmath.mpf(q.get(h, 0.0)) for h in keys]
+            truth = max(truth, most_powerful_tpr(first, second, alpha), most_powerful_tpr(second, first, alpha))
+        bracket = search.tpr(alpha)
+        assert bracket.lower <= float(truth) * (1 + 1e-12) and float(truth) * (1 - 1e-12) <= bracket.upper
+        assert bracket.upper - bracket.lower <= 1e-7 * bracket.upper

@@ -42,7 +42,7 @@ from flint import arb
 
 from verifier._directed import arb_bound, up, with_precision
 from verifier._types import Bracket, Side
-from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive
+from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive, check_unit
 from verifier.errors import NotApplicable
 from verifier.shuffle.blanket import exp_bounds
 from verifier.shuffle.histogram import float_masses
@@ -272,6 +272,29 @@ class KarySearch:
             if not over:  # a node too large to refine is above δ here: its own ε bound
                 return Bracket(found.lower, self._epsilon_kept(target, found.upper))
         return Bracket(found.lower, self.epsilon0)
+
+    def tpr(self, fpr: float) -> Bracket:
+        """The largest TPR at FPR α over every background and both orders, as a rigorous bracket: the
+        leaves' Neyman–Pearson tests (:meth:`verifier.shuffle.worst.WorstCase.tpr`) and, for the other
+        backgrounds, TPR(α) <= δ(ln E) + E·α (proofs/tradeoff_conversion.py) with a node's δ bound at the
+        E where the best leaf's test randomises (the equality for that leaf): nodes above the best leaf's
+        power are split down to their leaves."""
+        alpha = check_unit("fpr", fpr)
+        what = f"shuffled {self.k}-ary randomized response"
+        bound, big = 1.0, math.nan  # bound: the largest TPR bound of the pruned nodes at the last visit
+        for _ in range(3):
+            worst = WorstCase([c for pair in self.leaves.values() for c in pair], what, self.epsilon0)
+            ratio = worst.randomising_ratio(alpha)
+            if ratio == big or not math.isfinite(ratio) or ratio <= 0:
+                break
+            big, before = ratio, len(self.leaves)
+            slope = float(up(big * alpha * (1 + 4 * _U)))
+            kept = self._visit(big, worst.tpr(alpha).lower * (1 + _SLACK) - slope)[0]
+            bound = float(up((kept + slope) * (1 + 2 * _U)))
+            if len(self.leaves) == before:
+                break
+        found = WorstCase([c for pair in self.leaves.values() for c in pair], what, self.epsilon0).tpr(alpha)
+        return Bracket(found.lower, min(1.0, max(found.upper, bound)))
 
     def _epsilon_kept(self, target: float, start: float) -> float:
         """The smallest ε of a bisection on [start, ε0] where every node's visit leaves nothing above δ."""

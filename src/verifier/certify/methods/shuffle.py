@@ -455,8 +455,6 @@ class ShuffleExact(Method):
 
     def _bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
         scan = self._scan(scheme)
-        if isinstance(scan, KarySearch) and quantity is Quantity.TPR:
-            return []  # the search prunes on δ(ε); no Neyman-Pearson test of the pruned backgrounds
         found = getattr(scan, {Quantity.DELTA: "delta", Quantity.EPSILON: "epsilon", Quantity.TPR: "tpr"}[quantity])(at)
         return [Bound(found.lower, Side.LOWER, direction, quantity, at, self.name, self.citation),
                 Bound(found.upper, Side.UPPER, direction, quantity, at, self.name, self.citation)]
