@@ -157,3 +157,20 @@ def test_tpr_brackets_the_most_powerful_test_of_every_dataset():
         bracket = search.tpr(alpha)
         assert bracket.lower <= float(truth) * (1 + 1e-12) and float(truth) * (1 - 1e-12) <= bracket.upper
         assert bracket.upper - bracket.lower <= 1e-7 * bracket.upper
+
+
+def test_families_too_large_to_split_keep_a_sound_bracket(monkeypatch):
+    """With the histogram lists capped at four coordinates (x, x', one kept third symbol, the rest), the
+    families whose backgrounds spread over more third symbols stay bounded by their partial blanket:
+    k = 5, n = 6, ε0 = 1, the brackets of δ(ε) and ε(δ) still hold the brute force, and ε(δ) no longer
+    meets (0.7% wide at δ = 0.02), the price of not splitting. Catches an unsplit family dropped from
+    the upper end (the ends would meet, an exactness not proven)."""
+    k, n, e0 = 5, 6, 1.0
+    monkeypatch.setattr(kary_search, "STATE_LIMIT", math.comb(n + 4, 4))
+    search = KarySearch(e0, k, n)
+    for eps in (0.2, 0.5):
+        bracket, truth = search.delta(eps), worst(n, e0, k, eps)
+        assert bracket.lower <= truth * (1 + 1e-12) and truth * (1 - 1e-12) <= bracket.upper
+    bracket = search.epsilon(0.02)
+    assert worst(n, e0, k, bracket.lower) >= 0.02 * (1 - 1e-12) and worst(n, e0, k, bracket.upper) <= 0.02 * (1 + 1e-12)
+    assert bracket.upper > bracket.lower * (1 + 1e-4)
