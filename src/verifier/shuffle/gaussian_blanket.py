@@ -119,6 +119,7 @@ def blanket_mass(sigma: float, half_width: float) -> arb:
     return (arb(half_width) / (arb(sigma) * arb(2).sqrt())).erfc()
 
 
+@functools.lru_cache(maxsize=64)
 def blanket_mass_dimension(dimension: int, sigma: float, radius: float, digits: int = 30) -> float:
     """γ_d = ∫ min over ‖y‖ <= Δ of φ_d(z − y) dz = E[exp(−Δ‖Z‖/σ² − Δ²/(2σ²))], Z ~ N(0, σ²I_d) (the
     closest record is Δ·z/‖z‖, so the minimum is φ_d at distance ‖z‖ + Δ): a chi integral at
