@@ -3,8 +3,9 @@
 Setting: n users, user i reports y_i + N(0, sigma^2) with its record y_i in [-h, h] (h = half the
 pair's sensitivity), the reports released in uniformly random order; the victim's record is x (P)
 or x' (Q). Balle, Bell, Gascon & Nissim, "The privacy blanket of the shuffle model" (CRYPTO 2019,
-Sec. 3), decompose every report law as R_y = gamma * omegat + (1 - gamma) * rho_y with the blanket
-omega = min_y R_y, gamma its mass, omegat = omega/gamma.
+the blanket decomposition), decompose every report law as R_y = gamma * omegat + (1 - gamma) * rho_y with the blanket
+omega = min_y R_y, gamma its mass, omegat = omega/gamma (the paper's text was not available here to
+check its statement; every step used below is derived and checked here).
 
 1. The blanket (exports ``blanket_density``, ``blanket_mass``). For z >= 0 and y in [-h, h],
    (z + h)^2 - (z - y)^2 = (h + y)(2z + h - y) >= 0, so min_y phi_sigma(z - y) = phi_sigma(z + h) and, by

@@ -1,7 +1,7 @@
 """The shuffled one-dimensional Gaussian randomizer through the privacy blanket of Balle, Bell,
-Gascón & Nissim, "The privacy blanket of the shuffle model" (CRYPTO 2019, §3: the blanket
-decomposition, their Lemma 3.1 form of the hockey stick), computed rigorously
-(proofs/shuffle_gaussian_blanket.py derives and checks every step).
+Gascón & Nissim, "The privacy blanket of the shuffle model" (CRYPTO 2019: the blanket
+decomposition), computed rigorously. The paper's text was not available here to check its lemma
+numbers, so every step used is derived and checked in proofs/shuffle_gaussian_blanket.py.
 
 Every user adds N(0, σ²) to a record y in an interval of length s (the pair's sensitivity; by a
 shift, [−Δ, Δ] with Δ = s/2). The report laws R_y have a common lower envelope
@@ -86,7 +86,7 @@ _PER_GAMMA = 16
 _LATTICE = 1 << 16
 #: Share of a finite target δ the R-mass beyond z_max may take.
 _TAIL_SHARE = 1e-4
-#: Cells of victim records: the first grid has 4 per axis; a cell is split down to Δ/_FINEST wide.
+#: Cells of victim records: the first grid has _FIRST per axis; a cell above δ is split down to 2Δ/_FINEST wide.
 _FIRST = 8
 _FINEST = 128
 #: Buckets of N: left ends at the mean + z·sd.
