@@ -174,3 +174,29 @@ def test_bad_dimension_exits_2_with_one_line(value, capsys):
 def test_dimension_on_another_scheme_exits_2(capsys):
     code = main(["epsilon", "--sigma", "3", "--scheme", "poisson", "--rate", "0.1", "--steps", "2", "--delta", "1e-6", "--dimension", "1"])
     assert code == 2 and "--dimension does not apply" in capsys.readouterr().err
+
+
+def test_a_cell_above_the_corner_is_bounded_in_full(monkeypatch):
+    """The cover's value for a cell above the corner's bound is a partial sum over the buckets of N (cut
+    off once it exceeds the corner's), so it is no bound on that cell. Here one finest cell in the
+    middle (records 0 against −Δ/64) and its ancestors are made to bound as the corner does at ε/5 (a
+    cell whose bound exceeds the corner's, as a non-monotone envelope could): δ(ε) must be at least
+    that cell's full bound. Before the fix the partial sum was returned: 0.1203 against the full
+    0.2188 (σ = 2, n = 5, ε = 0.5, the corner's own bound 0.1024)."""
+    width = 2 * HALF / 128
+    middle = Cell(0.0, width, -width, 0.0)
+    original = blanket.cell_delta_upper
+    corner = blanket._corner(HALF)
+
+    def inflated(sigma, half, users, epsilon, cell, target=math.inf):
+        if cell.x_low <= middle.x_low and middle.x_high <= cell.x_high and cell.xp_low <= middle.xp_low and middle.xp_high <= cell.xp_high:
+            return original(sigma, half, users, epsilon / 5, corner, target)
+        return original(sigma, half, users, epsilon, cell, target)
+
+    full = original(SIGMA, HALF, 5, 0.1, corner)
+    monkeypatch.setattr(blanket, "cell_delta_upper", inflated)
+    blanket.blanket_delta_upper.cache_clear()
+    try:
+        assert blanket.blanket_delta_upper(SIGMA, 2 * HALF, 5, 0.5) >= full
+    finally:
+        blanket.blanket_delta_upper.cache_clear()

@@ -340,13 +340,15 @@ def _cover(sigma: float, half: float, users: int, epsilon: float, target: float)
 def blanket_delta_upper(sigma: float, sensitivity: float, users: int, epsilon: float) -> float:
     """UPPER bound on δ(ε) of n shuffled reports y + N(0, σ²), records y in an interval of length
     ``sensitivity`` (either direction; module docstring): the finest corner cell's bound, then every
-    cell of a cover checked against it."""
+    cell of a cover checked against it; a finest cell the cover leaves above the corner's bound is
+    bounded again in full (the cover's value for it is a partial sum, cut off once above the corner's)."""
     s = check_positive("sigma", sigma)
     half = check_positive("sensitivity", sensitivity) / 2
     n = check_integer("users", users, minimum=2)
     eps = check_nonnegative("epsilon", epsilon)
     corner = cell_delta_upper(s, half, n, eps, _corner(half))
-    return min(1.0, _cover(s, half, n, eps, corner)[0])
+    worst, above = _cover(s, half, n, eps, corner)
+    return min(1.0, max([worst] + [cell_delta_upper(s, half, n, eps, cell) for cell in above]))
 
 
 def _cell_epsilon(sigma: float, half: float, users: int, target: float, cell: Cell, lo: float) -> float:
