@@ -32,6 +32,15 @@ is 0 (law r0) or 1 (law r1), the other users' inputs fixed (the background).
    bound is at most the smaller S's. Checked: every background, both orders, every S (k = 4, n <= 4,
    E0 in {3, 7/5}, E in {6/5, 2}), exactly in rationals on the full histogram: each bound is at
    least the background's divergence, S = every symbol gives it exactly, and S ⊂ S' never raises it.
+5. Orbits (verifier.shuffle.orbits, the laws of verifier.shuffle.kary_search). The victim's two laws
+   are invariant under every permutation of the third symbols that the other users hold equally
+   often (relabelling them maps the background to itself), so the orbit of a histogram under those
+   permutations (each group's counts sorted) is sufficient: the hockey-stick divergence of the orbit
+   masses is the histogram's. And the others' reports are sum_T P(T) U^(m - |T|)(delta_T), T the
+   truthful reports (each user truthful with probability 1 - lam, independently; step 1), U one
+   uniform report. Checked: every background with k = 5, n <= 5, E0 in {3, 7/5}, exactly in
+   rationals on the full histogram: both laws invariant, the orbit divergence equal at E in
+   {1, 6/5, 2}, both orders, and the truthful-then-uniform law equal to the convolution.
 
 Sources: the blanket decomposition is Balle, Bell, Gascon & Nissim's privacy blanket (CRYPTO 2019) for
 k-ary randomized response, used here as a post-processing bound (FMT's clone argument with the
@@ -248,6 +257,56 @@ def _check_partial(share_expr: sp.Expr) -> None:
     record_check("points")
 
 
+def _truthful_then_uniform(others: tuple[int, ...], size: int, share: Fraction) -> dict[tuple[int, ...], Fraction]:
+    """sum_T P(T) U^(m - |T|)(delta_T): each user truthful with probability 1 - share, else uniform."""
+    out: dict[tuple[int, ...], Fraction] = {}
+    uniform = [Fraction(1, size)] * size
+    for truthful in itertools.product((False, True), repeat=len(others)):
+        weight = math.prod(((1 - share) if t else share for t in truthful), start=Fraction(1))
+        base = [0] * size
+        for s, t in zip(others, truthful):
+            base[s] += t
+        for h, mass in histogram_law([uniform] * (len(others) - sum(truthful))).items() if sum(truthful) < len(others) else [((0,) * size, Fraction(1))]:
+            key = tuple(a + b for a, b in zip(base, h))
+            out[key] = out.get(key, Fraction(0)) + weight * mass
+    return out
+
+
+def _check_orbits(share_expr: sp.Expr) -> None:
+    size = 5
+    for big0 in (Fraction(3), Fraction(7, 5)):
+        share = _rational(share_expr, big0, size)
+        for users in range(2, 6):
+            for others in itertools.combinations_with_replacement(range(size), users - 1):
+                laws = [_report(s, size, big0) for s in others]
+                if _truthful_then_uniform(others, size, share) != histogram_law(laws):
+                    raise DerivationFailed(f"truthful-then-uniform law differs from the convolution (others {others}, E0 = {big0})")
+                groups = [[s for s in range(2, size) if others.count(s) == c] for c in sorted({others.count(s) for s in range(2, size)})]
+
+                def orbit(h: tuple[int, ...]) -> tuple[int, ...]:
+                    return h[:2] + tuple(v for group in groups for v in sorted((h[s] for s in group), reverse=True))
+
+                p, q = histogram_law([_report(0, size, big0)] + laws), histogram_law([_report(1, size, big0)] + laws)
+                lumped: list[dict[tuple[int, ...], Fraction]] = []
+                for law in (p, q):
+                    for h, mass in law.items():
+                        for perm in itertools.product(*(itertools.permutations(group) for group in groups)):
+                            image = list(h)
+                            for group, moved in zip(groups, perm):
+                                for s, t in zip(group, moved):
+                                    image[t] = h[s]
+                            if law.get(tuple(image), Fraction(0)) != mass:
+                                raise DerivationFailed(f"a law is not invariant under the equal-count third symbols (others {others})")
+                    orbits: dict[tuple[int, ...], Fraction] = {}
+                    for h, mass in law.items():
+                        orbits[orbit(h)] = orbits.get(orbit(h), Fraction(0)) + mass
+                    lumped.append(orbits)
+                for level in (Fraction(1), Fraction(6, 5), Fraction(2)):
+                    if hockey(p, q, level) != hockey(lumped[0], lumped[1], level) or hockey(q, p, level) != hockey(lumped[1], lumped[0], level):
+                        raise DerivationFailed(f"the orbit divergence differs from the histogram's (others {others}, E = {level})")
+    record_check("points")
+
+
 def derive(*, claimed: Mapping[str, sp.Expr] | None = None) -> dict[str, sp.Expr]:
     """Derive every export and check it against :func:`claims` (``claimed`` replaces entries).
     Raises DerivationFailed."""
@@ -258,6 +317,7 @@ def derive(*, claimed: Mapping[str, sp.Expr] | None = None) -> dict[str, sp.Expr
     _check_likelihoods(claim["blanket_weight_slope"])
     _check_bound(claim["blanket_share"])
     _check_partial(claim["blanket_share"])
+    _check_orbits(claim["blanket_share"])
     return {name: claim[name] for name in EXPORT_SYMBOLS}
 
 

@@ -6,6 +6,7 @@ and a wrong mass on the lumped third symbols."""
 
 import math
 
+import numpy as np
 import pytest
 
 import verifier.shuffle.kary_search as kary_search
@@ -99,16 +100,36 @@ def test_mutant_lumped_symbols_with_one_symbol_mass_is_refuted(monkeypatch):
     the search's bracket misses the brute force (k = 6, n = 5, ε0 = 2, ε = 0.8)."""
     k, n, e0, eps = 6, 5, 2.0, 0.8
     truth = worst(n, e0, k, eps)
-    honest = KarySearch._masses
+    honest = KarySearch._layout
 
-    def one_mass(self, node, symbol):
-        row = honest(self, node, symbol)
-        lumped = self.third - len(node.tops)
-        return row[:-1] + [row[-1] / lumped] if lumped else row
+    def one_mass(self, node):
+        sizes, counts, symbols = honest(self, node)
+        return sizes, counts, symbols[:-1] + [1] if self.third > len(node.tops) else symbols
 
-    monkeypatch.setattr(KarySearch, "_masses", one_mass)
+    monkeypatch.setattr(KarySearch, "_layout", one_mass)
     bracket = KarySearch(e0, k, n).delta(eps)
     assert not bracket.lower <= truth <= bracket.upper
+
+
+def test_mutant_orbit_multiplicity_one_is_refuted(monkeypatch):
+    """Mutant: an orbit step that counts a report on a group's symbols holding equal counts once (not
+    their number): a leaf whose third symbols share a count (k = 6, n = 5, ε0 = 2, ε = 0.8, two others on
+    each of two third symbols) is no longer its background's brute-force δ."""
+    import verifier.shuffle.orbits as orbits
+
+    k, n, e0, eps = 6, 5, 2.0, 0.8
+    leaf = Node(0, 0, (2, 2), 0)
+
+    def once(self, values, t, masses):
+        out = np.zeros(len(self.keys[t + 1]))
+        for j, src, dst, mult in self.moves[t]:
+            out[dst] += masses[j] * values[src]
+        return out
+
+    big = math.exp(eps) * (1 - 1e-15)
+    assert KarySearch(e0, k, n).node_delta(leaf, big) == pytest.approx(pair_delta(_dataset(leaf), e0, k, eps), rel=1e-9)
+    monkeypatch.setattr(orbits.OrbitLayers, "step", once)
+    assert KarySearch(e0, k, n).node_delta(leaf, big) != pytest.approx(pair_delta(_dataset(leaf), e0, k, eps), rel=1e-3)
 
 
 @pytest.mark.parametrize("e0", [1.0, 2.0])

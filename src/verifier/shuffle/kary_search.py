@@ -13,26 +13,31 @@ with probability λ = k/Z (Z = e^ε0 + k − 1) whatever its input, and its own 
 the histogram is a function, so δ(ε) of every background of the node is at most E_N g(N), N ~ Bin(R,
 λ) uniform users, g(N) the hockey-stick divergence (each order) of the histogram of the victim, the
 c_0 + c_1 + c_(1) + … + c_(j) users kept and N uniform ones. In that law the m − j symbols not kept are
-exchangeable, so they are lumped into one coordinate (:mod:`verifier.shuffle.histogram`). Revealing
-less is a post-processing of revealing more, so a child's bound is at most its parent's; a node with
-R = 0 is one background, its bound its exact divergence (a leaf).
+exchangeable, so they are lumped into one coordinate (:mod:`verifier.shuffle.histogram`), and kept third
+symbols with equal counts are exchangeable too, so the law is kept on their orbits (each group's counts
+sorted: :mod:`verifier.shuffle.orbits`, proofs/shuffle_blanket.py, step 5). Revealing less is a
+post-processing of revealing more, so a child's bound is at most its parent's; a node with R = 0 is one
+background, its bound its exact divergence (a leaf).
 
 Search: δ(ε) takes every node whose bound is above the largest exact leaf so far (times 1 + 1e-7),
 widest first, down to the leaves; ε(δ) finds E with every leaf's UPPER δ(ln E) <= δ
 (:class:`verifier.shuffle.worst.WorstCase` over the leaves found), then visits the nodes at E,
 pruning those with bound <= δ; a leaf above δ there joins the leaves and the step repeats. A node
-whose histogram law has more than :data:`STATE_LIMIT` cells is not refined: its bound stays in the
+whose orbit law has more than :data:`STATE_LIMIT` states is not refined: its bound stays in the
 upper end (a bracket that does not meet).
 
-Evaluation: the law of a node's histogram is built one user at a time on the histograms of t reports
-(all d coordinates, a sorted list per t), so each step of a user's report is d scaled additions into
-the next list; float64 with the relative error of :mod:`verifier.shuffle.histogram` (at most 2d + 4
-roundings per step, the masses included) and the binomial weights rounded up from arb.
+Evaluation: the kept users are each truthful with probability 1 − λ or uniform (step 1 of the proof),
+so the law of their reports is Σ_T P(T)·U^(m − |T|)(δ_T) (T their truthful reports, U a uniform
+report, a kernel on orbits), built one report at a time on the orbits of t reports (a sorted list per
+t, :class:`verifier.shuffle.orbits.OrbitLayers`), then the victim's report and the N uniform ones;
+float64 with the relative error of :meth:`KarySearch._laws` and the binomial weights rounded up from arb.
+Masses stay normal floats: each is at least (min(λ, 1 − λ)/Z)^n, checked.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -46,6 +51,7 @@ from verifier._validation import check_integer, check_nonnegative, check_open_un
 from verifier.errors import NotApplicable
 from verifier.shuffle.blanket import exp_bounds
 from verifier.shuffle.histogram import float_masses
+from verifier.shuffle.orbits import orbit_cells, orbit_layers, sorted_iid
 from verifier.shuffle.worst import UNIT_ROUNDOFF, Candidate, WorstCase, hockey
 
 __all__ = ["SEARCH_CITATION", "STATE_LIMIT", "SEARCH_USERS_LIMIT", "KarySearch", "kary_search", "Node"]
@@ -57,7 +63,7 @@ SEARCH_CITATION = (
     "through the histogram of reports, float64 with proven error bounds: EXACT where the ends meet"
 )
 
-#: The most histogram cells (all lists t = 0..n together) of one node's law; larger nodes keep their bound.
+#: The most orbit states (all lists t = 0..n together) of one node's law; larger nodes keep their bound.
 STATE_LIMIT = 1_500_000
 #: The largest n the search takes (its cost grows with the number of backgrounds).
 SEARCH_USERS_LIMIT = 24
@@ -94,26 +100,6 @@ class Node:
         return f"others' inputs ({self.c0}, {self.c1}) on (x, x'), {self.tops} on third symbols" + (f", {self.pool} more" if self.pool else "")
 
 
-@functools.lru_cache(maxsize=8)
-def _layers(d: int, users: int) -> tuple[list[npt.NDArray[np.int64]], list[list[npt.NDArray[np.int64]]]]:
-    """The histograms of t = 0..n reports on d coordinates as sorted mixed-radix keys, and for each t < n
-    and coordinate s the index in list t + 1 of each histogram plus one report on s."""
-    powers = (users + 1) ** np.arange(d, dtype=np.int64)
-    keys = [np.zeros(1, dtype=np.int64)]
-    maps = []
-    for _ in range(users):
-        now = keys[-1]
-        nxt = np.unique((now[:, None] + powers[None, :]).ravel())
-        maps.append([np.searchsorted(nxt, now + power) for power in powers])
-        keys.append(nxt)
-    return keys, maps
-
-
-def _cells(d: int, users: int) -> int:
-    """Cells of all lists t = 0..n: C(n + d, d)."""
-    return math.comb(users + d, d)
-
-
 class KarySearch:
     """The worst case of n shuffled k-ary ε0-randomized-response reports by the pruned search (module docstring)."""
 
@@ -128,7 +114,10 @@ class KarySearch:
         with with_precision(128):
             big = arb(self.epsilon0).exp()
             self._lam = arb(self.k) / (big + (self.k - 1))
-            self._uniform = float((1 / arb(self.k)).mid())
+            self._unit = float((1 / arb(self.k)).mid())
+            floor = float((-self.users * (arb.min(self._lam, 1 - self._lam) / (big + (self.k - 1))).log()).mid())
+        if floor > 600:  # every mass of a law is at least (min(λ, 1 − λ)/Z)^n: keep it a normal float
+            raise NotApplicable(f"the k-ary background search: (min(lam, 1 - lam)/Z)^n = e^-{floor:.0f} leaves the float range (eps0 = {self.epsilon0:g})")
         self._weights: dict[int, npt.NDArray[np.float64]] = {}
         others = self.users - 1
         self.roots = [Node(c0, c1, (), others - c0 - c1) for c0 in range(others + 1) for c1 in range(min(c0, others - c0) + 1)]
@@ -140,51 +129,72 @@ class KarySearch:
 
     # -- one node ---------------------------------------------------------------------------------
 
-    def _coordinates(self, node: Node) -> tuple[int, int]:
-        """(d, lumped): coordinates x, x′, the kept third symbols and (if any) the lumped rest."""
+    def _layout(self, node: Node) -> tuple[tuple[int, ...], list[int], list[int]]:
+        """(group sizes, the others' count on each group's symbols, the number of symbols of each slot):
+        x, x′, the kept third symbols grouped by equal count (largest first), and (if any) the rest as one
+        lumped slot of that many symbols, held by no kept user."""
+        sizes, counts, symbols = [1, 1], [node.c0, node.c1], [1, 1]
+        for count, same in itertools.groupby(node.tops):
+            g = len(list(same))
+            sizes.append(g)
+            counts.append(count)
+            symbols += [1] * g
         lumped = self.third - len(node.tops)
-        return 2 + len(node.tops) + (1 if lumped else 0), lumped
+        if lumped:
+            sizes.append(1)
+            counts.append(0)
+            symbols.append(lumped)
+        return tuple(sizes), counts, symbols
 
     def fits(self, node: Node) -> bool:
-        """Whether the node's histogram law has at most :data:`STATE_LIMIT` cells."""
-        return _cells(self._coordinates(node)[0], self.users) <= STATE_LIMIT
+        """Whether the node's orbit law has at most :data:`STATE_LIMIT` states."""
+        return orbit_cells(self._layout(node)[0], self.users) <= STATE_LIMIT
 
-    def _masses(self, node: Node, symbol: int | None) -> list[float]:
-        """A report's masses on the coordinates: a user on coordinate ``symbol``, or a uniform one (None)."""
-        d, lumped = self._coordinates(node)
-        kept = 2 + len(node.tops)
-        if symbol is None:
-            row = [self._uniform] * kept
-            return row + [lumped * self._uniform] if lumped else row
-        row = [self._hit if s == symbol else self._miss for s in range(kept)]
-        return row + [lumped * self._miss] if lumped else row
+    def _kept(self, node: Node, sizes: tuple[int, ...], counts: list[int]) -> list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]]:
+        """The law of the kept others' truthful reports T (each of them truthful with probability 1 − λ,
+        independently; proofs/shuffle_blanket.py, step 1) as sorted states and masses, split by |T|."""
+        rows, mass = np.zeros((1, 0), dtype=np.int64), np.ones(1)
+        for g, c in zip(sizes, counts):
+            part_rows, part_mass = sorted_iid(self._binomial(c), g)
+            rows = np.hstack([np.repeat(rows, len(part_rows), axis=0), np.tile(part_rows, (len(rows), 1))])
+            mass = np.outer(mass, part_mass).ravel()
+        total = rows.sum(axis=1)
+        return [(rows[total == t], mass[total == t]) for t in range(int(total.max()) + 1)]
+
+    def _binomial(self, count: int) -> list[float]:
+        """Bin(count, 1 − λ)(v), v = 0..count, each rounded to nearest from arb."""
+        with with_precision(128):
+            return [float((math.comb(count, v) * (1 - self._lam) ** v * self._lam ** (count - v)).mid()) for v in range(count + 1)]
 
     def _laws(self, node: Node) -> tuple[list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]], float]:
-        """[(P_N, Q_N) for N = 0..pool] (victim on x, on x′; N uniform users) and their relative error."""
-        d, _ = self._coordinates(node)
-        keys, maps = _layers(d, self.users)
-        law = np.ones(1)
-        t = 0
+        """[(P_N, Q_N) for N = 0..pool] (victim on x, on x′; N uniform users) on orbits, and their relative
+        error. The kept others are truthful T or uniform (proofs/shuffle_blanket.py, step 1): the law of
+        their reports is Σ_T P(T)·U^(m − |T|)(δ_T), m of them and U a uniform report, built as
+        L_{t+1} = U(L_t) + P(|T| = t + 1, T); then the victim's report and the N uniform ones.
+        Roundings: the masses of T at most 3·slots + 2 (:func:`verifier.shuffle.orbits.sorted_iid`, the
+        binomials, the product of the groups), each step at most slots + 4 (:meth:`OrbitLayers.step`,
+        the injection one more)."""
+        sizes, counts, symbols = self._layout(node)
+        layers = orbit_layers(sizes, self.users)
+        kept = self._kept(node, sizes, counts)
+        uniform = [s * self._unit for s in symbols]
+        law = np.zeros(1)
+        for t, (rows, mass) in enumerate(kept):
+            if t:
+                law = layers.step(law, t - 1, uniform)
+            law[layers.index(t, rows)] += mass
+        t = len(kept) - 1
 
-        def step(values: npt.NDArray[np.float64], masses: list[float], t: int) -> npt.NDArray[np.float64]:
-            out = np.zeros(len(keys[t + 1]))
-            for s, mass in enumerate(masses):
-                out[maps[t][s]] += mass * values
-            return out
+        def victim(symbol: int) -> list[float]:
+            return [s * (self._hit if j == symbol else self._miss) for j, s in enumerate(symbols)]
 
-        for symbol, count in enumerate((node.c0, node.c1, *node.tops)):
-            for _ in range(count):
-                law = step(law, self._masses(node, symbol), t)
-                t += 1
-        first, second = step(law, self._masses(node, 0), t), step(law, self._masses(node, 1), t)
-        t += 1
+        first, second = layers.step(law, t, victim(0)), layers.step(law, t, victim(1))
         out = [(first, second)]
-        uniform = self._masses(node, None)
-        for _ in range(node.pool):
-            first, second = step(first, uniform, t), step(second, uniform, t)
-            t += 1
+        for t in range(t + 1, t + 1 + node.pool):
+            first, second = layers.step(first, t, uniform), layers.step(second, t, uniform)
             out.append((first, second))
-        widen = math.expm1(((2 * d + 4) * self.users + 4) * math.log1p(_U)) * (1 + 1e-6)
+        slots = layers.slots
+        widen = math.expm1(((slots + 4) * self.users + 3 * slots + 2) * math.log1p(_U)) * (1 + 1e-6)
         return out, widen
 
     def _weight(self, pool: int) -> npt.NDArray[np.float64]:

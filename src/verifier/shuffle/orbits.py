@@ -1,0 +1,113 @@
+"""Histogram laws on orbits: the coordinates of a histogram split into groups whose symbols are
+exchangeable, each group's sub-histogram kept sorted (non-increasing), so one state stands for its
+whole orbit under the permutations inside every group (proofs/shuffle_blanket.py, step 5).
+
+If both laws of a pair (P, Q) on histograms are invariant under a group of permutations of the
+coordinates, the orbit is a sufficient statistic for the pair (the likelihood ratio is constant on an
+orbit), so the hockey-stick divergence and the Neyman–Pearson power of the orbit masses equal those of
+the histograms. A report law that puts the same mass on every symbol of a group is such a Markov
+kernel on orbits: from any histogram of an orbit, the mass sent into another orbit is the same, so
+the orbit masses are updated from one representative each. From the sorted representative, a report
+on the group's symbols holding the value v lands in one orbit (adding 1 to the first of them keeps the
+group sorted) with multiplicity the number of them, :func:`OrbitLayers.moves`.
+
+States are stored as one list per number t of reports (t = 0..n), sorted by their mixed-radix key,
+with, for each t < n and each coordinate slot j, the states of list t where slot j is the first of its
+value in its group, the index in list t + 1 of the state plus one report there, and that multiplicity.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["OrbitLayers", "orbit_layers", "orbit_cells", "sorted_iid"]
+
+Move = tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int8]]
+
+
+def orbit_cells(sizes: tuple[int, ...], users: int) -> int:
+    """States of all lists t = 0..n: the coefficients up to z^n of the product over the groups of
+    ∏_{i <= g} 1/(1 − z^i) (partitions into at most g parts, g the group's size)."""
+    poly = [1] + [0] * users
+    for g in sizes:
+        for i in range(1, g + 1):
+            for t in range(i, users + 1):
+                poly[t] += poly[t - i]
+    return sum(poly)
+
+
+class OrbitLayers:
+    """The sorted states of t = 0..n reports on groups of the given sizes (module docstring)."""
+
+    def __init__(self, sizes: tuple[int, ...], users: int) -> None:
+        self.sizes, self.users = sizes, users
+        self.slots = sum(sizes)
+        self.powers = (users + 1) ** np.arange(self.slots, dtype=np.int64)
+        starts = np.cumsum((0,) + sizes[:-1])
+        self.group_of = [(int(s), int(s) + g) for s, g in zip(starts, sizes) for _ in range(g)]
+        self.keys: list[npt.NDArray[np.int64]] = [np.zeros(1, dtype=np.int64)]
+        self.moves: list[list[Move]] = []
+        for _ in range(users):
+            self._grow()
+
+    def states(self, t: int) -> npt.NDArray[np.int64]:
+        """The states of list t, one row each (slots in order)."""
+        return (self.keys[t][:, None] // self.powers[None, :]) % (self.users + 1)
+
+    def _grow(self) -> None:
+        now = self.states(len(self.keys) - 1)
+        raw = []
+        for j, (start, stop) in enumerate(self.group_of):
+            first = np.ones(len(now), dtype=bool) if j == start else now[:, j - 1] > now[:, j]
+            src = np.flatnonzero(first)
+            mult = (now[src, start:stop] == now[src, j : j + 1]).sum(axis=1, dtype=np.int8)
+            raw.append((j, src.astype(np.int32), self.keys[-1][src] + self.powers[j], mult))
+        nxt = np.unique(np.concatenate([r[2] for r in raw]))
+        self.moves.append([(j, src, np.searchsorted(nxt, target).astype(np.int32), mult) for j, src, target, mult in raw])
+        self.keys.append(nxt)
+
+    def index(self, t: int, states: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Positions in list t of the given sorted states (rows)."""
+        keys = states @ self.powers
+        at = np.searchsorted(self.keys[t], keys)
+        if not np.array_equal(self.keys[t][np.minimum(at, len(self.keys[t]) - 1)], keys):
+            raise ValueError("a state outside its list (not sorted within a group, or a wrong total)")
+        return at
+
+    def step(self, values: npt.NDArray[np.float64], t: int, masses: list[float]) -> npt.NDArray[np.float64]:
+        """The orbit masses of list t + 1 after one more report with ``masses[j]`` on each symbol of slot
+        j's group (equal inside a group): at most ``slots`` products of (multiplicity·mass)·value summed
+        into each state (one source per slot), so 3 + slots roundings on top of the inputs' (the mass
+        included)."""
+        out = np.zeros(len(self.keys[t + 1]))
+        for j, src, dst, mult in self.moves[t]:
+            out[dst] += (mult * masses[j]) * values[src]
+        return out
+
+
+@functools.lru_cache(maxsize=16)
+def orbit_layers(sizes: tuple[int, ...], users: int) -> OrbitLayers:
+    """:class:`OrbitLayers`, cached (a search asks for the same layout many times)."""
+    return OrbitLayers(sizes, users)
+
+
+def sorted_iid(pmf: list[float], g: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """The law of g independent draws from ``pmf`` (on 0..len − 1) as sorted (non-increasing) tuples:
+    each multiset's mass is g!/∏ m_v! ∏ pmf(v)^{m_v} (m_v draws equal to v), an exact integer times
+    g products, so g + 1 roundings."""
+    rows, masses = [], []
+    for combo in itertools.combinations_with_replacement(range(len(pmf) - 1, -1, -1), g):
+        count = math.factorial(g)
+        for v in set(combo):
+            count //= math.factorial(combo.count(v))
+        mass = float(count)
+        for v in combo:
+            mass *= pmf[v]
+        rows.append(combo)
+        masses.append(mass)
+    return np.array(rows, dtype=np.int64).reshape(len(rows), g), np.array(masses)
