@@ -103,8 +103,8 @@ def test_mutant_lumped_symbols_with_one_symbol_mass_is_refuted(monkeypatch):
     honest = KarySearch._layout
 
     def one_mass(self, node):
-        sizes, counts, symbols = honest(self, node)
-        return sizes, counts, symbols[:-1] + [1] if self.third > len(node.tops) else symbols
+        sizes, counts, symbols, slots = honest(self, node)
+        return sizes, counts, [min(s, 1) for s in symbols], slots
 
     monkeypatch.setattr(KarySearch, "_layout", one_mass)
     bracket = KarySearch(e0, k, n).delta(eps)

@@ -129,22 +129,22 @@ class KarySearch:
 
     # -- one node ---------------------------------------------------------------------------------
 
-    def _layout(self, node: Node) -> tuple[tuple[int, ...], list[int], list[int]]:
-        """(group sizes, the others' count on each group's symbols, the number of symbols of each slot):
-        x, x′, the kept third symbols grouped by equal count (largest first), and (if any) the rest as one
-        lumped slot of that many symbols, held by no kept user."""
-        sizes, counts, symbols = [1, 1], [node.c0, node.c1], [1, 1]
+    def _layout(self, node: Node) -> tuple[tuple[int, ...], list[int], list[int], tuple[int, int]]:
+        """(group sizes, the others' count on each group's symbols, the number of symbols of each slot, the
+        slots of x and x′): x, x′, the kept third symbols grouped by equal count, and (if any) the rest as
+        one lumped slot of that many symbols, held by no kept user; the groups ordered by size (largest
+        first), so nodes whose groups have the same sizes share their lists."""
+        groups = [(1, node.c0, 1), (1, node.c1, 1)]
         for count, same in itertools.groupby(node.tops):
-            g = len(list(same))
-            sizes.append(g)
-            counts.append(count)
-            symbols += [1] * g
+            groups.append((len(list(same)), count, 1))
         lumped = self.third - len(node.tops)
         if lumped:
-            sizes.append(1)
-            counts.append(0)
-            symbols.append(lumped)
-        return tuple(sizes), counts, symbols
+            groups.append((1, 0, lumped))
+        order = sorted(range(len(groups)), key=lambda i: -groups[i][0])
+        sizes = tuple(groups[i][0] for i in order)
+        symbols = [groups[i][2] for i in order for _ in range(groups[i][0])]
+        slot = [sum(sizes[: order.index(i)]) for i in (0, 1)]
+        return sizes, [groups[i][1] for i in order], symbols, (slot[0], slot[1])
 
     def fits(self, node: Node) -> bool:
         """Whether the node's orbit law has at most :data:`STATE_LIMIT` states."""
@@ -174,7 +174,7 @@ class KarySearch:
         Roundings: the masses of T at most 3·slots + 2 (:func:`verifier.shuffle.orbits.sorted_iid`, the
         binomials, the product of the groups), each step at most slots + 4 (:meth:`OrbitLayers.step`,
         the injection one more)."""
-        sizes, counts, symbols = self._layout(node)
+        sizes, counts, symbols, victim_slots = self._layout(node)
         layers = orbit_layers(sizes, self.users)
         kept = self._kept(node, sizes, counts)
         uniform = [s * self._unit for s in symbols]
@@ -185,10 +185,10 @@ class KarySearch:
             law[layers.index(t, rows)] += mass
         t = len(kept) - 1
 
-        def victim(symbol: int) -> list[float]:
-            return [s * (self._hit if j == symbol else self._miss) for j, s in enumerate(symbols)]
+        def victim(slot: int) -> list[float]:
+            return [s * (self._hit if j == slot else self._miss) for j, s in enumerate(symbols)]
 
-        first, second = layers.step(law, t, victim(0)), layers.step(law, t, victim(1))
+        first, second = layers.step(law, t, victim(victim_slots[0])), layers.step(law, t, victim(victim_slots[1]))
         out = [(first, second)]
         for t in range(t + 1, t + 1 + node.pool):
             first, second = layers.step(first, t, uniform), layers.step(second, t, uniform)

@@ -18,14 +18,13 @@ value in its group, the index in list t + 1 of the state plus one report there, 
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["OrbitLayers", "orbit_layers", "orbit_cells", "sorted_iid"]
+__all__ = ["CACHE_STATES", "OrbitLayers", "orbit_layers", "orbit_cells", "sorted_iid"]
 
 Move = tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int8]]
 
@@ -41,6 +40,19 @@ def orbit_cells(sizes: tuple[int, ...], users: int) -> int:
     return sum(poly)
 
 
+def _parts(g: int, users: int) -> npt.NDArray[np.int64]:
+    """Every non-increasing tuple of g counts summing to at most n, one row each."""
+    rows = [combo for t in range(users + 1) for combo in _partitions(t, g, t)]
+    return np.array(rows, dtype=np.int64).reshape(len(rows), g)
+
+
+def _partitions(total: int, parts: int, largest: int) -> list[tuple[int, ...]]:
+    """Non-increasing tuples of ``parts`` counts <= ``largest`` summing to ``total``."""
+    if parts == 0:
+        return [()] if total == 0 else []
+    return [(first, *tail) for first in range(min(total, largest), -1, -1) for tail in _partitions(total - first, parts - 1, first)]
+
+
 class OrbitLayers:
     """The sorted states of t = 0..n reports on groups of the given sizes (module docstring)."""
 
@@ -48,28 +60,40 @@ class OrbitLayers:
         self.sizes, self.users = sizes, users
         self.slots = sum(sizes)
         self.powers = (users + 1) ** np.arange(self.slots, dtype=np.int64)
+        rows, totals = np.zeros((1, 0), dtype=np.int64), np.zeros(1, dtype=np.int64)
+        for g in sizes:  # every state with total <= n, group by group (rows kept by increasing total)
+            parts = _parts(g, users)
+            sums = parts.sum(axis=1)
+            fit = np.searchsorted(totals, users - sums, side="right")
+            pick = np.concatenate([np.arange(f) for f in fit])
+            rows = np.hstack([rows[pick], np.repeat(parts, fit, axis=0)])
+            totals = totals[pick] + np.repeat(sums, fit)
+            order = np.argsort(totals, kind="stable")
+            rows, totals = rows[order], totals[order]
+        keys = rows @ self.powers
+        self.keys: list[npt.NDArray[np.int64]] = [np.sort(keys[totals == t]) for t in range(users + 1)]
         starts = np.cumsum((0,) + sizes[:-1])
         self.group_of = [(int(s), int(s) + g) for s, g in zip(starts, sizes) for _ in range(g)]
-        self.keys: list[npt.NDArray[np.int64]] = [np.zeros(1, dtype=np.int64)]
-        self.moves: list[list[Move]] = []
-        for _ in range(users):
-            self._grow()
+        self.moves: list[list[Move]] = [self._moves(t) for t in range(users)]
+
+    @property
+    def cells(self) -> int:
+        """States of all lists t = 0..n."""
+        return sum(len(k) for k in self.keys)
 
     def states(self, t: int) -> npt.NDArray[np.int64]:
         """The states of list t, one row each (slots in order)."""
         return (self.keys[t][:, None] // self.powers[None, :]) % (self.users + 1)
 
-    def _grow(self) -> None:
-        now = self.states(len(self.keys) - 1)
-        raw = []
+    def _moves(self, t: int) -> list[Move]:
+        now, out = self.states(t), []
         for j, (start, stop) in enumerate(self.group_of):
             first = np.ones(len(now), dtype=bool) if j == start else now[:, j - 1] > now[:, j]
             src = np.flatnonzero(first)
             mult = (now[src, start:stop] == now[src, j : j + 1]).sum(axis=1, dtype=np.int8)
-            raw.append((j, src.astype(np.int32), self.keys[-1][src] + self.powers[j], mult))
-        nxt = np.unique(np.concatenate([r[2] for r in raw]))
-        self.moves.append([(j, src, np.searchsorted(nxt, target).astype(np.int32), mult) for j, src, target, mult in raw])
-        self.keys.append(nxt)
+            dst = np.searchsorted(self.keys[t + 1], self.keys[t][src] + self.powers[j])
+            out.append((j, src.astype(np.int32), dst.astype(np.int32), mult))
+        return out
 
     def index(self, t: int, states: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Positions in list t of the given sorted states (rows)."""
@@ -90,10 +114,20 @@ class OrbitLayers:
         return out
 
 
-@functools.lru_cache(maxsize=16)
+_CACHE: dict[tuple[tuple[int, ...], int], OrbitLayers] = {}
+#: The most states the cached layers hold together (about 100 bytes each).
+CACHE_STATES = 8_000_000
+
+
 def orbit_layers(sizes: tuple[int, ...], users: int) -> OrbitLayers:
-    """:class:`OrbitLayers`, cached (a search asks for the same layout many times)."""
-    return OrbitLayers(sizes, users)
+    """:class:`OrbitLayers`, cached up to :data:`CACHE_STATES` states, least recently used dropped first
+    (a search asks for the same few layouts many times)."""
+    key = (sizes, users)
+    layers = _CACHE.pop(key, None) or OrbitLayers(sizes, users)
+    _CACHE[key] = layers
+    while sum(c.cells for c in _CACHE.values()) > CACHE_STATES and len(_CACHE) > 1:
+        del _CACHE[next(iter(_CACHE))]
+    return layers
 
 
 def sorted_iid(pmf: list[float], g: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
