@@ -195,3 +195,18 @@ def test_families_too_large_to_split_keep_a_sound_bracket(monkeypatch):
     bracket = search.epsilon(0.02)
     assert worst(n, e0, k, bracket.lower) >= 0.02 * (1 - 1e-12) and worst(n, e0, k, bracket.upper) <= 0.02 * (1 + 1e-12)
     assert bracket.upper > bracket.lower * (1 + 1e-4)
+
+
+def test_search_out_of_work_keeps_a_sound_bracket(monkeypatch):
+    """With no work allowed past the roots (WORK_LIMIT = 0), every family stays bounded by its partial
+    blanket: k = 5, n = 6, ε0 = 1, δ(ε) and ε(δ) still hold the brute force (the frontier's bisection
+    included). Catches a frontier dropped from the upper end once the work runs out."""
+    k, n, e0 = 5, 6, 1.0
+    monkeypatch.setattr(kary_search, "WORK_LIMIT", 0.0)
+    search = KarySearch(e0, k, n)
+    for eps in (0.2, 0.5):
+        bracket, truth = search.delta(eps), worst(n, e0, k, eps)
+        assert bracket.lower <= truth * (1 + 1e-12) and truth * (1 - 1e-12) <= bracket.upper
+    bracket = search.epsilon(0.02)
+    assert worst(n, e0, k, bracket.lower) >= 0.02 * (1 - 1e-12) and worst(n, e0, k, bracket.upper) <= 0.02 * (1 + 1e-12)
+    assert bracket.upper > bracket.lower * (1 + 1e-4)

@@ -23,7 +23,8 @@ Search: δ(ε) takes every node whose bound is above the largest exact leaf so f
 widest first, down to the leaves; ε(δ) finds E with every leaf's UPPER δ(ln E) <= δ
 (:class:`verifier.shuffle.worst.WorstCase` over the leaves found), then visits the nodes at E,
 pruning those with bound <= δ; a leaf above δ there joins the leaves and the step repeats. A node
-whose orbit law has more than :data:`STATE_LIMIT` states is not refined: its bound stays in the
+whose orbit law has more than :data:`STATE_LIMIT` states, or any node once a query has built laws of
+:data:`WORK_LIMIT` states in all (the largest bounds are split first), is not refined: its bound stays in the
 upper end (a bracket that does not meet).
 
 Evaluation: the kept users are each truthful with probability 1 − λ or uniform (step 1 of the proof),
@@ -37,6 +38,7 @@ Masses stay normal floats: each is at least (min(λ, 1 − λ)/Z)^n, checked.
 from __future__ import annotations
 
 import functools
+import heapq
 import itertools
 import math
 from dataclasses import dataclass
@@ -54,7 +56,7 @@ from verifier.shuffle.histogram import float_masses
 from verifier.shuffle.orbits import orbit_cells, orbit_layers, sorted_iid
 from verifier.shuffle.worst import UNIT_ROUNDOFF, Candidate, WorstCase, hockey
 
-__all__ = ["SEARCH_CITATION", "STATE_LIMIT", "SEARCH_USERS_LIMIT", "KarySearch", "kary_search", "Node"]
+__all__ = ["SEARCH_CITATION", "STATE_LIMIT", "WORK_LIMIT", "SEARCH_USERS_LIMIT", "KarySearch", "kary_search", "Node"]
 
 SEARCH_CITATION = (
     "shuffled k-ary randomized response: the worst case over every background, both orders, by a search that bounds "
@@ -65,6 +67,9 @@ SEARCH_CITATION = (
 
 #: The most orbit states (all lists t = 0..n together) of one node's law; larger nodes keep their bound.
 STATE_LIMIT = 1_500_000
+#: The most orbit states (summed over the node laws built) one query may spend before it stops splitting
+#: nodes (their bounds then stay in the upper end).
+WORK_LIMIT = 3e8
 #: The largest n the search takes (its cost grows with the number of backgrounds).
 SEARCH_USERS_LIMIT = 24
 
@@ -122,6 +127,7 @@ class KarySearch:
         others = self.users - 1
         self.roots = [Node(c0, c1, (), others - c0 - c1) for c0 in range(others + 1) for c1 in range(min(c0, others - c0) + 1)]
         self.leaves: dict[Node, tuple[Candidate, Candidate]] = {}
+        self._work = 0.0  # orbit states of the laws built in the current query
         # seeds: every background on at most one third symbol
         for root in self.roots:
             for node in [root] if root.leaf else [c for c in root.children(self.third) if c.leaf]:
@@ -176,6 +182,7 @@ class KarySearch:
         the injection one more)."""
         sizes, counts, symbols, victim_slots = self._layout(node)
         layers = orbit_layers(sizes, self.users)
+        self._work += layers.cells
         kept = self._kept(node, sizes, counts)
         uniform = [s * self._unit for s in symbols]
         law = np.zeros(1)
@@ -230,32 +237,37 @@ class KarySearch:
 
     # -- the search -------------------------------------------------------------------------------
 
-    def _visit(self, big: float, threshold: float | None) -> tuple[float, list[Node]]:
-        """Visit the nodes at E >= ``big``: prune those with bound <= the threshold (δ, or None: the largest
-        LOWER leaf δ at E so far, times 1 + _SLACK), refine the others to their leaves. Returns (the largest
-        bound of a node pruned or too large to refine, the leaves above the threshold)."""
+    def _visit(self, big: float, threshold: float | None) -> tuple[float, list[Node], list[Node]]:
+        """Visit the nodes at E >= ``big``, largest bound first: prune those with bound <= the threshold (δ,
+        or None: the largest LOWER leaf δ at E so far, times 1 + _SLACK), refine the others to their
+        leaves while the query's work is under :data:`WORK_LIMIT`. Returns (the largest bound of a node
+        pruned or left unrefined, the leaves above the threshold, the nodes left unrefined above it)."""
         best = 0.0
         if threshold is None:
             best = max(hockey(c, big, Side.LOWER) for pair in self.leaves.values() for c in pair)
-        kept, over = 0.0, []
-        stack = list(self.roots)
-        while stack:
-            node = stack.pop()
-            limit = threshold if threshold is not None else best * (1 + _SLACK)
-            bound = self.node_delta(node, big)
-            if bound <= limit:
-                kept = max(kept, bound)
-            elif node.leaf:
+        kept, over, frontier = 0.0, [], []
+        order = itertools.count()
+        heap = [(-self.node_delta(node, big), next(order), node) for node in self.roots]
+        heapq.heapify(heap)
+        while heap:
+            bound, _, node = heapq.heappop(heap)
+            bound = -bound
+            if bound <= (threshold if threshold is not None else best * (1 + _SLACK)):
+                kept = max(kept, bound)  # every node left has a bound at most this one's
+                break
+            if node.leaf:
                 over.append(node)
                 if threshold is None:
                     best = max(best, *(hockey(c, big, Side.LOWER) for c in self._leaf(node)))
-            else:
-                children = [c for c in node.children(self.third) if self.fits(c)]
-                if len(children) < len(node.children(self.third)):
-                    kept = max(kept, bound)
-                else:
-                    stack.extend(children)
-        return kept, over
+                continue
+            children = node.children(self.third)
+            if self._work > WORK_LIMIT or not all(self.fits(c) for c in children):
+                kept = max(kept, bound)
+                frontier.append(node)
+                continue
+            for child in children:
+                heapq.heappush(heap, (-self.node_delta(child, big), next(order), child))
+        return kept, over, frontier
 
     def delta(self, epsilon: float) -> Bracket:
         """δ(ε), the worst case over every background, as a rigorous bracket."""
@@ -263,7 +275,8 @@ class KarySearch:
         if epsilon >= self.epsilon0:  # every likelihood ratio of the shuffle is at most e^eps0
             return Bracket(0.0, 0.0)
         big_lo, big_hi = exp_bounds(epsilon)
-        kept, over = self._visit(big_lo, None)
+        self._work = 0.0
+        kept, over, _ = self._visit(big_lo, None)
         lower = max(hockey(c, big_hi, Side.LOWER) for pair in self.leaves.values() for c in pair)
         upper = max([kept] + [hockey(c, big_lo, Side.UPPER) for node in over for c in self._leaf(node)])
         return Bracket(max(0.0, lower), min(1.0, max(upper, lower)))
@@ -271,16 +284,17 @@ class KarySearch:
     def epsilon(self, delta: float) -> Bracket:
         """ε(δ), the worst case over every background, as a rigorous bracket."""
         target = check_open_unit("delta", delta)
+        self._work = 0.0
         for _ in range(8):
             found = WorstCase([c for pair in self.leaves.values() for c in pair], f"shuffled {self.k}-ary randomized response", self.epsilon0).epsilon(target)
             if found.upper >= self.epsilon0:
                 return found
             big = exp_bounds(found.upper)[0]
-            kept, over = self._visit(big, target)
+            kept, over, frontier = self._visit(big, target)
             if not over and kept <= target:
                 return found
-            if not over:  # a node too large to refine is above δ here: its own ε bound
-                return Bracket(found.lower, self._epsilon_kept(target, found.upper))
+            if not over:  # nodes left unrefined are above δ here: their own ε bound
+                return Bracket(found.lower, self._epsilon_kept(target, found.upper, frontier))
         return Bracket(found.lower, self.epsilon0)
 
     def tpr(self, fpr: float) -> Bracket:
@@ -292,6 +306,7 @@ class KarySearch:
         alpha = check_unit("fpr", fpr)
         what = f"shuffled {self.k}-ary randomized response"
         bound, big = 1.0, math.nan  # bound: the largest TPR bound of the pruned nodes at the last visit
+        self._work = 0.0
         for _ in range(3):
             worst = WorstCase([c for pair in self.leaves.values() for c in pair], what, self.epsilon0)
             ratio = worst.randomising_ratio(alpha)
@@ -306,13 +321,29 @@ class KarySearch:
         found = WorstCase([c for pair in self.leaves.values() for c in pair], what, self.epsilon0).tpr(alpha)
         return Bracket(found.lower, min(1.0, max(found.upper, bound)))
 
-    def _epsilon_kept(self, target: float, start: float) -> float:
-        """The smallest ε of a bisection on [start, ε0] where every node's visit leaves nothing above δ."""
+    def _epsilon_kept(self, target: float, start: float, frontier: list[Node]) -> float:
+        """The smallest ε found on [start, ε0] where every node left unrefined at ``start`` has its bound
+        <= δ (every other node was pruned there, and δ(ε) does not increase with ε): ε = start + (ε0 −
+        start)·2^−j for j = 20, 19, … until one holds (a failing ε usually stops at the first node, the
+        frontier is in decreasing order of bound), then bisection while the query's work is under twice
+        :data:`WORK_LIMIT`."""
+
+        def holds(value: float) -> bool:
+            big = exp_bounds(value)[0]
+            return all(self.node_delta(node, big) <= target for node in frontier)
+
         lo, hi = start, self.epsilon0
-        for _ in range(30):
+        for j in range(20, -1, -1):
+            trial = start + (self.epsilon0 - start) * 2.0**-j
+            if trial < self.epsilon0 and holds(trial):
+                hi = trial
+                break
+            lo = trial
+        for _ in range(12):
+            if self._work > 2 * WORK_LIMIT:
+                break
             mid = 0.5 * (lo + hi)
-            kept, over = self._visit(exp_bounds(mid)[0], target)
-            if not over and kept <= target:
+            if holds(mid):
                 hi = mid
             else:
                 lo = mid
