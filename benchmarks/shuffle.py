@@ -162,7 +162,7 @@ def patch_laplace(path: Path) -> None:
 
 def kary_rows() -> list[str]:
     """k-ary randomized response (k ∈ {3, 4, 10}, n ∈ {10², 10³, 10⁴}, and k = 10 at n ∈ {8, 12, 16, 20},
-    beyond its exact enumeration; ε0 ∈ {1, 2}): ε(δ) LOWER from shuffle-rr-one-symbol (every other user
+    beyond its exact enumeration; ε0 ∈ {0.5, 1, 2}): ε(δ) LOWER from shuffle-rr-one-symbol (every other user
     on a third symbol, or on the changed user's first symbol, both orders; for n <= 27 every background
     on at most three symbols too) and UPPER from the blanket (shuffle-rr-blanket), their width relative
     to the lower end and CPU seconds, beside the count of one symbol (shuffle-rr-count, both orders) and
@@ -173,7 +173,7 @@ def kary_rows() -> list[str]:
             "| exact (search) | its width | CPU s |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     cells = [(k, n) for k in (3, 4, 10) for n in ((8, 12, 16, 20) if k == 10 else ()) + (10**2, 10**3, 10**4)]
-    for e0 in (1.0, 2.0):
+    for e0 in (0.5, 1.0, 2.0):
         for k, n in cells:
             forward = rr_count_pair(e0, k, n)
             backward = CountPair(forward.a0, forward.a1, forward.r, forward.others)
