@@ -180,29 +180,21 @@ def test_tpr_brackets_the_most_powerful_test_of_every_dataset():
         assert bracket.upper - bracket.lower <= 1e-7 * bracket.upper
 
 
-def test_families_too_large_to_split_keep_a_sound_bracket(monkeypatch):
-    """With the histogram lists capped at four coordinates (x, x', one kept third symbol, the rest), the
-    families whose backgrounds spread over more third symbols stay bounded by their partial blanket:
-    k = 5, n = 6, ε0 = 1, the brackets of δ(ε) and ε(δ) still hold the brute force, and ε(δ) no longer
-    meets (0.7% wide at δ = 0.02), the price of not splitting. Catches an unsplit family dropped from
+@pytest.mark.parametrize(
+    "limit, value",
+    [("STATE_LIMIT", math.comb(6 + 4, 4)), ("WORK_LIMIT", 0.0)],
+    ids=["families-too-large-to-split", "out-of-work"],
+)
+def test_unsplit_families_keep_a_sound_bracket(monkeypatch, limit, value):
+    """Families the search does not split stay bounded by their partial blanket, whichever limit stops
+    it: with the histogram lists capped at four coordinates (STATE_LIMIT: x, x', one kept third symbol,
+    the rest) the families spread over more third symbols, and with no work allowed past the roots
+    (WORK_LIMIT = 0) every family. k = 5, n = 6, ε0 = 1: the brackets of δ(ε) and ε(δ) (the frontier's
+    bisection included) still hold the brute force, and ε(δ) no longer meets (0.7% wide at δ = 0.02
+    under the state cap), the price of not splitting. Catches an unsplit family or frontier dropped from
     the upper end (the ends would meet, an exactness not proven)."""
     k, n, e0 = 5, 6, 1.0
-    monkeypatch.setattr(kary_search, "STATE_LIMIT", math.comb(n + 4, 4))
-    search = KarySearch(e0, k, n)
-    for eps in (0.2, 0.5):
-        bracket, truth = search.delta(eps), worst(n, e0, k, eps)
-        assert bracket.lower <= truth * (1 + 1e-12) and truth * (1 - 1e-12) <= bracket.upper
-    bracket = search.epsilon(0.02)
-    assert worst(n, e0, k, bracket.lower) >= 0.02 * (1 - 1e-12) and worst(n, e0, k, bracket.upper) <= 0.02 * (1 + 1e-12)
-    assert bracket.upper > bracket.lower * (1 + 1e-4)
-
-
-def test_search_out_of_work_keeps_a_sound_bracket(monkeypatch):
-    """With no work allowed past the roots (WORK_LIMIT = 0), every family stays bounded by its partial
-    blanket: k = 5, n = 6, ε0 = 1, δ(ε) and ε(δ) still hold the brute force (the frontier's bisection
-    included). Catches a frontier dropped from the upper end once the work runs out."""
-    k, n, e0 = 5, 6, 1.0
-    monkeypatch.setattr(kary_search, "WORK_LIMIT", 0.0)
+    monkeypatch.setattr(kary_search, limit, value)
     search = KarySearch(e0, k, n)
     for eps in (0.2, 0.5):
         bracket, truth = search.delta(eps), worst(n, e0, k, eps)
