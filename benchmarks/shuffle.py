@@ -38,30 +38,46 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from verifier._types import Bracket, Direction
 from verifier.errors import NotApplicable
 from verifier.shuffle.binary import SCAN_LIMIT, BinaryShuffle
-from verifier.shuffle.ranges import BinaryRanges
-from verifier.shuffle.clone_sum import laplace_shuffle_epsilon_upper
-from verifier.shuffle.clones import CloneWeight, clone_epsilon_upper, closed_form_condition, fmt_closed_form, fmt_closed_form_printed
-from verifier.shuffle.count import CountPair, rr_count_pair
 from verifier.shuffle.blanket import BlanketBound
+from verifier.shuffle.clone_sum import laplace_shuffle_epsilon_upper
+from verifier.shuffle.clones import (
+    CloneWeight,
+    clone_epsilon_upper,
+    closed_form_condition,
+    fmt_closed_form,
+    fmt_closed_form_printed,
+)
+from verifier.shuffle.count import CountPair, rr_count_pair
+from verifier.shuffle.histogram import (
+    THREE_SYMBOL_LIMIT,
+    ThreeSymbolBackgrounds,
+    three_symbol_work,
+)
 from verifier.shuffle.kary_search import KarySearch
 from verifier.shuffle.one_symbol import OneSymbolPair
-from verifier.shuffle.histogram import THREE_SYMBOL_LIMIT, ThreeSymbolBackgrounds, three_symbol_work
+from verifier.shuffle.ranges import BinaryRanges
 
 EPS0 = (0.5, 1.0, 2.0, 4.0)
 USERS = (10**2, 10**3, 10**4, 10**5, 10**6)
 DELTA = 1e-6
 
 
+def count_lower(e0: float, k: int, n: int) -> float:
+    """shuffle-rr-count's ε(δ) LOWER for k-ary randomized response: the count of one symbol, both orders, the larger."""
+    forward = rr_count_pair(e0, k, n)
+    backward = CountPair(forward.a0, forward.a1, forward.r, forward.others)
+    return max(forward.epsilon_lower(DELTA, e0), backward.epsilon_lower(DELTA, e0))
+
+
 def ours(e0: float, n: int) -> dict:
     start = time.perf_counter()
-    forward = rr_count_pair(e0, 2, n)
-    backward = CountPair(forward.a0, forward.a1, forward.r, forward.others)
-    lower = max(forward.epsilon_lower(DELTA, e0), backward.epsilon_lower(DELTA, e0))
+    lower = count_lower(e0, 2, n)
     t_lower = time.perf_counter() - start
     start = time.perf_counter()
     upper = clone_epsilon_upper(e0, n, DELTA, CloneWeight.TAILED)
@@ -113,8 +129,8 @@ def patch_exact(path: Path) -> None:
 
 def peers(e0: float, n: int, directory: Path) -> dict:
     sys.path.insert(0, str(directory))
-    import computeamplification as fmt  # noqa: PLC0415 (peer code, only where the user supplies it)
-    import unifiedamplification as wang  # noqa: PLC0415
+    import computeamplification as fmt
+    import unifiedamplification as wang
 
     start = time.perf_counter()
     f_lo = fmt.numericalanalysis(n, e0, DELTA, 10, 100, False)
@@ -149,17 +165,6 @@ def laplace_rows() -> list[str]:
     return rows
 
 
-def patch_laplace(path: Path) -> None:
-    """Replace the Laplace table at ``path`` (the table after the "Laplace randomizer" line) by
-    :func:`laplace_rows`, leaving the rest of the page as it is."""
-    lines = path.read_text().splitlines()
-    head = next(i for i, line in enumerate(lines) if line.startswith("Laplace randomizer"))
-    start = next(i for i in range(head + 1, len(lines)) if lines[i].startswith("|"))
-    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
-    lines[start:end] = laplace_rows()
-    path.write_text("\n".join(lines) + "\n")
-
-
 def kary_rows() -> list[str]:
     """k-ary randomized response (k ∈ {3, 4, 10}, n ∈ {10², 10³, 10⁴}, and k = 10 at n ∈ {8, 12, 16, 20},
     beyond its exact enumeration; ε0 ∈ {0.5, 1, 2}): ε(δ) LOWER from shuffle-rr-one-symbol (every other user
@@ -169,15 +174,13 @@ def kary_rows() -> list[str]:
     the clone bound with randomized response's share (shuffle-clones, any k); for n <= 20 also the exact
     worst case of shuffle-rr-exact's background search (its lower end, the width of its bracket relative
     to it, CPU seconds)."""
-    rows = ["| ε0 | k | n | count LOWER | clone UPPER (any k) | one-symbol LOWER | worst pair | blanket UPPER | width | CPU s (lower / upper) "
-            "| exact (search) | its width | CPU s |",
+    rows = [("| ε0 | k | n | count LOWER | clone UPPER (any k) | one-symbol LOWER | worst pair | blanket UPPER | width | CPU s (lower / upper) "
+             "| exact (search) | its width | CPU s |"),
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     cells = [(k, n) for k in (3, 4, 10) for n in ((8, 12, 16, 20) if k == 10 else ()) + (10**2, 10**3, 10**4)]
     for e0 in (0.5, 1.0, 2.0):
         for k, n in cells:
-            forward = rr_count_pair(e0, k, n)
-            backward = CountPair(forward.a0, forward.a1, forward.r, forward.others)
-            count = max(forward.epsilon_lower(DELTA, e0), backward.epsilon_lower(DELTA, e0))
+            count = count_lower(e0, k, n)
             clone = clone_epsilon_upper(e0, n, DELTA, CloneWeight.TAILED)
             start = time.process_time()
             found = [(OneSymbolPair(e0, k, n, held).epsilon_lower(DELTA), "third symbol" if held == "z" else "x") for held in ("z", "x")]
@@ -201,17 +204,6 @@ def kary_rows() -> list[str]:
                         f"| {f'{100 * width:.2f}%' if width >= 1e-4 else f'{width:.1e}'} | {t_lower:.1f} / {t_upper:.1f} | {exact} |")
             print(rows[-1], flush=True)
     return rows
-
-
-def patch_kary(path: Path) -> None:
-    """Replace the k-ary table at ``path`` (the table after the "k-ary randomized response" line) by
-    :func:`kary_rows`, leaving the rest of the page as it is."""
-    lines = path.read_text().splitlines()
-    head = next(i for i, line in enumerate(lines) if line.startswith("k-ary randomized response"))
-    start = next(i for i in range(head + 1, len(lines)) if lines[i].startswith("|"))
-    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
-    lines[start:end] = kary_rows()
-    path.write_text("\n".join(lines) + "\n")
 
 
 #: (σ, n) of the Gaussian table: records in [−1, 1] (sensitivity 1 under replace-one), reports of dimension 1.
@@ -254,18 +246,27 @@ def gaussian_rows() -> list[str]:
     return rows
 
 
-def patch_gaussian(path: Path) -> None:
-    """Replace the Gaussian table at ``path`` (the table after the "Gaussian randomizer" line), or add it
-    at the end of the tables, leaving the rest of the page as it is."""
+#: The tables below the binary one, in page order: the switch that recomputes only that one, its title
+#: line (a page's title may say more after it) and what computes its rows.
+TABLES = (
+    ("--laplace-only", "Laplace randomizer, δ = 1e-6:", laplace_rows),
+    ("--kary-only", "k-ary randomized response, δ = 1e-6:", kary_rows),
+    ("--gaussian-only", "Gaussian randomizer (one-dimensional reports), δ = 1e-6:", gaussian_rows),
+)
+
+
+def patch_table(path: Path, title: str, rows: Callable[[], list[str]]) -> None:
+    """Replace the table after the line that starts as ``title`` does (up to its comma) at ``path`` by
+    ``rows()``, or add it at the end of the tables, leaving the rest of the page as it is."""
     lines = path.read_text().splitlines()
-    heads = [i for i, line in enumerate(lines) if line.startswith("Gaussian randomizer")]
+    heads = [i for i, line in enumerate(lines) if line.startswith(title.split(",")[0])]
     if heads:
         start = next(i for i in range(heads[0] + 1, len(lines)) if lines[i].startswith("|"))
         end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
-        lines[start:end] = gaussian_rows()
+        lines[start:end] = rows()
     else:
         at = next(i for i, line in enumerate(lines) if line.startswith("δ = "))
-        lines[at:at] = ["Gaussian randomizer (one-dimensional reports), δ = 1e-6:", "", *gaussian_rows(), ""]
+        lines[at:at] = [title, "", *rows(), ""]
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -278,22 +279,16 @@ def main() -> None:
     parser.add_argument("--peers", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
     parser.add_argument("--exact-only", action="store_true")
-    parser.add_argument("--laplace-only", action="store_true")
-    parser.add_argument("--kary-only", action="store_true")
-    parser.add_argument("--gaussian-only", action="store_true")
+    for switch, _, _ in TABLES:
+        parser.add_argument(switch, action="store_true")
     args = parser.parse_args()
     if args.exact_only:
         patch_exact(args.out)
         return
-    if args.laplace_only:
-        patch_laplace(args.out)
-        return
-    if args.kary_only:
-        patch_kary(args.out)
-        return
-    if args.gaussian_only:
-        patch_gaussian(args.out)
-        return
+    for switch, title, rows in TABLES:
+        if getattr(args, switch[2:].replace("-", "_")):
+            patch_table(args.out, title, rows)
+            return
     head = ("| ε0 | n | verifier EXACT [lo, hi] | CPU s | verifier LOWER (m = 0) | verifier UPPER (share 2/(e^ε0+1)) "
             "| clones, FMT's share e^−ε0 | FMT Thm 3.1 quoted | FMT Thm 3.1 verifier |")
     rule = "|---|---|---|---|---|---|---|---|---|"
@@ -313,9 +308,8 @@ def main() -> None:
                 row += f" [{q['fmt_lo']:.4g}, {q['fmt_hi']:.4g}] | [{q['wang_lo']:.4g}, {q['wang_hi']:.4g}] | {o['t_lower'] + o['t_upper']:.1f} / {q['t_fmt']:.1f} / {q['t_wang']:.1f} |"
             lines.append(row)
             print(row, flush=True)
-    lines += ["", "Laplace randomizer, δ = 1e-6:", "", *laplace_rows()]
-    lines += ["", "k-ary randomized response, δ = 1e-6:", "", *kary_rows()]
-    lines += ["", "Gaussian randomizer (one-dimensional reports), δ = 1e-6:", "", *gaussian_rows()]
+    for _, title, rows in TABLES:
+        lines += ["", title, "", *rows()]
     text = "\n".join(lines) + f"\n\nδ = {DELTA:g}; load average at start {load[0]:.1f} (2 cores shared).\n"
     args.out.write_text(text)
 
