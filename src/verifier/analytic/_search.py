@@ -8,8 +8,9 @@ u is monotone. If a LOWER bound l(ε) satisfies l(ε) > δ, then δ(ε′) > δ 
 
 from __future__ import annotations
 
+import itertools
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from verifier.errors import NotApplicable
 
@@ -28,9 +29,11 @@ def _grown(x: float) -> float:
 
 
 def smallest_passing(passes: Callable[[float], bool], lo: float, hi: float | None = None,
-                     tolerance: float = EPSILON_TOLERANCE) -> tuple[float, float]:
+                     tolerance: float = EPSILON_TOLERANCE, *, steps: int | None = None) -> tuple[float, float]:
     """A pair (failing, passing) of points with ``passes(passing)`` evaluated True and
-    ``passes(failing)`` False (or ``failing == lo`` when ``lo`` passes), ``passing − failing <= tolerance``.
+    ``passes(failing)`` False (or ``failing == lo`` when ``lo`` passes), ``passing − failing <= tolerance``,
+    or after ``steps`` halvings when given (``tolerance=0``: exactly that many, fewer only where the two
+    ends are neighbouring floats, where a further halving would change neither).
 
     ``hi`` is grown geometrically (by 0.25 + |ε|/4 per step) from ``lo`` when not given, up to
     :data:`EPSILON_CEILING`. The growth is gentle because an upper bound need not be monotone: the
@@ -45,7 +48,9 @@ def smallest_passing(passes: Callable[[float], bool], lo: float, hi: float | Non
         lo, hi = hi, _grown(hi)
         if hi > EPSILON_CEILING:
             raise NotApplicable(f"no ε <= {EPSILON_CEILING:g} meets the target (the bound is vacuous here)")
-    while hi - lo > tolerance:
+    for _ in itertools.count() if steps is None else range(steps):
+        if hi - lo <= tolerance:
+            break
         mid = 0.5 * (lo + hi)
         if not (lo < mid < hi) or math.isnan(mid):
             break

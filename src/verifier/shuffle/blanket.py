@@ -35,6 +35,7 @@ from flint import arb
 from verifier._directed import arb_bound, up, with_precision
 from verifier._types import Side
 from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive
+from verifier.analytic._search import smallest_passing
 from verifier.errors import NotApplicable
 from verifier.shuffle.linear_tails import BinomialRows, Linear, outer_window, positive_sum
 from verifier.shuffle.worst import UNIT_ROUNDOFF
@@ -127,20 +128,10 @@ class BlanketBound:
         return min(1.0, float(up(total * (1 + 4 * _U))))
 
     def epsilon_upper(self, delta: float) -> float:
-        """An UPPER bound on ε(δ): the end of a bisection on ε whose δ bound is <= δ (ε0 if none below it is)."""
+        """An UPPER bound on ε(δ): the end of a bisection on [0, ε0] whose δ bound is <= δ (ε0 passes:
+        :meth:`delta_upper` is 0 there)."""
         target = check_open_unit("delta", delta)
-        if self.delta_upper(0.0) <= target:
-            return 0.0
-        lo, hi = 0.0, self.epsilon0
-        if self.delta_upper(hi) > target:
-            return self.epsilon0
-        for _ in range(_HALVINGS):
-            mid = 0.5 * (lo + hi)
-            if self.delta_upper(mid) <= target:
-                hi = mid
-            else:
-                lo = mid
-        return hi
+        return smallest_passing(lambda e: self.delta_upper(e) <= target, 0.0, self.epsilon0, tolerance=0.0, steps=_HALVINGS)[1]
 
 
 @functools.lru_cache(maxsize=8)

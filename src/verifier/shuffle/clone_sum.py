@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 from flint import acb, acb_poly, arb
@@ -42,6 +43,7 @@ from flint import acb, acb_poly, arb
 from verifier._directed import arb_bound, with_precision
 from verifier._types import Side
 from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive
+from verifier.analytic._search import smallest_passing
 from verifier.errors import NumericalFailure
 from verifier.shuffle.clones import clone_delta_ball, clone_delta_piece_float, distance_pieces
 from verifier.shuffle.count import binomial_sf_arb
@@ -282,14 +284,8 @@ def laplace_shuffle_epsilon_upper(epsilon0: float, users: int, delta: float, cel
     pieces = _pieces(e0)
     goal = target * (1 - 1e-6)
 
-    def smallest(fits, hi: float) -> float:  # 40 bisection steps on [0, hi] (hi passes)
-        if fits(0.0):
-            return 0.0
-        lo = 0.0
-        for _ in range(40):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (lo, mid) if fits(mid) else (mid, hi)
-        return hi
+    def smallest(fits: Callable[[float], bool], hi: float) -> float:  # 40 bisection steps on [0, hi], hi passing unevaluated
+        return smallest_passing(lambda eps: eps >= hi or fits(eps), 0.0, hi, tolerance=0.0, steps=40)[1]
 
     def fits(eps: float) -> bool:
         with with_precision(_PRECISION_BITS):

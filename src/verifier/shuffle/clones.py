@@ -41,6 +41,7 @@ from flint import arb
 from verifier._directed import arb_bound, with_precision
 from verifier._types import Side
 from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive
+from verifier.analytic._search import smallest_passing
 from verifier.errors import NotApplicable, NumericalFailure
 from verifier.shuffle.count import binomial_pmf_arb, binomial_sf_arb
 
@@ -240,22 +241,13 @@ def clone_delta_piece_float(epsilon0: float, users: int, epsilon: float, q: floa
 
 def clone_epsilon_float(epsilon0: float, users: int, delta: float, steps: int = 60, weight: CloneWeight = CloneWeight.ANY) -> float:
     """ε(δ) of the clone pair by ``steps`` bisection steps on :func:`clone_delta_float` (no
-    guarantee; a proposal)."""
-    lo, hi = 0.0, epsilon0
+    guarantee; a proposal). ε0 passes (every piece's sum is 0 from ε0 on)."""
     pieces = weight.pieces(epsilon0)
 
     def fits(eps: float) -> bool:  # every piece at or below δ (stops at the first that is not)
         return all(clone_delta_piece_float(loss, users, eps, share) <= delta for loss, _, share in pieces)
 
-    if fits(0.0):
-        return 0.0
-    for _ in range(steps):
-        mid = 0.5 * (lo + hi)
-        if fits(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return smallest_passing(fits, 0.0, epsilon0, tolerance=0.0, steps=steps)[1]
 
 
 @functools.lru_cache(maxsize=256)

@@ -32,6 +32,7 @@ from flint import arb
 from verifier._directed import with_precision
 from verifier._types import Side
 from verifier._validation import check_choice, check_integer, check_nonnegative, check_open_unit, check_positive
+from verifier.analytic._search import smallest_passing
 from verifier.errors import NotApplicable
 from verifier.shuffle.blanket import USERS_LIMIT, exp_bounds
 from verifier.shuffle.linear_tails import BinomialRows, Linear, outer_window, positive_sum
@@ -118,18 +119,11 @@ class OneSymbolPair:
         return max(positive_sum(self._rows, self._linear(big, order), Side.LOWER) for order in orders)
 
     def epsilon_lower(self, delta: float) -> float:
-        """A LOWER bound on ε(δ): the largest ε of a bisection whose δ LOWER bound is > δ (0 if none)."""
+        """A LOWER bound on ε(δ): the largest ε of a bisection on [0, ε0] whose δ LOWER bound is > δ (0 if
+        none; ε0 passes unevaluated: δ(ε) = 0 from ε0 on)."""
         target = check_open_unit("delta", delta)
-        if self.delta_lower(0.0) <= target:
-            return 0.0
-        lo, hi = 0.0, self.epsilon0
-        for _ in range(_HALVINGS):
-            mid = 0.5 * (lo + hi)
-            if self.delta_lower(mid) > target:
-                lo = mid
-            else:
-                hi = mid
-        return lo
+        return smallest_passing(lambda e: e >= self.epsilon0 or self.delta_lower(e) <= target, 0.0, self.epsilon0,
+                                tolerance=0.0, steps=_HALVINGS)[0]
 
 
 @functools.lru_cache(maxsize=4)

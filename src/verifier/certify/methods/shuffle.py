@@ -45,6 +45,7 @@ from typing import Sequence
 
 from verifier._budget import Cost
 from verifier._types import Bound, Direction, Quantity, Side
+from verifier.analytic._search import smallest_passing
 from verifier.certify.method import Guarantee, Method
 from verifier.errors import NotApplicable
 from verifier.schemes import Scheme, Shuffle
@@ -259,17 +260,9 @@ class ShuffleClosedForm(Method):
         def fits(d: float) -> bool:
             return closed_form_condition(e0, n, d) is None and fmt_closed_form(e0, n, d) <= epsilon
 
-        lo, hi = -690.0, -1e-12  # ln δ
-        if not fits(math.exp(hi)):
+        if not fits(math.exp(-1e-12)):
             raise NotApplicable(f"FMT Thm 3.1 gives no delta < 1 at eps = {epsilon:g}: {closed_form_condition(e0, n, 0.5) or 'eps too small'}")
-        if fits(math.exp(lo)):
-            hi = lo
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            if fits(math.exp(mid)):
-                hi = mid
-            else:
-                lo = mid
+        _, hi = smallest_passing(lambda log_delta: fits(math.exp(log_delta)), -690.0, -1e-12, tolerance=0.0, steps=60)
         value = min(1.0, math.nextafter(math.exp(hi), 2.0))
         return [Bound(value, Side.UPPER, direction, Quantity.DELTA, epsilon, self.name, self.citation)]
 
