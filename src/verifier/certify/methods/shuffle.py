@@ -46,7 +46,7 @@ from typing import Sequence
 from verifier._budget import Cost
 from verifier._types import Bound, Direction, Quantity, Side
 from verifier.analytic._search import smallest_passing
-from verifier.certify.method import Guarantee, Method
+from verifier.certify.method import Guarantee, Method, QuantityMethod
 from verifier.errors import NotApplicable
 from verifier.schemes import Scheme, Shuffle
 from verifier.shuffle.approx import COUPLING_CITATION, shuffle_delta_upper, shuffle_epsilon_upper
@@ -104,7 +104,12 @@ def _require(method: Method, scheme: Scheme) -> tuple[float, int]:
     return e0, scheme.users  # type: ignore[union-attr]
 
 
-class ShuffleClones(Method):
+def _negative_epsilon(quantity: Quantity, at: float) -> bool:
+    """Whether the question is δ(ε) at ε < 0, which these methods answer with no bound."""
+    return quantity is Quantity.DELTA and at < 0
+
+
+class ShuffleClones(QuantityMethod):
     name = "shuffle-clones"
     citation = CLONES_CITATION
     returns = frozenset({Guarantee.UPPER})
@@ -114,29 +119,21 @@ class ShuffleClones(Method):
     def supports(self, scheme: Scheme) -> bool:
         return isinstance(scheme, Shuffle)
 
-    def _bound(self, pair: object, value: float, quantity: Quantity, at: float, direction: Direction, e0: float, d0: float) -> list[Bound]:
+    def quantity_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> Sequence[Bound]:
+        if not isinstance(scheme, Shuffle) or _negative_epsilon(quantity, at):
+            return []
+        bound = shuffle_delta_upper if quantity is Quantity.DELTA else shuffle_epsilon_upper
+        value, e0, d0 = bound(scheme.pair, scheme.users, at)
         if e0 == float("inf"):
             citation = "post-processing of the changed user's report: the step pair's own bound (smaller than FMT's here): UPPER"
             return [Bound(value, Side.UPPER, direction, quantity, at, self.name, citation)]
         citation = self.citation if d0 == 0 else f"{self.citation}; {COUPLING_CITATION}"
-        share = clone_weight(pair) if d0 == 0 else CloneWeight.ANY
+        share = clone_weight(scheme.pair) if d0 == 0 else CloneWeight.ANY
         note = f"eps0 = {e0:g}, delta0 = {d0:.3g}, clone share {share.value}"
         return [Bound(value, Side.UPPER, direction, quantity, at, self.name, citation, note=note)]
 
-    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        if not isinstance(scheme, Shuffle) or epsilon < 0:
-            return []
-        value, e0, d0 = shuffle_delta_upper(scheme.pair, scheme.users, epsilon)
-        return self._bound(scheme.pair, value, Quantity.DELTA, epsilon, direction, e0, d0)
 
-    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        if not isinstance(scheme, Shuffle):
-            return []
-        value, e0, d0 = shuffle_epsilon_upper(scheme.pair, scheme.users, delta)
-        return self._bound(scheme.pair, value, Quantity.EPSILON, delta, direction, e0, d0)
-
-
-class ShuffleCloneSum(Method):
+class ShuffleCloneSum(QuantityMethod):
     name = "shuffle-clone-sum"
     citation = CLONE_SUM_CITATION
     returns = frozenset({Guarantee.UPPER})
@@ -157,20 +154,12 @@ class ShuffleCloneSum(Method):
         n = scheme.users  # type: ignore[union-attr]
         return Cost(seconds=0.6 + 0.02 * math.sqrt(n), bytes=400.0 * (80 * math.sqrt(n) + 1024), what=f"n = {n}")
 
-    def _bound(self, value: float, quantity: Quantity, at: float, direction: Direction, e0: float) -> list[Bound]:
-        return [Bound(value, Side.UPPER, direction, quantity, at, self.name, self.citation, note=f"eps0 = {e0:g}")]
-
-    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        if not self.supports(scheme) or epsilon < 0:
+    def quantity_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> Sequence[Bound]:
+        if not self.supports(scheme) or _negative_epsilon(quantity, at):
             return []
         e0, n = _require(self, scheme)
-        return self._bound(laplace_shuffle_delta_upper(e0, n, epsilon), Quantity.DELTA, epsilon, direction, e0)
-
-    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        if not self.supports(scheme):
-            return []
-        e0, n = _require(self, scheme)
-        return self._bound(laplace_shuffle_epsilon_upper(e0, n, delta), Quantity.EPSILON, delta, direction, e0)
+        bound = laplace_shuffle_delta_upper if quantity is Quantity.DELTA else laplace_shuffle_epsilon_upper
+        return [Bound(bound(e0, n, at), Side.UPPER, direction, quantity, at, self.name, self.citation, note=f"eps0 = {e0:g}")]
 
 
 #: Largest exponent 2Δ(Δ + 8.5σ)/σ² of the blanket's likelihood ratio the lattice is built for: beyond,
@@ -178,7 +167,7 @@ class ShuffleCloneSum(Method):
 GAUSSIAN_BLANKET_EXPONENT_LIMIT = 40.0
 
 
-class ShuffleGaussianBlanket(Method):
+class ShuffleGaussianBlanket(QuantityMethod):
     name = "shuffle-gaussian-blanket"
     citation = GAUSSIAN_BLANKET_CITATION
     returns = frozenset({Guarantee.UPPER})
@@ -222,18 +211,12 @@ class ShuffleGaussianBlanket(Method):
             )
         return pair.sigma, pair.sensitivity, n
 
-    def _bound(self, value: float, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
-        return [Bound(value, Side.UPPER, direction, quantity, at, self.name, self.citation, note="dimension 1")]
-
-    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        if epsilon < 0:
+    def quantity_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> Sequence[Bound]:
+        if _negative_epsilon(quantity, at):
             return []
         sigma, sensitivity, n = self._check(scheme)
-        return self._bound(blanket_delta_upper(sigma, sensitivity, n, epsilon), Quantity.DELTA, epsilon, direction)
-
-    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        sigma, sensitivity, n = self._check(scheme)
-        return self._bound(blanket_epsilon_upper(sigma, sensitivity, n, delta), Quantity.EPSILON, delta, direction)
+        bound = blanket_delta_upper if quantity is Quantity.DELTA else blanket_epsilon_upper
+        return [Bound(bound(sigma, sensitivity, n, at), Side.UPPER, direction, quantity, at, self.name, self.citation, note="dimension 1")]
 
 
 class ShuffleClosedForm(Method):
@@ -322,7 +305,7 @@ def _kary(scheme: Scheme) -> tuple[float, int, int] | None:
     return None
 
 
-class _KaryMethod(Method):
+class _KaryMethod(QuantityMethod):
     """A bound for shuffled k-ary randomized response (k >= 3) at any n."""
 
     returns = frozenset({Guarantee.UPPER})
@@ -354,15 +337,12 @@ class ShuffleBlanket(_KaryMethod):
     name = "shuffle-rr-blanket"
     citation = BLANKET_CITATION
 
-    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        if epsilon < 0:
+    def quantity_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> Sequence[Bound]:
+        if _negative_epsilon(quantity, at):
             return []
-        value = blanket_bound(*self._args(scheme)).delta_upper(epsilon)
-        return [Bound(value, Side.UPPER, direction, Quantity.DELTA, epsilon, self.name, self.citation)]
-
-    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        value = blanket_bound(*self._args(scheme)).epsilon_upper(delta)
-        return [Bound(value, Side.UPPER, direction, Quantity.EPSILON, delta, self.name, self.citation)]
+        blanket = blanket_bound(*self._args(scheme))
+        value = blanket.delta_upper(at) if quantity is Quantity.DELTA else blanket.epsilon_upper(at)
+        return [Bound(value, Side.UPPER, direction, quantity, at, self.name, self.citation)]
 
 
 class ShuffleOneSymbol(_KaryMethod):
@@ -378,22 +358,20 @@ class ShuffleOneSymbol(_KaryMethod):
             found.append(three_symbol_backgrounds(e0, k, n))
         return found
 
-    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        if epsilon < 0:
+    def quantity_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> Sequence[Bound]:
+        if _negative_epsilon(quantity, at):
             return []
-        found = [(low.delta_lower(epsilon), low.label) if isinstance(low, OneSymbolPair) else (low.delta(epsilon).lower, low.worst(epsilon))
-                 for low in self._lowers(scheme)]
+        if quantity is Quantity.DELTA:
+            found = [(low.delta_lower(at), low.label) if isinstance(low, OneSymbolPair) else (low.delta(at).lower, low.worst(at))
+                     for low in self._lowers(scheme)]
+        else:
+            found = [(low.epsilon_lower(at), low.label) if isinstance(low, OneSymbolPair) else (low.epsilon(at).lower, "a three-symbol background")
+                     for low in self._lowers(scheme)]
         value, label = max(found)
-        return [Bound(value, Side.LOWER, direction, Quantity.DELTA, epsilon, self.name, self.citation, note=label)]
-
-    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        found = [(low.epsilon_lower(delta), low.label) if isinstance(low, OneSymbolPair) else (low.epsilon(delta).lower, "a three-symbol background")
-                 for low in self._lowers(scheme)]
-        value, label = max(found)
-        return [Bound(value, Side.LOWER, direction, Quantity.EPSILON, delta, self.name, self.citation, note=label)]
+        return [Bound(value, Side.LOWER, direction, quantity, at, self.name, self.citation, note=label)]
 
 
-class ShuffleExact(Method):
+class ShuffleExact(QuantityMethod):
     name = "shuffle-rr-exact"
     citation = (f"{BINARY_CITATION}; n > {SCAN_LIMIT}: {RANGES_CITATION}; k >= 3: {HISTOGRAM_CITATION}; "
                 f"past it, n <= {SEARCH_USERS_LIMIT}: {SEARCH_CITATION}")
@@ -447,21 +425,17 @@ class ShuffleExact(Method):
             return kary_search(pair.epsilon0, pair.k, scheme.users)  # type: ignore[union-attr]
         return kary_shuffle(pair.epsilon0, pair.k, scheme.users)  # type: ignore[union-attr]
 
-    def _bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
+    def quantity_bounds(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> Sequence[Bound]:
+        if _negative_epsilon(quantity, at):
+            return []
         scan = self._scan(scheme)
         found = getattr(scan, {Quantity.DELTA: "delta", Quantity.EPSILON: "epsilon", Quantity.TPR: "tpr"}[quantity])(at)
         return [Bound(found.lower, Side.LOWER, direction, quantity, at, self.name, self.citation),
                 Bound(found.upper, Side.UPPER, direction, quantity, at, self.name, self.citation)]
 
-    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        return self._bounds(scheme, Quantity.DELTA, epsilon, direction) if epsilon >= 0 else []
-
-    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        return self._bounds(scheme, Quantity.EPSILON, delta, direction)
-
     def tpr_bounds(self, scheme: Scheme, fpr: float, direction: Direction) -> Sequence[Bound]:
         """TPR at FPR of the worst pair of datasets (:meth:`verifier.shuffle.worst.WorstCase.tpr`)."""
-        return self._bounds(scheme, Quantity.TPR, fpr, direction)
+        return self.quantity_bounds(scheme, Quantity.TPR, fpr, direction)
 
 
 METHODS = [ShuffleClosedForm(), ShuffleClones(), ShuffleCloneSum(), ShuffleGaussianBlanket(), ShuffleCountLower(), ShuffleBlanket(), ShuffleOneSymbol(), ShuffleExact()]
