@@ -90,6 +90,15 @@ def epsilon(laws: list[tuple[int, np.ndarray]], steps: int = T, delta: float = D
     return -(u[i - 1] + (delta - values[i - 1]) / (values[i] - values[i - 1]) * H)
 
 
+def finish(lines: list[str], out: Path | None, start_wall: float, start_cpu: float) -> None:
+    """Close the table ``lines`` with the run's wall and CPU seconds and the load average, and write it to
+    ``out`` when given."""
+    load = os.getloadavg()[0]
+    lines += ["", f"{time.time() - start_wall:.0f} s wall, {time.process_time() - start_cpu:.0f} s CPU, load average {load:.2f}."]
+    if out:
+        out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
@@ -113,10 +122,7 @@ def main() -> None:
         eps = epsilon(base_laws + [loss_law(a_sq, b_sq, c), loss_law(b_sq, a_sq, c)])
         lines.append(f"| ({a_sq:.6g}, {b_sq:.6g}, {c:.6g}) | {cmin(a_sq, b_sq):.6g} | {eps:.5f} | {eps - base:+.5f} |")
         print(lines[-1], flush=True)
-    load = os.getloadavg()[0]
-    lines += ["", f"{time.time() - start_wall:.0f} s wall, {time.process_time() - start_cpu:.0f} s CPU, load average {load:.2f}."]
-    if args.out:
-        args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    finish(lines, args.out, start_wall, start_cpu)
 
 
 if __name__ == "__main__":

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fixed_batch_cells import epsilon, loss_law  # noqa: E402
+from fixed_batch_cells import epsilon, finish, loss_law  # noqa: E402
 
 from verifier.pld.gram_cover import check_cover, gram_cover  # noqa: E402
 
@@ -75,10 +74,7 @@ def main() -> None:
         eps = epsilon(base + [loss_law(a_sq, b_sq, c, sigma, q), loss_law(b_sq, a_sq, c, sigma, q)], steps, DELTA)
         lines.append(f"| ({a_sq}, {b_sq}, {c}) | {excess_d:+.3f} | {eps - eps0:+.5f} |")
         print(lines[-1], flush=True)
-    load = os.getloadavg()[0]
-    lines += ["", f"{time.time() - start_wall:.0f} s wall, {time.process_time() - start_cpu:.0f} s CPU, load average {load:.2f}."]
-    if args.out:
-        args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    finish(lines, args.out, start_wall, start_cpu)
 
 
 if __name__ == "__main__":
