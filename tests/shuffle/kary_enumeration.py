@@ -1,8 +1,11 @@
 """Brute force for shuffled k-ary randomized response: the histogram law of every user's report by direct
-convolution on the full histogram (no lumping, no blanket), and the worst δ(ε) over every dataset."""
+convolution on the full histogram (no lumping, no blanket), and the worst δ(ε) over every dataset.
+:func:`convolve` is the convolution for any report laws (the other shuffle brute forces use it too)."""
 
 import itertools
 import math
+from collections.abc import Callable, Sequence
+from typing import Any
 
 
 def report(x: int, e0: float, k: int) -> list[float]:
@@ -11,18 +14,27 @@ def report(x: int, e0: float, k: int) -> list[float]:
     return [math.exp(e0) / z if y == x else 1 / z for y in range(k)]
 
 
-def histogram_law(data: tuple[int, ...], e0: float, k: int) -> dict[tuple[int, ...], float]:
-    """The histogram law of the users' reports, by convolution."""
-    out = {tuple([0] * k): 1.0}
+def convolve(data: tuple[int, ...], law: Callable[[int], Sequence], size: int, one=1.0) -> dict[tuple[int, ...], Any]:
+    """The histogram law of the users' reports over ``size`` outputs, by convolution: user i reports y
+    with mass ``law(data[i])[y]`` (outputs of mass 0 add no histogram); ``one`` is the empty
+    histogram's mass and sets the arithmetic (1.0: float64, mpmath.mpf(1): mpmath)."""
+    out = {tuple([0] * size): one}
     for x in data:
-        r, nxt = report(x, e0, k), {}
+        r, nxt = law(x), {}
         for h, m in out.items():
-            for y in range(k):
+            for y in range(size):
+                if not r[y]:
+                    continue
                 g = list(h)
                 g[y] += 1
-                nxt[tuple(g)] = nxt.get(tuple(g), 0.0) + m * r[y]
+                nxt[tuple(g)] = nxt.get(tuple(g), 0) + m * r[y]
         out = nxt
     return out
+
+
+def histogram_law(data: tuple[int, ...], e0: float, k: int) -> dict[tuple[int, ...], float]:
+    """The histogram law of the users' reports, by convolution."""
+    return convolve(data, lambda x: report(x, e0, k), k)
 
 
 def hockey(p: dict, q: dict, eps: float) -> float:

@@ -12,6 +12,7 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from kary_enumeration import convolve
 from scipy.special import gammaln
 
 from verifier.shuffle.blanket import BlanketBound
@@ -27,19 +28,7 @@ def _law(data: tuple[int, ...], e0: float, k: int, kept: int, exact: bool = True
     mpmath (``exact``) or float64."""
     big = mp.e ** mp.mpf(e0) if exact else math.exp(e0)
     z = big + k - 1
-    out = {tuple([0] * (kept + 1)): mp.mpf(1) if exact else 1.0}
-    for x in data:
-        r = [big / z if y == x else 1 / z for y in range(kept)] + [(k - kept) / z]
-        nxt: dict = {}
-        for h, m in out.items():
-            for y in range(kept + 1):
-                if not r[y]:
-                    continue
-                g = list(h)
-                g[y] += 1
-                nxt[tuple(g)] = nxt.get(tuple(g), 0) + m * r[y]
-        out = nxt
-    return out
+    return convolve(data, lambda x: [big / z if y == x else 1 / z for y in range(kept)] + [(k - kept) / z], kept + 1, mp.mpf(1) if exact else 1.0)
 
 
 def _hockey(p: dict, q: dict, eps: float) -> mp.mpf:
