@@ -15,22 +15,21 @@ def run(capsys, *argv):
     return code, out, err
 
 
-def test_gaussian_delta_json_brackets_the_exact_value(capsys):
-    code, out, _ = run(capsys, "delta", "--mechanism", "gaussian", "--sigma", "1", "--epsilon", "1", "--json")
+@pytest.mark.parametrize(
+    "argv, exact, width",
+    [
+        (["delta", "--mechanism", "gaussian", "--sigma", "1", "--epsilon", "1"], 0.12693673750664395, 1e-15),
+        (["epsilon", "--mechanism", "gaussian", "--sigma", "1", "--delta", "1e-10"], 6.547924066864951, 1e-9),
+    ],
+)
+def test_gaussian_json_brackets_the_exact_value(capsys, argv, exact, width):
+    code, out, _ = run(capsys, *argv, "--json")
     data = json.loads(out)
     assert code == 0
-    assert data["lower"] <= 0.12693673750664395 <= data["upper"]
-    assert data["upper"] - data["lower"] <= 1e-15
+    assert data["lower"] <= exact <= data["upper"]
+    assert data["upper"] - data["lower"] <= width
     assert {"quantity", "direction", "lower", "upper", "bounds"} <= set(data)
     assert all({"method", "side", "direction", "value"} <= set(b) for b in data["bounds"])
-
-
-def test_gaussian_epsilon_json_brackets_the_exact_value(capsys):
-    code, out, _ = run(capsys, "epsilon", "--mechanism", "gaussian", "--sigma", "1", "--delta", "1e-10", "--json")
-    data = json.loads(out)
-    assert code == 0
-    assert data["lower"] <= 6.547924066864951 <= data["upper"]
-    assert data["upper"] - data["lower"] <= 1e-9
 
 
 @pytest.mark.parametrize(
