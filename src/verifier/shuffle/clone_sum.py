@@ -45,7 +45,7 @@ from verifier._types import Side
 from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive
 from verifier.analytic._search import smallest_passing
 from verifier.errors import NumericalFailure
-from verifier.shuffle.clones import clone_delta_ball, clone_delta_piece_float, distance_pieces
+from verifier.shuffle.clones import accepted_proposal, clone_delta_ball, clone_delta_piece_float, distance_pieces
 from verifier.shuffle.count import binomial_sf_arb
 
 __all__ = ["CLONE_SUM_CITATION", "CELLS", "laplace_t_law", "laplace_t_law_float", "clone_sum_delta_upper",
@@ -301,11 +301,5 @@ def laplace_shuffle_epsilon_upper(epsilon0: float, users: int, delta: float, cel
         count = smallest(lambda eps: clone_delta_piece_float(loss, n, eps, share) <= goal, e0)
         if count > candidate:
             candidate = max(candidate, smallest(lambda eps: clone_sum_delta_float(loss, share, n, eps, cells) <= goal, count))
-    for attempt in range(20):  # widen the float proposal until the ball check accepts it
-        if candidate >= e0:
-            return e0
-        if fits(candidate):
-            return candidate
-        candidate = min(e0, candidate + max(1e-9, 1e-5 * candidate) * 2.0**attempt)
-    return e0
+    return accepted_proposal(fits, candidate, e0, attempts=20, step=1e-5)
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import enum
 import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 from flint import arb
@@ -58,6 +59,7 @@ __all__ = [
     "clone_delta_float",
     "clone_epsilon_float",
     "clone_epsilon_upper",
+    "accepted_proposal",
     "clone_epsilon_by_size",
     "fmt_closed_form",
     "fmt_closed_form_printed",
@@ -259,13 +261,21 @@ def clone_epsilon_upper(epsilon0: float, users: int, delta: float, weight: Clone
     n = check_integer("users", users, minimum=1)
     target = check_open_unit("delta", delta)
     candidate = clone_epsilon_float(e0, n, target * (1 - 1e-6), weight=weight)
-    for attempt in range(40):  # widen the float proposal until the ball check accepts it
-        if candidate >= e0:
-            return e0
-        if _fits_upper(e0, n, candidate, weight, target):
+    return accepted_proposal(lambda eps: _fits_upper(e0, n, eps, weight, target), candidate, e0, attempts=40, step=1e-6)
+
+
+def accepted_proposal(fits: Callable[[float], bool], candidate: float, ceiling: float, attempts: int, step: float) -> float:
+    """The first ε of ``candidate``, raised each time by max(1e-9, ``step``·ε)·2^attempt (never above
+    ``ceiling``), where the rigorous check ``fits`` (δ(ε) <= δ in ball arithmetic) holds, within
+    ``attempts`` tries; else ``ceiling``, which qualifies without a check (δ(ε0) = 0): a float proposal
+    widened until the ball check accepts it."""
+    for attempt in range(attempts):
+        if candidate >= ceiling:
+            return ceiling
+        if fits(candidate):
             return candidate
-        candidate = min(e0, candidate + max(1e-9, 1e-6 * candidate) * 2.0**attempt)
-    return e0
+        candidate = min(ceiling, candidate + max(1e-9, step * candidate) * 2.0**attempt)
+    return ceiling
 
 
 def clone_epsilon_by_size(epsilon0: float, sizes: list[int], delta: float, anchors: int = 16) -> dict[int, float]:
