@@ -82,12 +82,12 @@ def _delta_at(d: float, alpha: float, epsilon: float, conversion: Conversion) ->
     return min(1.0, arb_bound(log_value.exp(), Side.UPPER))
 
 
-def _best(curve: RdpCurve, at_order: Callable[[float, float], float]) -> tuple[float, int]:
-    """The smallest of the per-order bounds ``at_order(D_α, α)`` and the order that gives it."""
+def _best(curve: RdpCurve, conversion: Conversion, at_order: Callable[[float, float], float]) -> Converted:
+    """The smallest of the per-order bounds ``at_order(D_α, α)``, with the order that gives it."""
     with with_precision():
         candidates = [(at_order(float(d), float(a)), i) for i, (a, d) in enumerate(zip(curve.orders, curve.values))]
     value, i = min(candidates)
-    return value, i
+    return Converted(value, float(curve.orders[i]), conversion, bool(curve.exact[i]))
 
 
 def _check_upper(curve: RdpCurve) -> None:
@@ -101,8 +101,7 @@ def epsilon_upper(curve: RdpCurve, delta: float, conversion: Conversion = Conver
     _check_upper(curve)
     target = check_open_unit("delta", delta)
     conv = _check_conversion(conversion)
-    value, i = _best(curve, lambda d, a: _epsilon_at(d, a, target, conv))
-    return Converted(value, float(curve.orders[i]), conv, bool(curve.exact[i]))
+    return _best(curve, conv, lambda d, a: _epsilon_at(d, a, target, conv))
 
 
 def delta_upper(curve: RdpCurve, epsilon: float, conversion: Conversion = Conversion.IMPROVED) -> Converted:
@@ -110,5 +109,4 @@ def delta_upper(curve: RdpCurve, epsilon: float, conversion: Conversion = Conver
     _check_upper(curve)
     eps = check_real("epsilon", epsilon)
     conv = _check_conversion(conversion)
-    value, i = _best(curve, lambda d, a: _delta_at(d, a, eps, conv))
-    return Converted(value, float(curve.orders[i]), conv, bool(curve.exact[i]))
+    return _best(curve, conv, lambda d, a: _delta_at(d, a, eps, conv))
