@@ -14,9 +14,10 @@ both ways), with what Opacus's accountants report for the same history where opa
 
 Partial batch: 60000 = 234·256 + 96, so the target is outside the full batches with probability
 96/60000 per epoch. The table gives the allocation engine's bracket for t = 234 (the issue's
-number is its lower end), verifier's proven lower end for n = 60000 (the λ^E mixture bound), and
-the attained pair itself, one epoch of the allocation PLD Poisson-subsampled at λ = 59904/60000
-(verifier.pld.subsample, both sides, grid 2^-10) and composed over 10 epochs.
+number is its lower end), the λ^E mixture bound for n = 60000, and the attained pair itself, one
+epoch of the allocation PLD Poisson-subsampled at λ = 59904/60000 (verifier.pld.subsample, both
+sides, on the grid of :data:`verifier.certify.methods.shuffled.SUBSAMPLED_STEP`) and composed over
+10 epochs, whose DOMINATED side is the ``shuffled`` method's lower end.
 """
 
 from __future__ import annotations
@@ -27,14 +28,12 @@ import time
 import warnings
 from pathlib import Path
 
-from verifier._types import Direction, Side
+from verifier._types import Direction, Quantity, Side
 from verifier.certify.claim import parse_claim
-from verifier.certify.methods.shuffled import ShuffledClones, ShuffledMethod
+from verifier.certify.methods.shuffled import ShuffledClones, ShuffledMethod, mixture_lower, subsampled_epochs
 from verifier.certify.registry import methods_for
 from verifier.errors import NotApplicable
 from verifier.pairs import Gaussian
-from verifier.pld.allocation import allocation_bracket
-from verifier.pld.subsample import subsample_direction
 from verifier.schemes import Allocation, ShuffledBatches
 
 SIGMA, N, B, EPOCHS, DELTA = 1.1, 60_000, 256, 10, 1e-5
@@ -161,12 +160,12 @@ def main() -> None:
     engine = next(m for m in methods_for(Allocation(Gaussian(SIGMA, 2.0), N // B, 1, EPOCHS)) if m.name == "allocation-pld")
     found = engine.epsilon_bounds(Allocation(Gaussian(SIGMA, 2.0), N // B, 1, EPOCHS), DELTA, Direction.REMOVE)
     lines.append(f"| allocation t = 234, 10 epochs (59904 records) | [{min(b.value for b in found):.5f}, {max(b.value for b in found):.5f}] |")
-    lo, _ = bracket({"name": "shuffled", "dataset_size": N, "batch_size": B, "epochs": EPOCHS}, "replace_one", ("shuffled",))
-    lines.append(f"| proven lower end for n = 60000 (λ^E mixture bound) | {lo:.5f} |")
-    step = 2.0**-10
-    one = allocation_bracket(Allocation(Gaussian(SIGMA, 2.0), N // B), Direction.REMOVE, step)
-    attained = subsample_direction(one, (N // B) * B / N).self_compose(EPOCHS).epsilon(DELTA)
-    lines.append(f"| the attained pair for n = 60000 (PLD subsampling, grid 2^-10) | [{attained.lower:.5f}, {attained.upper:.5f}] |")
+    scheme = ShuffledBatches(Gaussian(SIGMA, 2.0), N, B, EPOCHS)
+    mixture, _ = mixture_lower(scheme, Quantity.EPSILON, DELTA)
+    lines.append(f"| λ^E mixture bound for n = 60000 (the lower end before issue 39) | {mixture:.5f} |")
+    attained = subsampled_epochs(scheme, Direction.REMOVE)
+    lines.append(f"| the attained pair for n = 60000 (PLD subsampling, grid 2^{math.log2(attained.step):.0f}: the lower end now) | "
+                 f"[{attained.dominated.epsilon(DELTA):.5f}, {attained.dominating.epsilon(DELTA):.5f}] |")
     text = "\n".join(lines)
     print(text)
     if args.out:

@@ -92,6 +92,57 @@ def test_lower_side_against_a_two_batch_integral(n, drop_last):
         assert truth_add * 0.94 <= got_add <= truth_add * (1 + 1e-9)
 
 
+def two_epochs_remove(sigma, shift, lam, eps):
+    """H_{e^ε}(M²‖Q²) for M = λN(Δ, σ²) + (1 − λ)Q, Q = N(0, σ²): two epochs of the attained pair with
+    one full batch (n = 3, B = 2: λ = 2/3), in mpmath. R(y) = dM/dQ = λe^{(Δy − Δ²/2)/σ²} + 1 − λ
+    increases in y, so for fixed y₁ the positive part is y₂ > c(κ/R(y₁)) (all y₂ when κ/R(y₁) <= 1 − λ),
+    integrated in closed form; then a 1-D quadrature over y₁ with R(y₁)φ(y₁) = M's density."""
+    sigma, shift, lam, kappa = (mpmath.mpf(x) for x in (sigma, shift, lam, math.exp(eps)))
+
+    def ratio(y):
+        return lam * mpmath.exp((shift * y - shift**2 / 2) / sigma**2) + 1 - lam
+
+    def cut(r):  # ratio(y) > r  <=>  y > cut(r), for r > 1 - λ
+        return (sigma**2 * mpmath.log((r - 1 + lam) / lam) + shift**2 / 2) / shift
+
+    def inner(y1):
+        r = kappa / ratio(y1)
+        if r <= 1 - lam:
+            return ratio(y1) - kappa
+        c = cut(r)
+        above = lam * mpmath.ncdf(-(c - shift) / sigma) + (1 - lam) * mpmath.ncdf(-c / sigma)
+        return ratio(y1) * above - kappa * mpmath.ncdf(-c / sigma)
+
+    points = [-14 * sigma, 14 * sigma + shift]
+    if lam < 1:  # the kink where κ/R(y₁) = 1 − λ
+        points.insert(1, cut(kappa / (1 - lam)))
+    return float(mpmath.quad(lambda y: inner(y) * mpmath.npdf(y, 0, sigma), points))
+
+
+def test_remove_lower_end_against_two_epochs_in_mpmath():
+    """Issue 39: n = 3, B = 2 (one full batch, λ = 2/3), 2 epochs, σ = 2, C = 1, remove orientation.
+    The reference is the exact δ of (M², Q²) in mpmath (checked at λ = 1 against the composed
+    Gaussian's closed form). The LOWER end of ε(1e-3) (the subsampled PLD's DOMINATED side) is at most
+    the exact ε (δ still above 1e-3 there) and within 0.5% of it (the λ^E mixture bound alone, 3.6567,
+    is 4% below). Mutants: the same PLD's DOMINATING side used as the lower end is above the exact ε
+    (δ already below 1e-3 there); the subsampling in the add orientation is 55% below."""
+    from verifier.certify.methods.shuffled import subsampled_epochs
+
+    sigma, delta, lam = 2.0, 1e-3, 2 / 3
+    assert two_epochs_remove(sigma, 2.0, 1.0, 1.0) == pytest.approx(float(gaussian_delta(sigma / math.sqrt(2), 1.0, "remove", sensitivity=2.0)), rel=1e-9)
+    scheme = ShuffledBatches(Gaussian(sigma, 2.0), 3, 2, 2)
+    lower = bound(scheme, Quantity.EPSILON, delta, Direction.REMOVE, Side.LOWER)
+    assert two_epochs_remove(sigma, 2.0, lam, lower) > delta  # lower <= the exact ε
+    assert two_epochs_remove(sigma, 2.0, lam, lower * 1.005) < delta  # and within 0.5% of it
+    for eps in (0.5, 1.5):
+        truth = two_epochs_remove(sigma, 2.0, lam, eps)
+        assert truth * 0.98 <= bound(scheme, Quantity.DELTA, eps, Direction.REMOVE, Side.LOWER) <= truth
+    dominating = subsampled_epochs(scheme, Direction.REMOVE).dominating.epsilon(delta)
+    assert two_epochs_remove(sigma, 2.0, lam, dominating) < delta  # the mutant's "lower end" is above the truth
+    wrong_orientation = subsampled_epochs(scheme, Direction.ADD).dominated.epsilon(delta)
+    assert two_epochs_remove(sigma, 2.0, lam, wrong_orientation * 1.005) > delta  # far from the truth: caught
+
+
 def test_one_full_batch_closes_the_bracket():
     """n = B: every epoch is one Gaussian step of shift 2C, so lower and upper both meet the closed
     form (Steinke 2022, Cor 8 via verifier.reference): one epoch, σ = 1 at shift 2."""

@@ -31,7 +31,7 @@ from verifier._directed import down, up
 from verifier._types import Direction, Dominance
 from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive, check_real_array
 from verifier.errors import IncompatibleObjects, InvalidArgument, NumericalFailure
-from verifier.hockey import validated_delta
+from verifier.hockey import validated_delta, validated_delta_many
 from verifier.pairs.base import _bisect  # the pairs' ε(δ) bisection: a predicate False at lo, True at hi
 from verifier.pld.fft import convolve_one_sided
 
@@ -121,15 +121,18 @@ class DiscretePLD:
         """UPPER for a DOMINATING PLD, LOWER for a DOMINATED one."""
         return self.dominance.side
 
-    def delta(self, epsilons: float | npt.ArrayLike) -> npt.NDArray[np.float64] | float:
+    def delta(self, epsilons: float | npt.ArrayLike, *, many: bool = False) -> npt.NDArray[np.float64] | float:
         """One-sided bound on δ(ε) (Steinke 2022, Prop 7): UPPER for DOMINATING, LOWER for DOMINATED.
 
         The compiled kernel returns a rigorous bracket of this PLD's own δ(ε); the end on this PLD's
-        side is returned (clipped to [0, 1], which contains every true δ).
+        side is returned (clipped to [0, 1], which contains every true δ). With ``many`` (for
+        thousands of ε at once) the bracket comes from :func:`verifier.hockey.validated_delta_many`
+        instead: O(n + m·log n) rather than O(n·m), at most 2^-20 wider relative.
         """
         scalar = np.ndim(epsilons) == 0
         eps = check_real_array("epsilons", epsilons)
-        bracket = validated_delta(self.losses(), self.probs, eps, self.infinite_mass)  # checked in __post_init__
+        bracketed = validated_delta_many if many else validated_delta
+        bracket = bracketed(self.losses(), self.probs, eps, self.infinite_mass)  # checked in __post_init__
         if self.dominance is Dominance.DOMINATING:
             out = np.minimum(np.asarray(bracket.upper, dtype=float), 1.0)
         else:

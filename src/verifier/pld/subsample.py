@@ -14,7 +14,8 @@ H(P‖Q) is bracketed by the REMOVE bracket's two PLDs and H(Q‖P) by the ADD b
 is one-sided at every ε, and δ is non-increasing in ε, so the transformed arguments are rounded
 toward the safe side). These rigorous profile bounds at the output grid points feed the
 connect-the-dots / gap-corrected constructions of :mod:`verifier.pld.construction`, whose proofs
-only need such bounds. Cost: one kernel pass over the input PLD per output grid point.
+only need such bounds. Cost: one ball-arithmetic argument per output grid point, and one suffix-sum
+pass over the input PLD for all of them (:func:`verifier.hockey.validated_delta_many`).
 """
 
 from __future__ import annotations
@@ -90,8 +91,8 @@ def _remove_side(base: PLDBracket, lam: float, h: float, max_grid: int) -> PLDBr
             else:
                 lower[i], upper[i] = np.inf, -np.inf
     rest = np.setdiff1d(np.arange(js.size), plain)
-    d_up = base.dominating.delta(np.array(shifted_lo))  # δ non-increasing: the smaller argument for the upper end
-    d_lo = base.dominated.delta(np.array(shifted_hi))
+    d_up = base.dominating.delta(np.array(shifted_lo), many=True)  # δ non-increasing: the smaller argument for the upper end
+    d_lo = base.dominated.delta(np.array(shifted_hi), many=True)
     upper[rest] = np.maximum(np.where(np.isfinite(upper[rest]), upper[rest], -np.inf), up(up(lam * d_up)))
     lower[rest] = np.minimum(np.where(np.isfinite(lower[rest]), lower[rest], np.inf), down(lam * d_lo))
     upper, lower = np.minimum(upper, 1.0), np.maximum(lower, 0.0)
@@ -127,8 +128,8 @@ def _add_side(base: PLDBracket, lam: float, h: float, max_grid: int) -> PLDBrack
             betas_lo.append(arb_bound(beta, Side.LOWER))
             betas_hi.append(arb_bound(beta, Side.UPPER))
     if where:
-        d_up = base.dominating.delta(np.array(args_lo))
-        d_lo = base.dominated.delta(np.array(args_hi))
+        d_up = base.dominating.delta(np.array(args_lo), many=True)
+        d_lo = base.dominated.delta(np.array(args_hi), many=True)
         upper[where] = up(up(np.array(betas_hi) * d_up))
         lower[where] = np.maximum(0.0, down(np.maximum(np.array(betas_lo), 0.0) * d_lo))
     upper, lower = np.minimum(upper, 1.0), np.maximum(lower, 0.0)

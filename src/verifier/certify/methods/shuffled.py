@@ -20,15 +20,17 @@ of (D, D') is (Q^f, M), epochs independent:
 
 - B divides n (λ = 1): the epochs are exactly 1-out-of-t allocation, REMOVE and ADD; the bounds are
   the allocation PLD engine's LOWER ends for Allocation(pair, t, epochs=E) (method allocation-pld).
-- otherwise, orientation (M^E, Q^E) ("remove"): M^E >= λ^E·A^E pointwise, so
-  H_κ(M^E‖Q^E) >= λ^E·H_{κ/λ^E}(A^E‖Q^E), i.e. δ(ε) >= λ^E·δ_A(ε + E·ln(1/λ)) and
-  ε(δ) >= ε_A(δ/λ^E) − E·ln(1/λ) (ε_A, δ_A the allocation engine's LOWER ends; constants rounded
-  toward the safe side in ball arithmetic). Orientation (Q^E, M^E) ("add"): M^E has no pointwise
-  upper bound in terms of A^E; the one-epoch pair (Q^f, M) is the Poisson subsampling at rate λ of
-  the allocation pair (Q^f, A), so its PLD comes from the allocation engine's one-epoch ADD bracket
-  through :func:`verifier.pld.subsample.subsample_direction` (Lemma A.4 of the random-allocation
-  PLD paper, as profile bounds), on the grid ADD_STEP, composed over the epochs; its DOMINATED side
-  is the lower bound.
+- otherwise, in both orientations the one-epoch pair is the Poisson subsampling at rate λ of the
+  allocation pair: (M, Q^f) of (A, Q^f) ("remove"), (Q^f, M) of (Q^f, A) ("add"). Its PLD comes
+  from the allocation engine's one-epoch bracket in that direction through
+  :func:`verifier.pld.subsample.subsample_direction` (Lemma A.4 of the random-allocation PLD paper,
+  as profile bounds), on the grid :data:`SUBSAMPLED_STEP`, composed over the
+  epochs; its DOMINATED side is a lower bound. In the remove orientation there is a second one:
+  M^E >= λ^E·A^E pointwise, so H_κ(M^E‖Q^E) >= λ^E·H_{κ/λ^E}(A^E‖Q^E), i.e.
+  δ(ε) >= λ^E·δ_A(ε + E·ln(1/λ)) and ε(δ) >= ε_A(δ/λ^E) − E·ln(1/λ) (ε_A, δ_A the allocation
+  engine's LOWER ends; constants rounded toward the safe side in ball arithmetic), and the larger
+  of the two is returned (the PLD one at the DP-SGD setting: 6.2975 against 6.2807; the mixture
+  bound where E·ln(1/λ) is small against the grid's loss).
 
 UPPER ("shuffled-clones", :class:`ShuffledClones`): one epoch is a post-processing of an adaptive
 sequential shuffle of ⌊n/B⌋ records (proofs/shuffled_reduction.py), so FMT's clone pair composed
@@ -64,7 +66,7 @@ from verifier.pld.subsample import subsample_direction
 from verifier.schemes import Allocation, Composed, Scheme, ShuffledBatches, Single
 from verifier.shuffle.batches import EPOCH_CITATION, shuffled_delta_upper, shuffled_epsilon_upper
 
-__all__ = ["ShuffledMethod", "ShuffledClones", "unamplified_upper", "METHODS", "ATTAINED_DATASETS", "ADD_STEP", "ADD_POINTS", "allocation_of"]
+__all__ = ["ShuffledMethod", "ShuffledClones", "unamplified_upper", "METHODS", "ATTAINED_DATASETS", "SUBSAMPLED_STEP", "SUBSAMPLED_POINTS", "subsampled_epochs", "mixture_lower", "allocation_of"]
 
 #: The attained datasets of the LOWER side, named in every bound and in the claim's modelling.
 ATTAINED_DATASETS = (
@@ -97,26 +99,48 @@ def _mixture_constants(scheme: ShuffledBatches) -> tuple[float, float]:
         return arb_bound(weight, Side.LOWER), arb_bound(shift, Side.UPPER)
 
 
-#: Loss-grid step of the add orientation's subsampled PLD when B does not divide n, coarsened until
-#: the one-epoch PLD has at most ADD_POINTS grid points: the subsampling costs one ball-arithmetic
-#: profile point per grid point (~2 s for 7000 points; t = 234, σ/Δ = 0.55 has that at this step).
-ADD_STEP = 2.0**-9
-ADD_POINTS = 8192
+#: Loss-grid step of the subsampled one-epoch PLD when B does not divide n, coarsened until the
+#: one-epoch PLD has at most SUBSAMPLED_POINTS grid points. The DOMINATED side of the E-epoch PLD
+#: loses about E·step against the truth (t = 234, σ/Δ = 0.55, 10 epochs, remove orientation: 6.2792
+#: at 2^-9, below the λ^E mixture bound 6.2807; 6.2924 at 2^-10, 6.2975 at 2^-11, 6.3004 at 2^-12);
+#: the cost is one ball-arithmetic profile argument per grid point (~0.7 s per orientation there at
+#: 2^-11, ~29000 points).
+SUBSAMPLED_STEP = 2.0**-11
+SUBSAMPLED_POINTS = 2**15
 
 
 @functools.lru_cache(maxsize=16)
-def _add_orientation(scheme: ShuffledBatches) -> PLDBracket:
-    """PLD bracket of (Q^E, M^E), M = λA + (1 − λ)Q^f: the one-epoch allocation's ADD bracket,
+def subsampled_epochs(scheme: ShuffledBatches, direction: Direction) -> PLDBracket:
+    """PLD bracket of the attained pair's E epochs in ``direction`` (REMOVE: (M^E, Q^E), ADD:
+    (Q^E, M^E)), M = λA + (1 − λ)Q^f: the one-epoch allocation bracket in that direction,
     Poisson-subsampled at λ rounded down (mixing in more of Q is post-processing, so a smaller λ
-    gives a smaller δ), composed over the epochs. Its DOMINATED side is the LOWER bound."""
+    gives a smaller δ), composed over the epochs. Its DOMINATED side is a LOWER bound."""
     with with_precision(ARB_PRECISION_BITS):
         lam = arb_bound(arb(scheme.full_batches * scheme.batch_size) / arb(scheme.dataset_size), Side.LOWER)
     allocation = Allocation(scheme.pair, scheme.full_batches)
-    one_epoch = allocation_bracket(allocation, Direction.ADD, ADD_STEP)
+    one_epoch = allocation_bracket(allocation, direction, SUBSAMPLED_STEP)
     low, high = one_epoch.losses_span()
-    if (high - low) / ADD_STEP > ADD_POINTS:  # a coarser grid: a looser lower bound, never an invalid one
-        one_epoch = allocation_bracket(allocation, Direction.ADD, 2.0 ** math.ceil(math.log2((high - low) / ADD_POINTS)))
+    if (high - low) / SUBSAMPLED_STEP > SUBSAMPLED_POINTS:  # a coarser grid: a looser lower bound, never an invalid one
+        one_epoch = allocation_bracket(allocation, direction, 2.0 ** math.ceil(math.log2((high - low) / SUBSAMPLED_POINTS)))
     return subsample_direction(one_epoch, lam).self_compose(scheme.epochs)
+
+
+def mixture_lower(scheme: ShuffledBatches, quantity: Quantity, at: float) -> tuple[float, str] | None:
+    """(The λ^E mixture bound of the remove orientation (module doc), its note), or None where δ/λ^E >= 1."""
+    engine = AllocationPLD()
+    allocation = allocation_of(scheme)
+    weight, shift = _mixture_constants(scheme)
+    with with_precision(ARB_PRECISION_BITS):
+        if quantity is Quantity.DELTA:
+            found = engine.delta_bounds(allocation, arb_bound(arb(at) + arb(shift), Side.UPPER), Direction.REMOVE)
+            value = arb_bound(arb(next(b.value for b in found if b.side is Side.LOWER)) * arb(weight), Side.LOWER)
+        else:
+            target = arb_bound(arb(at) / arb(weight), Side.UPPER)
+            if target >= 1.0:
+                return None
+            found = engine.epsilon_bounds(allocation, target, Direction.REMOVE)
+            value = arb_bound(arb(next(b.value for b in found if b.side is Side.LOWER)) - arb(shift), Side.LOWER)
+    return float(value), f"{ATTAINED_DATASETS}; mixed at weight lambda^E >= {weight:.9g}, epsilon shifted by E ln(1/lambda) <= {shift:.9g}"
 
 
 def unamplified_upper(scheme: ShuffledBatches, quantity: Quantity, at: float, direction: Direction) -> tuple[str, Bound] | None:
@@ -164,23 +188,13 @@ class ShuffledMethod(Method):
         if scheme.dataset_size % scheme.batch_size == 0:  # exactly the allocation pair, both orientations
             found = engine.quantity_bounds(allocation, quantity, at, direction)
             value, note = next(b.value for b in found if b.side is Side.LOWER), ATTAINED_DATASETS
-        elif direction is Direction.ADD:
-            bracket = _add_orientation(scheme)
-            value = bracket.dominated.delta(at) if quantity is Quantity.DELTA else bracket.dominated.epsilon(at)
-            note = f"{ATTAINED_DATASETS}; add orientation by PLD subsampling of one epoch at grid step {bracket.step:g}, composed"
         else:
-            weight, shift = _mixture_constants(scheme)
-            with with_precision(ARB_PRECISION_BITS):
-                if quantity is Quantity.DELTA:
-                    found = engine.delta_bounds(allocation, arb_bound(arb(at) + arb(shift), Side.UPPER), direction)
-                    value = arb_bound(arb(next(b.value for b in found if b.side is Side.LOWER)) * arb(weight), Side.LOWER)
-                else:
-                    target = arb_bound(arb(at) / arb(weight), Side.UPPER)
-                    if target >= 1.0:
-                        return []
-                    found = engine.epsilon_bounds(allocation, target, direction)
-                    value = arb_bound(arb(next(b.value for b in found if b.side is Side.LOWER)) - arb(shift), Side.LOWER)
-            note = f"{ATTAINED_DATASETS}; mixed at weight lambda^E >= {weight:.9g}, epsilon shifted by E ln(1/lambda) <= {shift:.9g}"
+            bracket = subsampled_epochs(scheme, direction)
+            value = bracket.dominated.delta(at) if quantity is Quantity.DELTA else bracket.dominated.epsilon(at)
+            note = f"{ATTAINED_DATASETS}; PLD subsampling of one epoch at grid step {bracket.step:g}, composed"
+            mixture = mixture_lower(scheme, quantity, at) if direction is Direction.REMOVE else None
+            if mixture is not None and mixture[0] > value:
+                value, note = mixture
         return [Bound(float(value), Side.LOWER, direction, quantity, at, self.name, _LOWER_CITATION, note=note)]
 
     def _collect(self, scheme: Scheme, quantity: Quantity, at: float, direction: Direction) -> list[Bound]:
