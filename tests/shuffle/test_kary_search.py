@@ -121,9 +121,9 @@ def test_mutant_orbit_multiplicity_one_is_refuted(monkeypatch):
     leaf = Node(0, 0, (2, 2), 0)
 
     def once(self, values, t, masses):
+        src, dst, slot, _ = self.moves[t]
         out = np.zeros(len(self.keys[t + 1]))
-        for j, src, dst, mult in self.moves[t]:
-            out[dst] += masses[j] * values[src]
+        np.add.at(out, dst, np.asarray(masses)[slot] * values[src])
         return out
 
     big = math.exp(eps) * (1 - 1e-15)

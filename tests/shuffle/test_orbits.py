@@ -60,3 +60,23 @@ def test_step_is_the_histogram_step_lumped_to_orbits():
         start[layers.index(3, np.array([_canonical(h, sizes)]))] += m
     out = layers.step(start, 3, [masses[0], masses[1], 0.1, 0.1, 0.1])
     assert {tuple(int(v) for v in r): x for r, x in zip(layers.states(4), out)} == pytest.approx(after, rel=1e-14)
+
+
+@pytest.mark.parametrize("sizes,users", [((1, 1, 3, 1), 6), ((2, 1, 1, 4), 9)])
+def test_compiled_step_gives_the_twins_doubles(sizes, users):
+    """The kernel against its NumPy twin, bit for bit (same products, same order per state); a kernel
+    that dropped the multiplicity or summed a slot's moves twice would differ."""
+    from verifier.reference.orbits import orbit_step as twin
+
+    layers = OrbitLayers(sizes, users)
+    rng = np.random.default_rng(7)
+    masses = list(rng.uniform(0.01, 0.2, layers.slots))
+    for t in range(users):
+        values = rng.uniform(0.0, 1.0, len(layers.keys[t]))
+        assert np.array_equal(layers.step(values, t, masses), twin(values, *layers.moves[t], np.array(masses), len(layers.keys[t + 1])))
+
+
+def test_compiled_step_refuses_a_wrong_number_of_masses():
+    layers = OrbitLayers((1, 2), 4)
+    with pytest.raises(ValueError, match="masses for 3 slots"):
+        layers.step(np.ones(1), 0, [0.1, 0.2])

@@ -24,9 +24,11 @@ import math
 import numpy as np
 import numpy.typing as npt
 
+from verifier.errors import NumericalFailure
+
 __all__ = ["CACHE_STATES", "OrbitLayers", "orbit_layers", "orbit_cells", "sorted_iid"]
 
-Move = tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int8]]
+Move = tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int8], npt.NDArray[np.int8]]
 
 
 def orbit_cells(sizes: tuple[int, ...], users: int) -> int:
@@ -74,7 +76,7 @@ class OrbitLayers:
         self.keys: list[npt.NDArray[np.int64]] = [np.sort(keys[totals == t]) for t in range(users + 1)]
         starts = np.cumsum((0,) + sizes[:-1])
         self.group_of = [(int(s), int(s) + g) for s, g in zip(starts, sizes) for _ in range(g)]
-        self.moves: list[list[Move]] = [self._moves(t) for t in range(users)]
+        self.moves: list[Move] = [self._moves(t) for t in range(users)]
 
     @property
     def cells(self) -> int:
@@ -85,15 +87,17 @@ class OrbitLayers:
         """The states of list t, one row each (slots in order)."""
         return (self.keys[t][:, None] // self.powers[None, :]) % (self.users + 1)
 
-    def _moves(self, t: int) -> list[Move]:
-        now, out = self.states(t), []
+    def _moves(self, t: int) -> Move:
+        """The moves of list t, slot by slot: (source states, destinations in list t + 1, slots, multiplicities)."""
+        now, parts = self.states(t), []
         for j, (start, stop) in enumerate(self.group_of):
             first = np.ones(len(now), dtype=bool) if j == start else now[:, j - 1] > now[:, j]
             src = np.flatnonzero(first)
             mult = (now[src, start:stop] == now[src, j : j + 1]).sum(axis=1, dtype=np.int8)
             dst = np.searchsorted(self.keys[t + 1], self.keys[t][src] + self.powers[j])
-            out.append((j, src.astype(np.int32), dst.astype(np.int32), mult))
-        return out
+            parts.append((src.astype(np.int32), dst.astype(np.int32), np.full(len(src), j, dtype=np.int8), mult))
+        src, dst, slot, mult = (np.ascontiguousarray(np.concatenate(column)) for column in zip(*parts))
+        return src, dst, slot, mult
 
     def index(self, t: int, states: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Positions in list t of the given sorted states (rows)."""
@@ -107,10 +111,16 @@ class OrbitLayers:
         """The orbit masses of list t + 1 after one more report with ``masses[j]`` on each symbol of slot
         j's group (equal inside a group): at most ``slots`` products of (multiplicity·mass)·value summed
         into each state (one source per slot), so 3 + slots roundings on top of the inputs' (the mass
-        included)."""
+        included). The compiled kernel :func:`verifier._fast.orbit_step.orbit_step` (slow twin
+        :func:`verifier.reference.orbits.orbit_step`, the same doubles)."""
+        from verifier._fast.orbit_step import orbit_step
+
+        if len(masses) != self.slots or len(values) != len(self.keys[t]):
+            raise ValueError(f"orbit step: {len(masses)} masses for {self.slots} slots, {len(values)} values for {len(self.keys[t])} states")
         out = np.zeros(len(self.keys[t + 1]))
-        for j, src, dst, mult in self.moves[t]:
-            out[dst] += (mult * masses[j]) * values[src]
+        code = orbit_step(np.ascontiguousarray(values, dtype=np.float64), *self.moves[t], np.asarray(masses, dtype=np.float64), out)
+        if code:
+            raise NumericalFailure(f"orbit step kernel: return code {code} (inconsistent moves)")
         return out
 
 
