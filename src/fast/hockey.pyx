@@ -13,7 +13,9 @@ Error analysis (the inputs ℓ_i, p_i, ε are taken as exact doubles):
   TERM_REL = 8u;
 - the terms are summed with Neumaier's compensated summation, whose error is at most
   (2u + 4n²u²) Σ|t̂_i| (Higham, Accuracy and Stability of Numerical Algorithms, §4.3; n² replaces
-  the O(n) of the second-order term), and all terms are >= 0 so Σ|t̂_i| = Σ t̂_i.
+  the O(n) of the second-order term), and all terms are >= 0 so Σ|t̂_i| = Σ t̂_i;
+- a product p_i · (−expm1) that lands below the normal range is off by up to 2^-1075 absolute (no
+  relative bound there; additions are exact in that range), so n·2^-1074 is added to the bound.
 The kernel returns the compensated sum and the bound on its total error.
 """
 
@@ -23,6 +25,7 @@ from compensated cimport neumaier_add
 
 cdef double U = 1.1102230246251565e-16  # unit roundoff 2^-53
 cdef double TERM_REL = 8.0 * 1.1102230246251565e-16
+cdef double TINY = 4.9406564584124654e-324  # 2^-1074, twice the absolute error of an underflowing product
 
 
 cdef Py_ssize_t _first_above(const double[::1] losses, double eps) noexcept nogil:
@@ -63,5 +66,5 @@ def hockey_stick_sum(
             out_sum[j] = s
             # Σ t̂ <= s / (1 − (2u + 4n²u²)); the factor 1.000001 covers that and the rounding of
             # this product itself.
-            out_error[j] = rel * s * 1.000001
+            out_error[j] = rel * s * 1.000001 + <double> (n - start) * TINY
     return 0

@@ -95,7 +95,8 @@ def validated_delta_many(
     within τ = (|c − ℓ_i| + 1)u + 4u + u (the argument's rounding, exp, the product); the suffix sums
     within γ_n (and τ for S2); e^{ε−c} within (|ε − c| + 1)u + 4u; one u for the product and one for
     the subtraction. As e^{ε−c}·S2(k) <= S1(k), the bracket's error is at most (ρ1 + ρx)·S1 +
-    u·|result|. Where that bound exceeds 2^-20 of the value, or the losses span more than 600 (exp
+    u·|result|. A product that underflows has no relative bound, only 2^-1075 absolute: n·2^-1074
+    for the head and S1, and n·2^-1074·e^{ε−c} for S2 (each ŵ_i's underflow is scaled back up). Where that bound exceeds 2^-20 of the value, or the losses span more than 600 (exp
     would leave the normal range), the kernel's O(n) sum is used for that ε."""
     n, eps = losses.size, epsilons
     if n == 0 or eps.size == 0 or losses[-1] - losses[0] > _MAX_SPAN:
@@ -124,7 +125,8 @@ def validated_delta_many(
     rho_x = (1 + rho_e) * (1 + rho2) * (1 + _U) - 1
     head_err = (8 * _U + _gamma(HEAD_TERMS)) * head
     rest_err = (rho1 + rho_x) * s1[k] / (1 - rho1)
-    error = (head_err + rest_err + _U * np.abs(rest) + _U * np.abs(total) + n * 2.0**-1074) * (1 + 16 * _U)
+    underflow = n * 2.0**-1074 * (1.0 + 2.0 * scale)
+    error = (head_err + rest_err + _U * np.abs(rest) + _U * np.abs(total) + underflow) * (1 + 16 * _U)
     redo = (error > _LOOSE * np.abs(total)) | (eps - c < -_MAX_SPAN)
     upper = up(up(total + error) + infinite_mass)
     lower = np.maximum(0.0, down(down(total - error) + infinite_mass))

@@ -100,3 +100,28 @@ def test_suffix_sums_where_they_cancel():
     exact = reference_delta(ell.tolist(), probs.tolist(), 0.0, eps.tolist(), dps=50)
     for i, value in enumerate(exact):
         assert mpmath.mpf(bracket.lower[i]) <= value <= mpmath.mpf(bracket.upper[i])
+
+
+@pytest.mark.parametrize(
+    ("losses", "probs", "epsilons"),
+    [
+        # suffix weights p·e^{c−ℓ} = 1e-62·e^{-599} underflow, then scaled back up by e^{ε−c} = e^{598}
+        (np.concatenate([[-300.0], np.linspace(299.0, 300.0, 200)]), np.concatenate([[1e-3], np.full(200, 1e-62)]), [298.0, 299.0, 299.5]),
+        (np.concatenate([[0.0], np.linspace(10.0, 20.0, 300)]), np.concatenate([[0.5], np.full(300, 3e-310)]), [9.0, 15.0, 19.0]),
+        # masses themselves below the normal range: every product underflows
+        (np.linspace(-20.0, 20.0, 300), np.full(300, 3e-320), [-19.0, 0.0, 19.0]),
+    ],
+    ids=["scaled-underflow", "subnormal-masses", "all-subnormal"],
+)
+def test_underflowing_products_stay_inside_the_bracket(losses, probs, epsilons):
+    """Masses near and below the normal range, against the exact sum at 50 digits. A product that
+    underflows has only an absolute error (2^-1075), which a relative error bound misses. Mutants
+    caught: the suffix sums' absolute allowance not scaled by e^{ε−c} (first two cases: the bracket
+    sits 1e-2 and 1e-7 relative above or below the truth) and the kernel without one (third case)."""
+    from verifier.hockey import validated_delta, validated_delta_many
+
+    exact = reference_delta(losses.tolist(), probs.tolist(), 0.0, list(epsilons), dps=50)
+    eps = np.array(epsilons)
+    for bracket in (validated_delta(losses, probs, eps, 0.0), validated_delta_many(losses, probs, eps, 0.0)):
+        for i, value in enumerate(exact):
+            assert mpmath.mpf(bracket.lower[i]) <= value <= mpmath.mpf(bracket.upper[i])
