@@ -29,7 +29,9 @@ check its statement; every step used below is derived and checked here).
    replaced by one above it in the increasing convex order: a pointwise larger W (the envelope
    sup_x u_x - e^eps inf_x' u_x' over a cell of records), a mean-preserving spread (the two-point law
    on the ends of an interval of z, then on lattice neighbours), masses rounded up, values raised to a
-   floor. Checked exactly below on a finite randomizer: the spread and the envelope never lower H_N.
+   floor. The lattice's step may be anything: the split of a value between its neighbours on any
+   lattice is a mean-preserving spread. Checked exactly below on a finite randomizer: the spread, the
+   lattice split at any step and the envelope never lower H_N.
 7. Dimension (export ``gamma_d_factor``): in d dimensions with records of norm <= h the closest record
    to z is h z/|z|, so omega(z) = phi_d at distance |z| + h = phi_d(z) e^(-(2h|z| + h^2)/(2 sigma^2)) and
    gamma_d = E[e^(-(2h|Z| + h^2)/(2 sigma^2))], Z ~ N(0, sigma^2 I_d), which falls like e^(-h sqrt(d)/sigma).
@@ -39,7 +41,9 @@ j in {0, ..., 4}, R_y(j) proportional to 2^(-(j - y)^2), in rationals. For n <= 
 of the others and every ordered pair (x, x'), and e^eps in {1, 3/2, 3}: the brute-force delta of the
 shuffled release is <= the blanket bound of step 2, H_N from step 3 equals the hockey stick of the
 reduced pair computed by enumeration, H_N does not increase with N, and steps 6's spread and envelope
-do not lower H_N.
+do not lower H_N, nor does the split to a lattice of step 1/4, 2 or 16 (any step, coarser than
+every value included), and E[(sum W)_+] = c E[(sum W/c)_+] for the lattice's step c (how a step > 1
+is composed on a grid of step 1).
 
 Sources: the decomposition is Balle et al.'s; steps 1-7 derived here (the coordinator's lead, issue 38).
 Typos found: none.
@@ -219,6 +223,18 @@ def blanket_bound(randomizer, users: int, kappa: Fraction, gamma: Fraction | Non
 
 
 KAPPAS = (Fraction(1), Fraction(3, 2), Fraction(3))
+#: Lattice steps of the split, finer and far coarser than W's values (|W| < 8 here).
+LATTICE_STEPS = (Fraction(1, 4), Fraction(2), Fraction(16))
+
+
+def _lattice_spread(w_law: list[tuple[Fraction, Fraction]], step: Fraction) -> list[tuple[Fraction, Fraction]]:
+    """Each value split between its two neighbours on the lattice step*Z, keeping its mean."""
+    out = []
+    for v, m in w_law:
+        low = step * math.floor(v / step)
+        frac = (v - low) / step
+        out += [(low, m * (1 - frac)), (low + step, m * frac)]
+    return out
 
 
 def _check_finite() -> None:
@@ -240,6 +256,14 @@ def _check_finite() -> None:
                     spread = rest + [(v - 1, m / 2), (v + 1, m / 2)]
                     if _density_hockey(spread, count + 1) < by_density:
                         raise DerivationFailed(f"a mean-preserving spread lowered H_{count}")
+            for step in LATTICE_STEPS:  # step 6: the split to lattice neighbours, at any step; the scaling
+                spread = _lattice_spread(w_law, step)
+                for count in range(3):
+                    if _density_hockey(spread, count + 1) < _density_hockey(w_law, count + 1):
+                        raise DerivationFailed(f"the split to the lattice of step {step} lowered H_{count}")
+                    scaled = [(v / step, m) for v, m in spread]
+                    if step * _density_hockey(scaled, count + 1) != _density_hockey(spread, count + 1):
+                        raise DerivationFailed(f"E[(sum W)_+] != {step} E[(sum W/{step})_+] at N = {count}")
         for count in range(3):  # step 6: the envelope over the cell x in {2, 3}, x' in {1, 2}
             _, tilde = _blanket(rand)
             envelope = [(max(rand[a][j] for a in (2, 3)) / tilde[j] - kappa * min(rand[b][j] for b in (1, 2)) / tilde[j], tilde[j])

@@ -58,7 +58,8 @@ def two_user_delta(a: float, b: float, c: float, sigma: float, eps: float) -> fl
         s_star = 0.5 * (m0 + m1) - tau2 * math.log(p / q) / (m1 - m0)
         return max(0.0, p * _sf(sign * (s_star - m1) / tau) - q * _sf(sign * (s_star - m0) / tau))
 
-    value, error = integrate.quad(inner, 0, math.inf, epsabs=1e-13, limit=200)
+    far = abs(c - a) + abs(c - b) + 40 * tau  # the density of R beyond is below e^-800
+    value, error = integrate.quad(inner, 0, far, epsabs=1e-13, limit=400)
     assert error < 1e-9
     return value
 
@@ -126,6 +127,32 @@ def test_cover_is_above_two_users_exact_delta():
     exact = [two_user_delta(*pair, SIGMA, 1.0) for pair in pairs]
     assert all(bound >= value for value in exact)
     assert bound <= 3 * max(exact)  # not vacuous (the single report alone gives 0.127 against 0.059)
+
+
+def _unscaled(law):
+    """Mutant of the composition of a lattice coarser than 1: the law passed with step 1 and the sums
+    not multiplied back (W divided by the step)."""
+    scale = max(1.0, law.step)
+    return dataclasses.replace(law, step=law.step / scale, top=law.top / scale)
+
+
+@pytest.mark.parametrize("eps", [1.0, 2.0])
+def test_coarse_lattice_is_above_two_users_exact_delta(eps, monkeypatch):
+    """σ = Δ: the likelihood ratio reaches e^19 and the lattice's step is 1024 (far coarser than the
+    blanket's scale γ = 0.317; any step is a mean-preserving spread). The cover is still above every
+    pair's exact two-user δ and close to the largest (0.4046 at ε = 1, 0.2323 at ε = 2, against
+    0.5107 and 0.3320); forgetting to scale the composed sums back by the step puts the corner cell
+    below its own pair's δ."""
+    pairs = [(-1.0, 1.0, -1.0), (1.0, -1.0, 1.0), (-1.0, 1.0, 0.0), (-1.0, 0.5, 0.3), (0.2, -0.7, 0.9)]
+    exact = max(two_user_delta(*pair, 1.0, eps) for pair in pairs)
+    assert blanket._draw_law(1.0, HALF, CORNER, math.exp(eps)).step == 1024
+    bound = blanket_delta_upper(1.0, 2 * HALF, 2, eps)
+    assert exact <= bound <= 1.5 * exact
+    corner_exact = two_user_delta(*pairs[0], 1.0, eps)  # the corner cell's own pair
+    assert cell_delta_upper(1.0, HALF, 2, eps, CORNER) >= corner_exact
+    true_ep = blanket._expected_positive
+    monkeypatch.setattr(blanket, "_expected_positive", lambda law, draws: true_ep(_unscaled(law), draws))
+    assert cell_delta_upper(1.0, HALF, 2, eps, CORNER) < corner_exact
 
 
 def test_finite_randomizer_bound_and_its_mutant():

@@ -32,12 +32,18 @@ The law of W is replaced by a larger one in the increasing convex order, which o
    on the ends with that mean is a mean-preserving spread of W_cell given I. Beyond |z| = z_max
    (Δ + 8.5σ, or closer where the R-mass beyond is below 1e-4 of the δ asked about) W_cell is replaced
    by 0 and that R-mass (2Φ(−(z_max − Δ)/σ)) is added to the bound ((a + b)_+ <= a_+ + b for b >= 0).
-   Values below a floor are raised to it.
-3. The lattice. Each end is split between its two neighbours on a lattice of step 2^-k keeping its
-   mean (another spread); every mass is rounded up.
+   Values below a floor (−max(top, 1)/4, top the largest value) are raised to it: any floor is
+   sound, as raising W only raises H; it only sets the lattice's range.
+3. The lattice. Each end is split between its two neighbours on a lattice of step 2^k keeping its
+   mean (another spread); every mass is rounded up. The step is the power of two below γ/16, or
+   coarser where the law would span more than 2^16 points: any step is sound (the split is a
+   mean-preserving spread whatever the step), a coarse one is only looser (at σ = Δ the likelihood
+   ratio reaches ~10^6 and the step is 16 against γ = 0.317).
 4. The sum. N + 1 draws are self-composed by :func:`verifier.pld.self_compose` (DOMINATING: its
    result is stochastically larger, mass it cannot place sits at +∞, here the largest possible sum),
-   and E[S_+] is summed rounded up.
+   and E[S_+] is summed rounded up. A step 2^k > 1 (the composition's grids have step <= 1) is
+   composed as the law of W/2^k, whose sums are those of W divided by 2^k exactly:
+   E[(Σ W)_+] = 2^k·E[(Σ W/2^k)_+].
 
 Only d = 1 is handled: in d dimensions (records of norm <= Δ) the blanket has mass
 γ_d = E[exp(−Δ‖Z‖/σ² − Δ²/(2σ²))], Z ~ N(0, σ²I_d), which falls like exp(−Δ√d/σ)
@@ -56,7 +62,6 @@ from flint import arb
 from verifier._directed import arb_bound, arb_bounds_many, with_precision
 from verifier._types import Direction, Dominance, Side
 from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive
-from verifier.errors import NotApplicable
 from verifier.shuffle.count import binomial_sf_arb
 
 __all__ = [
@@ -84,6 +89,10 @@ _PER_SIGMA = 40
 #: would span more than _LATTICE points.
 _PER_GAMMA = 16
 _LATTICE = 1 << 16
+#: Values of W below −_FLOOR·max(top, 1) are raised to it (any floor is sound: raising W raises H).
+_FLOOR = 0.25
+#: Relative width to which an ε is searched.
+_EPS_TOLERANCE = 1e-5
 #: Share of a finite target δ the R-mass beyond z_max may take.
 _TAIL_SHARE = 1e-4
 #: Cells of victim records: the first grid has _FIRST per axis; a cell above δ is split down to 2Δ/_FINEST wide.
@@ -185,21 +194,40 @@ def _z_tail(target: float) -> float:
     return min(_Z_MAX, max(3.0, math.sqrt(2) * float(erfcinv(_TAIL_SHARE * target))))
 
 
-def _draw_law(sigma: float, half: float, cell: Cell, kappa: float, z_tail: float = _Z_MAX) -> _Law:
-    """Step 2 and 3 of the module docstring for one cell at κ (ball arithmetic, masses rounded up)."""
+@dataclass(frozen=True)
+class _Parts:
+    """What a cell's law needs that does not depend on κ, per interval I of z: ω̃(I), ∫_I sup_X φ and
+    ∫_I inf_X′ φ (balls), the float ends [u_low, u_high] of sup_X u and [v_low, v_high] of inf_X′ u at
+    I's ends, and ω̃(|z| > z_max) and the R-mass beyond z_max (balls)."""
+
+    omega: list[arb]
+    u_mass: list[arb]
+    v_mass: list[arb]
+    u_low: list[float]
+    u_high: list[float]
+    v_low: list[float]
+    v_high: list[float]
+    gamma: float
+    outside: arb
+    tail: arb
+
+
+@functools.lru_cache(maxsize=4096)
+def _cell_parts(sigma: float, half: float, cell: Cell, z_tail: float) -> _Parts:
+    """The κ-free part of step 2 of the module docstring for one cell (ball arithmetic)."""
     z_max = half + z_tail * sigma
     edges = _edges(cell, z_max, sigma / _PER_SIGMA)
+    out: dict[str, list] = {key: [] for key in ("omega", "u_mass", "v_mass", "u_low", "u_high", "v_low", "v_high")}
     with with_precision(_BITS):
-        s, dlt, k = arb(sigma), arb(half), arb(kappa)
+        s, dlt = arb(sigma), arb(half)
         scale, two_var = s * arb(2).sqrt(), 2 * s * s
         gamma = blanket_mass(sigma, half)
         density0 = 1 / (s * (2 * arb.pi()).sqrt())
-        lows, highs, low_mass, high_mass = [], [], [], []
         x_lo, x_hi, p_lo, p_hi = (arb(v) for v in (cell.x_low, cell.x_high, cell.xp_low, cell.xp_high))
         mid = 0.5 * (cell.xp_low + cell.xp_high)
         for left_f, right_f in zip(edges[:-1], edges[1:]):
             left, right, centre_f = arb(left_f), arb(right_f), 0.5 * (left_f + right_f)
-            omega = _normal_mass(left, right, -dlt if centre_f > 0 else dlt, scale) / gamma  # ω̃(I)
+            out["omega"].append(_normal_mass(left, right, -dlt if centre_f > 0 else dlt, scale) / gamma)  # ω̃(I)
             if centre_f < cell.x_low:
                 u_centre, u_mass = x_lo, _normal_mass(left, right, x_lo, scale)
             elif centre_f > cell.x_high:
@@ -207,12 +235,31 @@ def _draw_law(sigma: float, half: float, cell: Cell, kappa: float, z_tail: float
             else:
                 u_centre, u_mass = None, (right - left) * density0
             v_centre = p_lo if centre_f >= mid else p_hi
-            v_mass = _normal_mass(left, right, v_centre, scale)
-            mean = (u_mass - k * v_mass) / omega
+            out["u_mass"].append(u_mass)
+            out["v_mass"].append(_normal_mass(left, right, v_centre, scale))
             u_ends = [gamma * _ratio(z, u_centre, dlt, two_var) for z in (left, right)]
             v_ends = [gamma * _ratio(z, v_centre, dlt, two_var) for z in (left, right)]
-            low = arb_bound(arb(min(arb_bound(u, Side.LOWER) for u in u_ends)) - k * max(arb_bound(v, Side.UPPER) for v in v_ends), Side.LOWER)
-            high = arb_bound(arb(max(arb_bound(u, Side.UPPER) for u in u_ends)) - k * min(arb_bound(v, Side.LOWER) for v in v_ends), Side.UPPER)
+            out["u_low"].append(min(arb_bound(u, Side.LOWER) for u in u_ends))
+            out["u_high"].append(max(arb_bound(u, Side.UPPER) for u in u_ends))
+            out["v_low"].append(min(arb_bound(v, Side.LOWER) for v in v_ends))
+            out["v_high"].append(max(arb_bound(v, Side.UPPER) for v in v_ends))
+        outside = ((arb(z_max) + dlt) / scale).erfc() / gamma  # ω̃(|z| > z_max)
+        tail = ((arb(z_max) - dlt) / scale).erfc()  # >= ∫ over |z| > z_max of max_y φ_σ(z − y)
+    return _Parts(**out, gamma=float(gamma.mid()), outside=outside, tail=tail)
+
+
+def _draw_law(sigma: float, half: float, cell: Cell, kappa: float, z_tail: float = _Z_MAX) -> _Law:
+    """Steps 2 and 3 of the module docstring for one cell at κ (ball arithmetic, masses rounded up)."""
+    parts = _cell_parts(sigma, half, cell, z_tail)
+    lows, highs, low_mass, high_mass = [], [], [], []
+    with with_precision(_BITS):
+        k = arb(kappa)
+        for omega, u_mass, v_mass, u_low, u_high, v_low, v_high in zip(
+            parts.omega, parts.u_mass, parts.v_mass, parts.u_low, parts.u_high, parts.v_low, parts.v_high
+        ):
+            mean = (u_mass - k * v_mass) / omega
+            low = arb_bound(arb(u_low) - k * v_high, Side.LOWER)
+            high = arb_bound(arb(u_high) - k * v_low, Side.UPPER)
             if high <= low:
                 high = math.nextafter(low, math.inf)
             width = arb(high) - arb(low)
@@ -220,21 +267,14 @@ def _draw_law(sigma: float, half: float, cell: Cell, kappa: float, z_tail: float
             highs.append(high)
             low_mass.append(omega * ((arb(high) - mean) / width))
             high_mass.append(omega * ((mean - arb(low)) / width))
-        outside = ((arb(z_max) + dlt) / scale).erfc() / gamma  # ω̃(|z| > z_max)
-        tail = ((arb(z_max) - dlt) / scale).erfc()  # >= ∫ over |z| > z_max of max_y φ_σ(z − y)
     _, m_low = arb_bounds_many(low_mass)
     _, m_high = arb_bounds_many(high_mass)
     values = np.concatenate([np.array(lows), np.array(highs), [0.0]])
-    masses = np.concatenate([np.clip(m_low, 0.0, None), np.clip(m_high, 0.0, None), [max(0.0, arb_bound(outside, Side.UPPER))]])
+    masses = np.concatenate([np.clip(m_low, 0.0, None), np.clip(m_high, 0.0, None), [max(0.0, arb_bound(parts.outside, Side.UPPER))]])
     top = float(values.max())
-    floor = -max(top, 1.0)
+    floor = -_FLOOR * max(top, 1.0)
     values = np.maximum(values, floor)
-    step = 2.0 ** math.floor(math.log2(max(float(gamma.mid()) / _PER_GAMMA, (top - floor) / _LATTICE)))
-    if step > float(gamma.mid()) / 2:
-        raise NotApplicable(
-            f"the blanket's likelihood ratio reaches {top:.3g} (sigma/Delta = {sigma / half:.3g}): {_LATTICE} lattice points "
-            f"of step {step:g} cannot resolve the blanket's scale gamma = {float(gamma.mid()):.3g}"
-        )
+    step = 2.0 ** math.floor(math.log2(max(parts.gamma / _PER_GAMMA, (top - floor) / _LATTICE)))
     values = np.where((values < 0) & (values > -step), 0.0, values)  # raised: keeps the fractions below exact
     scaled = values / step  # exact: step is a power of two
     index = np.floor(scaled)
@@ -244,8 +284,7 @@ def _draw_law(sigma: float, half: float, cell: Cell, kappa: float, z_tail: float
     np.add.at(probs, (index - offset).astype(np.int64), masses * (1.0 - frac))
     np.add.at(probs, (index - offset).astype(np.int64) + 1, masses * frac)
     probs *= 1.0 + 1e-12  # each mass a product and a sum of at most 2·len(edges) + 1 terms: relative error < 1e-12
-    tail_up = arb_bound(tail, Side.UPPER)
-    return _Law(step, offset, probs, (offset + probs.size - 1) * step, tail_up)
+    return _Law(step, offset, probs, (offset + probs.size - 1) * step, arb_bound(parts.tail, Side.UPPER))
 
 
 def _expected_positive(law: _Law, draws: int) -> float:
@@ -253,9 +292,10 @@ def _expected_positive(law: _Law, draws: int) -> float:
     its grid's positive part summed rounded up, the mass at +∞ at the largest possible sum."""
     from verifier.pld import DiscretePLD, self_compose
 
-    pld = DiscretePLD(law.step, law.offset, law.probs, 0.0, 0.0, Dominance.DOMINATING, Direction.REMOVE)
+    scale = max(1.0, law.step)  # a power of two: the grid {(offset + i)·step} is scale times one of step <= 1
+    pld = DiscretePLD(law.step / scale, law.offset, law.probs, 0.0, 0.0, Dominance.DOMINATING, Direction.REMOVE)
     out = self_compose(pld, draws)
-    values = out.losses()
+    values = out.losses() * scale  # exact (a power of two)
     positive = values > 0
     total = float(np.sum(out.probs[positive] * values[positive])) * (1.0 + (int(positive.sum()) + 4) * 2.0**-52)
     return math.nextafter(total / draws + out.infinite_mass * max(law.top, 0.0) * (1 + 2.0**-50), math.inf)
@@ -284,23 +324,30 @@ def _buckets(sigma: float, half: float, users: int) -> tuple[list[int], list[arb
 def cell_delta_upper(sigma: float, half: float, users: int, epsilon: float, cell: Cell, target: float = math.inf) -> float:
     """UPPER bound on δ(ε) of every pair of victim records in ``cell`` (module docstring): Pr[N < c_0]
     plus Σ over buckets of N of their mass times H at the bucket's left end, plus the R-mass beyond
-    z_max. When a finite ``target`` is given and Pr[N < c_0] + Pr[N >= c_0]·H_(c_0) (one
-    self-composition, also an UPPER bound) is already <= it, that is returned; a value > ``target`` is returned as soon as the partial sum exceeds it."""
+    z_max. H is computed at the buckets' left ends one at a time, c_0 first, then where the most mass
+    is undecided; with H known at some left ends, giving each bucket the H of the nearest known end
+    below it is also an UPPER bound (H_N does not increase with N), returned once it is <= a finite
+    ``target``; the nearest known end above it gives an estimate, returned once it is > ``target``."""
     law = _draw_law(sigma, half, cell, math.exp(epsilon), _z_tail(target))
     starts, tails = _buckets(sigma, half, users)
     with with_precision(_BITS):
         base = 1 - tails[0] + law.tail
-        first = min(1.0, _expected_positive(law, starts[0] + 1))
-        quick = arb_bound(base + tails[0] * first, Side.UPPER)
-        if quick <= target < math.inf:
-            return min(1.0, quick)
-        total = base
-        for i, c in enumerate(starts):
-            mass = tails[i] - tails[i + 1]
-            total += mass * (first if i == 0 else min(1.0, _expected_positive(law, c + 1)))
-            if arb_bound(total, Side.LOWER) > target:
-                return arb_bound(total, Side.UPPER)
-        return min(1.0, max(0.0, arb_bound(total, Side.UPPER)))
+        masses = [tails[i] - tails[i + 1] for i in range(len(starts))]
+        weights = [float(m.mid()) for m in masses]
+        known: dict[int, float] = {}
+        pick = 0
+        while True:
+            known[pick] = min(1.0, _expected_positive(law, starts[pick] + 1))
+            ends = sorted(known)
+            below = [known[max(j for j in ends if j <= i)] for i in range(len(starts))]
+            above = [known[min((j for j in ends if j >= i), default=ends[-1])] if i <= ends[-1] else 0.0 for i in range(len(starts))]
+            upper = arb_bound(base + sum((m * h for m, h in zip(masses, below)), arb(0)), Side.UPPER)
+            if len(known) == len(starts) or upper <= target < math.inf:
+                return min(1.0, max(0.0, upper))
+            estimate = arb_bound(base + sum((m * h for m, h in zip(masses, above)), arb(0)), Side.UPPER)
+            if estimate > target:
+                return estimate
+            pick = max((i for i in range(len(starts)) if i not in known), key=lambda i: weights[i] * (below[i] - above[i]))
 
 
 def _first_cells(half: float) -> list[Cell]:
@@ -352,13 +399,14 @@ def blanket_delta_upper(sigma: float, sensitivity: float, users: int, epsilon: f
 
 
 def _cell_epsilon(sigma: float, half: float, users: int, target: float, cell: Cell, lo: float) -> float:
-    """The smallest ε (16 halvings, above ``lo``) at which ``cell``'s bound is <= ``target``; inf beyond 64."""
+    """The smallest ε above ``lo`` at which ``cell``'s bound is <= ``target``, by bisection to a
+    relative :data:`_EPS_TOLERANCE` (the returned ε is one where it was checked); inf beyond 64."""
     hi = max(2 * lo, 0.25)
     while cell_delta_upper(sigma, half, users, hi, cell, target) > target:
         lo, hi = hi, 2 * hi
         if hi > 64:
             return math.inf
-    for _ in range(16):
+    while hi - lo > _EPS_TOLERANCE * hi:
         mid = 0.5 * (lo + hi)
         lo, hi = (lo, mid) if cell_delta_upper(sigma, half, users, mid, cell, target) <= target else (mid, hi)
     return hi
