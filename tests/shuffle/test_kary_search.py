@@ -79,6 +79,23 @@ def test_search_brackets_the_brute_force_and_meets():
         assert bracket.upper <= truth * (1 + 1e-7)
 
 
+@pytest.mark.parametrize("k,n", [(5, 7), (4, 8)])
+def test_search_at_a_small_eps0_brackets_the_brute_force_and_meets(k, n):
+    """ε0 = 0.2, where the partial blanket prunes little (every other user is uniform with probability
+    0.978 at k = 5, so the backgrounds' δ agree to 1e-15 here): δ(ε) at ε = 0.05 and 0.1 and ε(δ) at δ =
+    1e-3 hold the brute force over every dataset and meet (δ within 1e-9, ε within 1e-8, relative)."""
+    e0 = 0.2
+    search = KarySearch(e0, k, n)
+    for eps in (0.05, 0.1):
+        truth = worst(n, e0, k, eps)
+        bracket = search.delta(eps)
+        assert bracket.lower <= truth * (1 + 1e-13) and truth * (1 - 1e-13) <= bracket.upper
+        assert bracket.upper <= truth * (1 + 1e-9)
+    bracket = search.epsilon(1e-3)
+    assert bracket.upper - bracket.lower <= 1e-8 * bracket.upper  # ε(δ)'s own margins: E within 1e-10 relative
+    assert worst(n, e0, k, bracket.lower) >= 1e-3 * (1 - 1e-12) and worst(n, e0, k, bracket.upper) <= 1e-3 * (1 + 1e-12)
+
+
 def test_mutant_pruning_bound_that_is_no_upper_bound_is_refuted(monkeypatch):
     """Mutant: the partial blanket with the remaining users uniform too often (λ·1.1 in the weights of N,
     as the blanket mutant of test_kary_blanket.py) falls below some background of its node (k = 5,
