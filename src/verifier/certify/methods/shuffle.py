@@ -406,9 +406,9 @@ class ShuffleExact(QuantityMethod):
             return Cost(seconds=2e-8 * n * n, bytes=8.0 * n * window, what=f"n = {n}")
         work, cells = histogram_work(pair.k, n)
         if work > WORK_LIMIT or cells > CELL_LIMIT:  # the background search, k = 10, delta = 1e-6, measured at n = 20:
-            # 0.2 s at eps0 = 4, 1.2-1.4 s at 1-2, 2.9 s at 0.5, 34-49 s at 0.2-0.3, 0.5 s at 0.1; at n = 24: 5 s at eps0 = 0.05
+            # 0.2 s at eps0 = 4, 1.2-1.4 s at 1-2, 3.1 s at 0.5, 8 s at 0.4, 45-85 s at 0.15-0.3, 0.5 s at 0.1; at n = 24: 6 s at eps0 = 1
             scale = min(30.0, max(1.0, 2 * pair.epsilon0**-3))
-            return Cost(seconds=0.1 + 3e-4 * n**3 * scale, bytes=256.0 * STATE_LIMIT, what=f"n = {n}, k = {pair.k}, background search")
+            return Cost(seconds=0.1 + 3e-4 * n**3 * scale, bytes=400.0 * STATE_LIMIT, what=f"n = {n}, k = {pair.k}, background search")
         return Cost(seconds=work / 5e8, bytes=8.0 * 3 * cells, what=f"n = {n}, k = {pair.k}")
 
     def _scan(self, scheme: Scheme) -> WorstCase | BinaryRanges | KarySearch:
