@@ -219,3 +219,16 @@ def test_unsplit_families_keep_a_sound_bracket(monkeypatch, limit, value):
     bracket = search.epsilon(0.02)
     assert worst(n, e0, k, bracket.lower) >= 0.02 * (1 - 1e-12) and worst(n, e0, k, bracket.upper) <= 0.02 * (1 + 1e-12)
     assert bracket.upper > bracket.lower * (1 + 1e-4)
+
+
+def test_a_repeated_query_is_answered_without_a_second_search(monkeypatch):
+    """certify asks ε(δ) for the add and the remove direction of replace-one, one pair: the second
+    answer is the first bracket, with no node law built again (k = 10, n = 9, ε0 = 0.5)."""
+    search = KarySearch(0.5, 10, 9)
+    first = search.epsilon(1e-6)
+    built = []
+    honest = KarySearch._laws
+    monkeypatch.setattr(KarySearch, "_laws", lambda self, node: built.append(node) or honest(self, node))
+    assert search.epsilon(1e-6) == first and not built
+    search.epsilon(1e-3)
+    assert built

@@ -42,6 +42,7 @@ import heapq
 import itertools
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -130,6 +131,7 @@ class KarySearch:
         self.roots = [Node(c0, c1, (), others - c0 - c1) for c0 in range(others + 1) for c1 in range(min(c0, others - c0) + 1)]
         self.leaves: dict[Node, tuple[Candidate, Candidate]] = {}
         self._work = 0.0  # orbit states of the laws built in the current query
+        self._answers: dict[tuple[str, float], Bracket] = {}  # certify asks each direction of replace-one alike
         # seeds: every background on at most one third symbol
         for root in self.roots:
             for node in [root] if root.leaf else [c for c in root.children(self.third) if c.leaf]:
@@ -271,7 +273,26 @@ class KarySearch:
                 heapq.heappush(heap, (-self.node_delta(child, big), next(order), child))
         return kept, over, frontier
 
+    def _remember(self, quantity: str, at: float, compute: Callable[[float], Bracket]) -> Bracket:
+        """The bracket of ``quantity`` at ``at`` from an earlier query, else computed and kept (a second
+        query would only repeat the search: the add and remove directions of replace-one are one pair)."""
+        if (quantity, at) not in self._answers:
+            self._answers[(quantity, at)] = compute(at)
+        return self._answers[(quantity, at)]
+
     def delta(self, epsilon: float) -> Bracket:
+        """δ(ε), the worst case over every background, as a rigorous bracket."""
+        return self._remember("delta", epsilon, self._delta)
+
+    def epsilon(self, delta: float) -> Bracket:
+        """ε(δ), the worst case over every background, as a rigorous bracket."""
+        return self._remember("epsilon", delta, self._epsilon)
+
+    def tpr(self, fpr: float) -> Bracket:
+        """The largest TPR at FPR α over every background and both orders (:meth:`_tpr`), as a rigorous bracket."""
+        return self._remember("tpr", fpr, self._tpr)
+
+    def _delta(self, epsilon: float) -> Bracket:
         """δ(ε), the worst case over every background, as a rigorous bracket."""
         epsilon = check_nonnegative("epsilon", epsilon)
         if epsilon >= self.epsilon0:  # every likelihood ratio of the shuffle is at most e^eps0
@@ -283,7 +304,7 @@ class KarySearch:
         upper = max([kept] + [hockey(c, big_lo, Side.UPPER) for node in over for c in self._leaf(node)])
         return Bracket(max(0.0, lower), min(1.0, max(upper, lower)))
 
-    def epsilon(self, delta: float) -> Bracket:
+    def _epsilon(self, delta: float) -> Bracket:
         """ε(δ), the worst case over every background, as a rigorous bracket."""
         target = check_open_unit("delta", delta)
         self._work = 0.0
@@ -299,7 +320,7 @@ class KarySearch:
                 return Bracket(found.lower, self._epsilon_kept(target, found.upper, frontier))
         return Bracket(found.lower, self.epsilon0)
 
-    def tpr(self, fpr: float) -> Bracket:
+    def _tpr(self, fpr: float) -> Bracket:
         """The largest TPR at FPR α over every background and both orders, as a rigorous bracket: the
         leaves' Neyman–Pearson tests (:meth:`verifier.shuffle.worst.WorstCase.tpr`) and, for the other
         backgrounds, TPR(α) <= δ(ln E) + E·α (proofs/tradeoff_conversion.py) with a node's δ bound at the
