@@ -84,7 +84,10 @@ def test_corner_cell_at_large_n_with_a_coarse_lattice():
     """N = 214 blanket draws (the first bucket's left end at n = 10³), κ = e^4.3045: the corner cell's law
     sits on a lattice of step 16 (γ = 0.317); its H is 2.186e-6 against the reduced pair's 1.86e-6.
     Mutant: the composed sums not scaled back by the step falls below."""
-    law = blanket._draw_law(1.0, 1.0, blanket._corner(1.0), math.exp(EPS), blanket._z_tail(1e-6))
+    from scipy.special import erfcinv
+
+    z_tail = math.sqrt(2) * float(erfcinv(1e-4 * 1e-6))  # the R-mass cut at 1e-4·δ: the lattice of step 16
+    law = blanket._draw_law(1.0, 1.0, blanket._corner(1.0), math.exp(EPS), z_tail)
     assert law.step == 16
     estimate, se = reduced_corner_h(215, EPS)
     bound = blanket._expected_positive(law, 215)
