@@ -1,5 +1,5 @@
 """The Gaussian blanket where it is tightest: σ = Δ (records in [−1, 1], σ = 1), n = 10³, δ = 10⁻⁶, whose
-ε is 4.3045 against the attained pair's 4.1060 (docs/theory/shuffle-model.md). References, independent of
+ε is 4.2104 (4.3045 before the R-mass cut could take a tenth of δ) against the attained pair's 4.1060. References, independent of
 the code under test:
 
 - the attained pair (victim +1 against −1, every other user at −1) is 1-out-of-n random allocation of
@@ -9,7 +9,7 @@ the code under test:
   samples S plainly misses the rare z_j ~ 6 that push the ratio over κ by themselves and lands 0.75%
   low, below checkin-lower's (correct) LOWER end;
 - the reduced pair of the blanket's corner cell, the victim among N blanket draws, by importance
-  sampling of the victim's report.
+  sampling of the victim's report (W not cut at z_max: the bound's cut part is its R-mass, added).
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ from verifier.schemes import Shuffle
 from verifier.shuffle import gaussian_blanket as blanket
 
 USERS = 1000
-#: The blanket's ε(10⁻⁶) at σ = Δ = 1, n = 10³ (blanket_epsilon_upper, 76 s of CPU: not recomputed here).
-EPS = 4.30450439453125
+#: The blanket's ε(10⁻⁶) at σ = Δ = 1, n = 10³ (blanket_epsilon_upper, ~50 s of CPU: not recomputed here), and
+#: its value before 6de2473 (R-mass cut at 1e-4·δ, lattice step 16).
+EPS = 4.210409798588444
+EPS_STEP_16 = 4.30450439453125
 Z_SCORE = 5.0
 
 
@@ -70,9 +72,9 @@ def reduced_corner_h(draws: int, eps: float, samples: int = 50_000, tilt: float 
 
 
 def test_attained_pair_is_below_the_blanket_and_above_checkin_lower():
-    """At the blanket's ε the attained pair's δ is 6.111e-7: below δ = 10⁻⁶ (the UPPER end holds for it)
-    and at most 0.05% above checkin-lower's LOWER end 6.1102e-7. Mutant caught: a lower end above the
-    truth by more than five standard errors (1e-4 relative)."""
+    """At the blanket's ε the attained pair's δ is 7.7262e-7: below δ = 10⁻⁶ (the UPPER end holds for it)
+    and at most 0.05% above checkin-lower's LOWER end 7.7247e-7. Mutant caught: a lower end above the
+    truth by more than five standard errors (2e-4 relative)."""
     truth, se = attained_delta(USERS, EPS)
     assert truth + Z_SCORE * se < 1e-6
     scheme = Shuffle(Gaussian(1.0, 2.0), USERS, dimension=1)
@@ -87,11 +89,24 @@ def test_corner_cell_at_large_n_with_a_coarse_lattice():
     from scipy.special import erfcinv
 
     z_tail = math.sqrt(2) * float(erfcinv(1e-4 * 1e-6))  # the R-mass cut at 1e-4·δ: the lattice of step 16
-    law = blanket._draw_law(1.0, 1.0, blanket._corner(1.0), math.exp(EPS), z_tail)
+    law = blanket._draw_law(1.0, 1.0, blanket._corner(1.0), math.exp(EPS_STEP_16), z_tail)
     assert law.step == 16
-    estimate, se = reduced_corner_h(215, EPS)
+    estimate, se = reduced_corner_h(215, EPS_STEP_16)
     bound = blanket._expected_positive(law, 215)
     assert estimate - Z_SCORE * se <= bound <= 1.3 * estimate
     scale = law.step
     unscaled = dataclasses.replace(law, step=law.step / scale, top=law.top / scale)
     assert blanket._expected_positive(unscaled, 215) < estimate - Z_SCORE * se
+
+
+def test_corner_cell_at_large_n_holds_with_its_cut_mass():
+    """N = 500 blanket draws, κ = e^4.2104, the cut z_max that the ε search uses at δ = 10⁻⁶ (R-mass beyond
+    it 10⁻⁷, a tenth of δ, so that the law fits a lattice of step 1): the corner cell's H of the cut law
+    is 2.539e-7 and with the cut R-mass 3.539e-7, against the reduced pair's 2.72e-7. Mutant: the
+    R-mass beyond z_max not added falls below."""
+    law = blanket._draw_law(1.0, 1.0, blanket._corner(1.0), math.exp(EPS), blanket._z_tail(1e-6, 1.0, 1.0))
+    assert law.step == 1 and law.tail <= 1.01e-7
+    estimate, se = reduced_corner_h(501, EPS, samples=60_000, tilt=4.5)
+    cut = blanket._expected_positive(law, 501)
+    assert estimate - Z_SCORE * se <= cut + law.tail <= 1.4 * estimate
+    assert cut < estimate - Z_SCORE * se
