@@ -39,7 +39,7 @@ The law of W is replaced by a larger one in the increasing convex order, which o
    mean (another spread); every mass is rounded up. The step is the power of two below γ/16, or
    coarser where the law would span more than 2^16 points: any step is sound (the split is a
    mean-preserving spread whatever the step), a coarse one is only looser (at σ = Δ the likelihood
-   ratio reaches ~10^6 and the step is 16 against γ = 0.317).
+   ratio reaches ~10^5 at δ = 10^-6 and the step is 1 against γ = 0.317).
 4. The sum. N + 1 draws are self-composed by :func:`verifier.pld.self_compose` (DOMINATING: its
    result is stochastically larger, mass it cannot place sits at +∞, here the largest possible sum),
    and E[S_+] is summed rounded up. A step 2^k > 1 (the composition's grids have step <= 1) is

@@ -180,10 +180,10 @@ class ShuffleGaussianBlanket(QuantityMethod):
         return isinstance(scheme, Shuffle) and isinstance(scheme.pair, Gaussian)
 
     def estimate_cost(self, scheme: Scheme) -> Cost | None:
-        """A cover of ~170 (n = 10³) to ~1200 (n = 10⁴) cells of victim records, each a law of ~500–700
-        intervals of z in ball arithmetic (~0.05–0.2 s) and one to 15 self-compositions of N + 1 draws
-        (0.01 s at n = 10³, 0.03–0.2 s at 10⁵): measured 9.9 s of CPU for ε(δ) at σ = 3, n = 10³ and
-        57 s at 10⁴ (benchmarks/shuffle.md), about 10·(n/10³)^0.75 s."""
+        """A cover of ~150–400 cells of victim records, each a law of ~500–700 intervals of z in ball
+        arithmetic (~0.03 s, once per cell) and one to 15 self-compositions of N + 1 draws (0.01–0.5 s):
+        measured for ε(δ) 7 s of CPU at σ = 3, n = 10³, 45 s at 10⁴ and 545 s at 10⁵; at σ = 1, 38–61 s
+        for n = 10³ to 10⁵ and 344 s at 10⁶ (benchmarks/shuffle.md): about 10·(n/10³)^0.75 s."""
         if not self.supports(scheme) or scheme.dimension != 1:  # type: ignore[union-attr]
             return None  # declines at once (no dimension, or d > 1)
         n = scheme.users  # type: ignore[union-attr]
