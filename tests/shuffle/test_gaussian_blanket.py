@@ -227,3 +227,24 @@ def test_a_cell_above_the_corner_is_bounded_in_full(monkeypatch):
         assert blanket.blanket_delta_upper(SIGMA, 2 * HALF, 5, 0.5) >= full
     finally:
         blanket.blanket_delta_upper.cache_clear()
+
+
+@pytest.mark.parametrize("kappa", [Fraction(1), Fraction(3, 2)])
+def test_exact_worst_case_does_not_increase_with_users(kappa):
+    """Step 5 of the module docstring (more users are a post-processing), on an independent reference: the
+    exact worst case over every dataset of a finite randomizer, in rationals, for 2 to 4 users. A
+    lemma that failed would show δ rising with n."""
+    rand = finite_randomizer()
+    exact = [shuffle_delta(rand, users, kappa) for users in range(2, 5)]
+    assert exact[0] > 0
+    assert all(later <= earlier for earlier, later in zip(exact, exact[1:]))
+
+
+def test_more_users_than_the_cap_are_bounded_at_the_cap(monkeypatch):
+    """Beyond USERS_CAP the bound is the cap's, in both questions (a cap left out gives 0.30 at n = 60
+    against 0.94 at n = 10, σ = 2, δ = 10⁻²). Mutant caught elsewhere: a cap that raised n (max for min) would put the
+    two-user bounds of test_cover_is_above_two_users_exact_delta below the exact δ."""
+    monkeypatch.setattr(blanket, "USERS_CAP", 10)
+    capped = blanket.blanket_epsilon_upper(SIGMA, 2.0, 60, 1e-2)
+    assert capped == blanket.blanket_epsilon_upper(SIGMA, 2.0, 10, 1e-2)
+    assert blanket.blanket_delta_upper(SIGMA, 2.0, 60, 1.0) == blanket.blanket_delta_upper(SIGMA, 2.0, 10, 1.0)
