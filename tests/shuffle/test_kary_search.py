@@ -67,16 +67,21 @@ def test_every_node_bound_is_above_each_of_its_backgrounds(k, n, e0, eps):
     assert max(exact.values()) == pytest.approx(worst(n, e0, k, eps), rel=1e-12)
 
 
+def _assert_delta_holds_and_meets(search, n, e0, k, epsilons, rel):
+    """δ(ε) at each ε holds the brute force over every dataset (to rounding) and its upper end is within
+    ``rel`` of it."""
+    for eps in epsilons:
+        truth = worst(n, e0, k, eps)
+        bracket = search.delta(eps)
+        assert bracket.lower <= truth * (1 + 1e-13) and truth * (1 - 1e-13) <= bracket.upper
+        assert bracket.upper <= truth * (1 + rel)
+
+
 def test_search_brackets_the_brute_force_and_meets():
     """k = 4, n = 8, ε0 = 3, where a background on two third symbols (six others and one) is within 1e-14
     of the worst at ε = 0.45: the bracket holds the brute force and is within 1e-7 of it."""
     k, n, e0 = 4, 8, 3.0
-    search = KarySearch(e0, k, n)
-    for eps in (0.45, 0.9):
-        truth = worst(n, e0, k, eps)
-        bracket = search.delta(eps)
-        assert bracket.lower <= truth * (1 + 1e-13) and truth * (1 - 1e-13) <= bracket.upper
-        assert bracket.upper <= truth * (1 + 1e-7)
+    _assert_delta_holds_and_meets(KarySearch(e0, k, n), n, e0, k, (0.45, 0.9), 1e-7)
 
 
 @pytest.mark.parametrize("k,n", [(5, 7), (4, 8)])
@@ -86,11 +91,7 @@ def test_search_at_a_small_eps0_brackets_the_brute_force_and_meets(k, n):
     1e-3 hold the brute force over every dataset and meet (δ within 1e-9, ε within 1e-8, relative)."""
     e0 = 0.2
     search = KarySearch(e0, k, n)
-    for eps in (0.05, 0.1):
-        truth = worst(n, e0, k, eps)
-        bracket = search.delta(eps)
-        assert bracket.lower <= truth * (1 + 1e-13) and truth * (1 - 1e-13) <= bracket.upper
-        assert bracket.upper <= truth * (1 + 1e-9)
+    _assert_delta_holds_and_meets(search, n, e0, k, (0.05, 0.1), 1e-9)
     bracket = search.epsilon(1e-3)
     assert bracket.upper - bracket.lower <= 1e-8 * bracket.upper  # ε(δ)'s own margins: E within 1e-10 relative
     assert worst(n, e0, k, bracket.lower) >= 1e-3 * (1 - 1e-12) and worst(n, e0, k, bracket.upper) <= 1e-3 * (1 + 1e-12)
