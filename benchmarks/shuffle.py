@@ -166,7 +166,7 @@ def laplace_rows() -> list[str]:
 
 
 #: The small ε0 of the k-ary table's rows at k = 10, n <= 20.
-SMALL_EPS0 = (0.1, 0.2, 0.3)
+SMALL_EPS0 = (0.1, 0.15, 0.2, 0.25, 0.3)
 
 
 def kary_rows() -> list[str]:

@@ -9,11 +9,14 @@ once instead of running past its budget or being killed for memory.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Iterator
 
-__all__ = ["Cost", "Clock", "available_memory_bytes", "refusal", "human_bytes", "human_seconds", "MEMORY_SHARE", "ACTIVITY", "Activity"]
+__all__ = ["Cost", "Clock", "available_memory_bytes", "refusal", "human_bytes", "human_seconds", "MEMORY_SHARE", "ACTIVITY", "Activity", "deadline", "seconds_left"]
 
 #: Share of the memory available now that one method may plan to use (the rest is for the
 #: interpreter, the other direction's results and other processes).
@@ -83,6 +86,27 @@ def refusal(cost: Cost, seconds_left: float | None, memory_bytes: float | None =
     if seconds_left is not None and cost.seconds > seconds_left:
         return f"skipped: needs ~{human_seconds(cost.seconds)}{at} ({human_seconds(max(seconds_left, 0.0))} of the time budget left)"
     return None
+
+
+_DEADLINE: ContextVar[float | None] = ContextVar("verifier_deadline", default=None)
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Within the block, :func:`seconds_left` counts down from ``seconds`` (None: no deadline). The
+    portfolio sets it around each method, beside the interrupt that enforces the budget, so a method
+    that can stop early with a sound but wider answer (an anytime search) does so instead of being cut."""
+    token = _DEADLINE.set(None if seconds is None else time.perf_counter() + seconds)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def seconds_left() -> float | None:
+    """Seconds before the deadline of the enclosing :func:`deadline` block (None: no deadline)."""
+    end = _DEADLINE.get()
+    return None if end is None else end - time.perf_counter()
 
 
 class Activity:

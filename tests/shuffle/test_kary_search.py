@@ -200,19 +200,23 @@ def test_tpr_brackets_the_most_powerful_test_of_every_dataset():
 
 @pytest.mark.parametrize(
     "limit, value",
-    [("STATE_LIMIT", math.comb(6 + 4, 4)), ("WORK_LIMIT", 0.0)],
-    ids=["families-too-large-to-split", "out-of-work"],
+    [("STATE_LIMIT", math.comb(6 + 4, 4)), ("WORK_LIMIT", 0.0), ("deadline", 0.0)],
+    ids=["families-too-large-to-split", "out-of-work", "deadline-spent"],
 )
 def test_unsplit_families_keep_a_sound_bracket(monkeypatch, limit, value):
     """Families the search does not split stay bounded by their partial blanket, whichever limit stops
     it: with the histogram lists capped at four coordinates (STATE_LIMIT: x, x', one kept third symbol,
     the rest) the families spread over more third symbols, and with no work allowed past the roots
-    (WORK_LIMIT = 0) every family. k = 5, n = 6, ε0 = 1: the brackets of δ(ε) and ε(δ) (the frontier's
-    bisection included) still hold the brute force, and ε(δ) no longer meets (0.7% wide at δ = 0.02
-    under the state cap), the price of not splitting. Catches an unsplit family or frontier dropped from
-    the upper end (the ends would meet, an exactness not proven)."""
+    (WORK_LIMIT = 0, or a deadline already spent: ``--time-budget``) every family. k = 5, n = 6, ε0 = 1:
+    the brackets of δ(ε) and ε(δ) (the frontier's bisection included where there is time for it) still
+    hold the brute force, and ε(δ) no longer meets (0.7% wide at δ = 0.02 under the state cap), the price
+    of not splitting. Catches an unsplit family or frontier dropped from the upper end (the ends would
+    meet, an exactness not proven), and a search that ignores its deadline (it would meet)."""
     k, n, e0 = 5, 6, 1.0
-    monkeypatch.setattr(kary_search, limit, value)
+    if limit == "deadline":
+        monkeypatch.setattr(kary_search, "seconds_left", lambda: value)
+    else:
+        monkeypatch.setattr(kary_search, limit, value)
     search = KarySearch(e0, k, n)
     for eps in (0.2, 0.5):
         bracket, truth = search.delta(eps), worst(n, e0, k, eps)
@@ -233,3 +237,47 @@ def test_a_repeated_query_is_answered_without_a_second_search(monkeypatch):
     assert search.epsilon(1e-6) == first and not built
     search.epsilon(1e-3)
     assert built
+
+
+def test_the_search_is_told_the_time_budget(monkeypatch):
+    """``--time-budget`` reaches the background search (k = 10, n = 9, ε0 = 0.5, through the Python API as
+    ``verifier epsilon`` runs it): each query starts with the seconds left of the budget, so it can stop
+    splitting with a sound bracket rather than be interrupted with none. Catches a portfolio that
+    interrupts methods without telling them their deadline (the search would see None)."""
+    import verifier
+    from verifier._budget import seconds_left
+
+    seen = []
+    honest = KarySearch._start
+    monkeypatch.setattr(KarySearch, "_start", lambda self: seen.append(seconds_left()) or honest(self))
+    kary_search.kary_search.cache_clear()
+    verifier.epsilon(mechanism="rr", k=10, epsilon0=0.5, scheme="shuffle", users=9, neighboring="replace_one", delta=1e-6,
+                     methods=["shuffle-rr-exact"], time_budget=120)
+    assert seen and all(left is not None and 0 < left <= 120 for left in seen)
+
+
+@pytest.mark.slow
+def test_ten_symbols_at_twenty_users_and_a_small_eps0_are_exact():
+    """Done-when 2 at its hardest cell class: k = 10, n = 20, ε0 = 0.3, δ = 1e-6, where every other user
+    reports uniformly with probability 0.97 and the partial blanket prunes little (about 2 min of CPU, 6 GB).
+    With no deadline the search splits every family above δ: the ends meet within 1e-6, inside the
+    independent [one-symbol LOWER, blanket UPPER] (0.1276 and 0.1280 there). Catches a search that stops
+    short of the leaves (the old limits left it 1.6e-4 wide)."""
+    bracket = KarySearch(0.3, 10, 20).epsilon(1e-6)
+    assert bracket.upper - bracket.lower <= 1e-6 * bracket.lower
+    assert max(p.epsilon_lower(1e-6) for p in (OneSymbolPair(0.3, 10, 20, h) for h in ("z", "x"))) <= bracket.upper
+    assert bracket.upper <= BlanketBound(0.3, 10, 20).epsilon_upper(1e-6)
+
+
+def test_an_earlier_bound_is_reused_only_at_a_larger_ratio():
+    """node_delta reuses a family's bound found at E' for a pruning test at E only when E' <= E (δ(E) does
+    not increase with E). k = 5, n = 6, ε0 = 1, the family (c_0, c_1) = (2, 1) with two users to place:
+    bounded at e^0.5 first, then asked at e^0.2 it is computed again (the larger value, equal to a fresh
+    search's), and asked at e^0.8 it returns the e^0.5 value. Catches the reuse in the wrong direction
+    (an UPPER bound at a larger E is below δ at a smaller one)."""
+    node = Node(2, 1, (), 2)
+    search = KarySearch(1.0, 5, 6)
+    at_half = search.node_delta(node, math.exp(0.5), keep_above=1.0)
+    at_fifth = search.node_delta(node, math.exp(0.2), keep_above=1.0)
+    assert at_fifth == KarySearch(1.0, 5, 6).node_delta(node, math.exp(0.2)) > at_half
+    assert search.node_delta(node, math.exp(0.8), keep_above=1.0) == at_fifth

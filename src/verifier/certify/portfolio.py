@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Sequence, TypeVar
 
-from verifier._budget import ACTIVITY
+from verifier._budget import ACTIVITY, deadline
 from verifier._types import Bound, Bracket, Direction, Estimate, Quantity, Side
 from verifier._validation import check_nonnegative
 from verifier.certify.method import Guarantee, Method
@@ -54,10 +54,12 @@ REARM_SECONDS = 0.05
 @contextlib.contextmanager
 def _deadline(seconds: float | None) -> Iterator[None]:
     """Raise :class:`_BudgetSpent` after ``seconds`` of wall-clock time, where SIGALRM can deliver
-    it (main thread, Unix); otherwise do nothing (the budget is then checked between methods)."""
+    it (main thread, Unix); otherwise do nothing (the budget is then checked between methods). Either
+    way :func:`verifier._budget.seconds_left` tells the method how long it has."""
     usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if seconds is None or not usable:
-        yield
+        with deadline(seconds):
+            yield
         return
 
     def interrupt(signum, frame):
@@ -69,7 +71,8 @@ def _deadline(seconds: float | None) -> Iterator[None]:
     previous = signal.signal(signal.SIGALRM, interrupt)
     signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
     try:
-        yield
+        with deadline(seconds):
+            yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

@@ -23,9 +23,11 @@ Search: δ(ε) takes every node whose bound is above the largest exact leaf so f
 widest first, down to the leaves; ε(δ) finds E with every leaf's UPPER δ(ln E) <= δ
 (:class:`verifier.shuffle.worst.WorstCase` over the leaves found), then visits the nodes at E,
 pruning those with bound <= δ; a leaf above δ there joins the leaves and the step repeats. A node
-whose orbit law has more than :data:`STATE_LIMIT` states, or any node once a query has built laws of
-:data:`WORK_LIMIT` states in all (the largest bounds are split first), is not refined: its bound stays in the
-upper end (a bracket that does not meet).
+whose orbit law has more than :func:`state_limit` states, or any node once a query has built laws of
+:data:`WORK_LIMIT` states in all or has too little of its deadline left (:meth:`KarySearch._refining`; the
+largest bounds are split first), is not refined: its bound stays in the upper end (a bracket that does not
+meet). Without a deadline the search refines until the ends meet or WORK_LIMIT is spent; under
+``--time-budget`` it stops early with that sound, wider bracket instead of being cut with none.
 
 Evaluation: the kept users are each truthful with probability 1 − λ or uniform (step 1 of the proof),
 so the law of their reports is Σ_T P(T)·U^(m − |T|)(δ_T) (T their truthful reports, U a uniform
@@ -41,6 +43,7 @@ import functools
 import heapq
 import itertools
 import math
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -48,6 +51,7 @@ import numpy as np
 import numpy.typing as npt
 from flint import arb
 
+from verifier._budget import MEMORY_SHARE, available_memory_bytes, seconds_left
 from verifier._directed import arb_bound, up, with_precision
 from verifier._types import Bracket, Side
 from verifier._validation import check_integer, check_nonnegative, check_open_unit, check_positive, check_unit
@@ -57,7 +61,7 @@ from verifier.shuffle.histogram import float_masses
 from verifier.shuffle.orbits import orbit_cells, orbit_layers, sorted_iid
 from verifier.shuffle.worst import UNIT_ROUNDOFF, Candidate, WorstCase, hockey
 
-__all__ = ["SEARCH_CITATION", "STATE_LIMIT", "WORK_LIMIT", "SEARCH_USERS_LIMIT", "KarySearch", "kary_search", "Node"]
+__all__ = ["SEARCH_CITATION", "STATE_LIMIT", "STATE_BYTES", "STATE_FLOOR", "WORK_LIMIT", "SEARCH_USERS_LIMIT", "KarySearch", "kary_search", "Node", "state_limit"]
 
 SEARCH_CITATION = (
     "shuffled k-ary randomized response: the worst case over every background, both orders, by a search that bounds "
@@ -67,12 +71,24 @@ SEARCH_CITATION = (
 )
 
 #: The most orbit states (all lists t = 0..n together) of one node's law; larger nodes keep their bound.
-#: 4·10⁶ (~60 bytes a state, 1.5 GB peak measured at k = 10, n = 20): families of up to eight singly held
-#: symbols at n = 20 split, which closes ε0 = 0.4 (δ = 10⁻⁶) and ε0 = 0.5 (δ = 10⁻³) there.
-STATE_LIMIT = 4_000_000
+#: 1.2·10⁷ covers every background at k = 10, n = 20 (the largest, two pairs and six singly held third
+#: symbols, has 1.07·10⁷), which closes ε0 = 0.15-0.3 there (δ = 10⁻⁶); :func:`state_limit` lowers it
+#: to what the machine's memory holds.
+STATE_LIMIT = 12_000_000
+#: Peak bytes per state of the largest node law, its orbit lists and the cached ones (5.5 GB measured at
+#: 1.2·10⁷ states, k = 10, n = 20).
+STATE_BYTES = 460.0
+#: The fewest states :func:`state_limit` allows (families of up to eight singly held symbols at n = 20).
+STATE_FLOOR = 4_000_000
 #: The most orbit states (summed over the node laws built) one query may spend before it stops splitting
-#: nodes (their bounds then stay in the upper end).
-WORK_LIMIT = 3e8
+#: nodes (their bounds then stay in the upper end): about an hour of one core, the ceiling of a run
+#: without a deadline (ε0 = 0.15, k = 10, n = 20 needs 2·10⁹).
+WORK_LIMIT = 2e10
+#: The search stops splitting while less memory than this is available (each leaf's sorted law is kept).
+MEMORY_KEPT = 2e9
+#: Under a deadline, the share of the time left at the start of a query kept for its answer (the
+#: frontier's bisection), and at least this many seconds or four times the slowest node law so far.
+RESERVE_SHARE, RESERVE_SECONDS = 0.15, 2.0
 #: The largest n the search takes (its cost grows with the number of backgrounds).
 SEARCH_USERS_LIMIT = 24
 
@@ -131,6 +147,9 @@ class KarySearch:
         self.roots = [Node(c0, c1, (), others - c0 - c1) for c0 in range(others + 1) for c1 in range(min(c0, others - c0) + 1)]
         self.leaves: dict[Node, tuple[Candidate, Candidate]] = {}
         self._work = 0.0  # orbit states of the laws built in the current query
+        self._slowest = 0.0  # seconds of the slowest node law built
+        self._bounds: dict[Node, tuple[float, float]] = {}  # the last (E, UPPER δ at E) of each node bounded
+        self._reserve: float | None = None  # seconds of the deadline kept for the current query's answer
         self._answers: dict[tuple[str, float], Bracket] = {}  # certify asks each direction of replace-one alike
         # seeds: every background on at most one third symbol
         for root in self.roots:
@@ -157,8 +176,25 @@ class KarySearch:
         return sizes, [groups[i][1] for i in order], symbols, (slot[0], slot[1])
 
     def fits(self, node: Node) -> bool:
-        """Whether the node's orbit law has at most :data:`STATE_LIMIT` states."""
-        return orbit_cells(self._layout(node)[0], self.users) <= STATE_LIMIT
+        """Whether the node's orbit law has at most :func:`state_limit` states."""
+        return orbit_cells(self._layout(node)[0], self.users) <= state_limit()
+
+    def _start(self) -> None:
+        """A new query: no work spent yet, and the share of its deadline (if any) kept for the answer."""
+        self._work = 0.0
+        left = seconds_left()
+        self._reserve = None if left is None else max(RESERVE_SECONDS, RESERVE_SHARE * left)
+
+    def _refining(self, work_limit: float | None = None, answering: bool = False) -> bool:
+        """Whether the query may build another node law: under ``work_limit`` orbit states (None:
+        :data:`WORK_LIMIT`), inside a deadline (:func:`verifier._budget.seconds_left`) with four slowest
+        laws left plus the reserve unless ``answering`` (the frontier's bisection, which the reserve is
+        kept for), and, to split, with more than :data:`MEMORY_KEPT` bytes of memory available."""
+        left = seconds_left()
+        keep = 4 * self._slowest + (0.0 if answering else self._reserve or 0.0)
+        if self._work > (WORK_LIMIT if work_limit is None else work_limit) or (left is not None and left <= keep):
+            return False
+        return answering or available_memory_bytes() > MEMORY_KEPT  # the leaves found are kept: 9.6 GB at eps0 = 0.2, n = 20
 
     def _kept(self, node: Node, sizes: tuple[int, ...], counts: list[int]) -> list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]]:
         """The law of the kept others' truthful reports T (each of them truthful with probability 1 − λ,
@@ -184,6 +220,7 @@ class KarySearch:
         Roundings: the masses of T at most 3·slots + 2 (:func:`verifier.shuffle.orbits.sorted_iid`, the
         binomials, the product of the groups), each step at most slots + 4 (:meth:`OrbitLayers.step`,
         the injection one more)."""
+        started = time.perf_counter()
         sizes, counts, symbols, victim_slots = self._layout(node)
         layers = orbit_layers(sizes, self.users)
         self._work += layers.cells
@@ -206,6 +243,7 @@ class KarySearch:
             out.append((first, second))
         slots = layers.slots
         widen = math.expm1(((slots + 4) * self.users + 3 * slots + 2) * math.log1p(_U)) * (1 + 1e-6)
+        self._slowest = max(self._slowest, time.perf_counter() - started)
         return out, widen
 
     def _weight(self, pool: int) -> npt.NDArray[np.float64]:
@@ -219,18 +257,42 @@ class KarySearch:
     def _leaf(self, node: Node) -> tuple[Candidate, Candidate]:
         """Both orders of a one-background node, as candidates (cached)."""
         if node not in self.leaves:
-            laws, widen = self._laws(node)
-            first, second = laws[0]
-            keep = (first > 0) | (second > 0)
-            name = node.label()
-            self.leaves[node] = (Candidate.sorted(first[keep], second[keep], widen, 0.0, f"{name}, 0->1"),
-                                 Candidate.sorted(second[keep], first[keep], widen, 0.0, f"{name}, 1->0"))
+            self.leaves[node] = self._candidates(node)
         return self.leaves[node]
 
-    def node_delta(self, node: Node, big: float) -> float:
-        """An UPPER bound on δ at E >= ``big`` of every background of ``node``, the larger order."""
+    def _candidates(self, node: Node) -> tuple[Candidate, Candidate]:
+        """Both orders of a one-background node, as candidates."""
+        laws, widen = self._laws(node)
+        first, second = laws[0]
+        keep = (first > 0) | (second > 0)
+        name = node.label()
+        return (Candidate.sorted(first[keep], second[keep], widen, 0.0, f"{name}, 0->1"),
+                Candidate.sorted(second[keep], first[keep], widen, 0.0, f"{name}, 1->0"))
+
+    def node_delta(self, node: Node, big: float, keep_above: float | None = None) -> float:
+        """An UPPER bound on δ at E >= ``big`` of every background of ``node``, the larger order.
+
+        With ``keep_above`` (a pruning threshold), a bound found earlier at some E' <= ``big`` that is at
+        most ``keep_above`` is returned as it is: δ(E) does not increase with E, so it bounds δ at ``big``
+        too, and it prunes without building the law again (each ε(δ) step visits the tree anew). A leaf
+        is kept among the leaves only if its bound is above ``keep_above`` (None: always): the search
+        needs no other, and at k = 10, n = 20, ε0 = 0.2 keeping all 750 took 14 GB. One dropped but
+        needed later is found again by the next visit (its family's bound is above the threshold)."""
+        earlier = self._bounds.get(node)
+        if keep_above is not None and earlier is not None and earlier[0] <= big and earlier[1] <= keep_above:
+            return earlier[1]
+        bound = self._node_delta(node, big, keep_above)
+        self._bounds[node] = (big, bound)
+        return bound
+
+    def _node_delta(self, node: Node, big: float, keep_above: float | None) -> float:
+        """:meth:`node_delta` computed at ``big``."""
         if node.leaf:
-            return max(hockey(c, big, Side.UPPER) for c in self._leaf(node))
+            pair = self.leaves.get(node) or self._candidates(node)
+            bound = max(hockey(c, big, Side.UPPER) for c in pair)
+            if keep_above is None or bound > keep_above:
+                self.leaves[node] = pair
+            return bound
         laws, widen = self._laws(node)
         weight = self._weight(node.pool)
         best = 0.0
@@ -244,14 +306,15 @@ class KarySearch:
     def _visit(self, big: float, threshold: float | None) -> tuple[float, list[Node], list[Node]]:
         """Visit the nodes at E >= ``big``, largest bound first: prune those with bound <= the threshold (δ,
         or None: the largest LOWER leaf δ at E so far, times 1 + _SLACK), refine the others to their
-        leaves while the query's work is under :data:`WORK_LIMIT`. Returns (the largest bound of a node
+        leaves while :meth:`_refining`. Returns (the largest bound of a node
         pruned or left unrefined, the leaves above the threshold, the nodes left unrefined above it)."""
         best = 0.0
         if threshold is None:
             best = max(hockey(c, big, Side.LOWER) for pair in self.leaves.values() for c in pair)
         kept, over, frontier = 0.0, [], []
         order = itertools.count()
-        heap = [(-self.node_delta(node, big), next(order), node) for node in self.roots]
+        heap = [(-self.node_delta(node, big, threshold if threshold is not None else best * (1 + _SLACK)), next(order), node)
+                for node in self.roots]
         heapq.heapify(heap)
         while heap:
             bound, _, node = heapq.heappop(heap)
@@ -265,12 +328,13 @@ class KarySearch:
                     best = max(best, *(hockey(c, big, Side.LOWER) for c in self._leaf(node)))
                 continue
             children = node.children(self.third)
-            if self._work > WORK_LIMIT or not all(self.fits(c) for c in children):
+            if not self._refining() or not all(self.fits(c) for c in children):
                 kept = max(kept, bound)
                 frontier.append(node)
                 continue
             for child in children:
-                heapq.heappush(heap, (-self.node_delta(child, big), next(order), child))
+                below = threshold if threshold is not None else best * (1 + _SLACK)
+                heapq.heappush(heap, (-self.node_delta(child, big, below), next(order), child))
         return kept, over, frontier
 
     def _remember(self, quantity: str, at: float, compute: Callable[[float], Bracket]) -> Bracket:
@@ -298,7 +362,7 @@ class KarySearch:
         if epsilon >= self.epsilon0:  # every likelihood ratio of the shuffle is at most e^eps0
             return Bracket(0.0, 0.0)
         big_lo, big_hi = exp_bounds(epsilon)
-        self._work = 0.0
+        self._start()
         kept, over, _ = self._visit(big_lo, None)
         lower = max(hockey(c, big_hi, Side.LOWER) for pair in self.leaves.values() for c in pair)
         upper = max([kept] + [hockey(c, big_lo, Side.UPPER) for node in over for c in self._leaf(node)])
@@ -307,7 +371,7 @@ class KarySearch:
     def _epsilon(self, delta: float) -> Bracket:
         """ε(δ), the worst case over every background, as a rigorous bracket."""
         target = check_open_unit("delta", delta)
-        self._work = 0.0
+        self._start()
         for _ in range(8):
             found = WorstCase([c for pair in self.leaves.values() for c in pair], f"shuffled {self.k}-ary randomized response", self.epsilon0).epsilon(target)
             if found.upper >= self.epsilon0:
@@ -329,7 +393,7 @@ class KarySearch:
         alpha = check_unit("fpr", fpr)
         what = f"shuffled {self.k}-ary randomized response"
         bound, big = 1.0, math.nan  # bound: the largest TPR bound of the pruned nodes at the last visit
-        self._work = 0.0
+        self._start()
         for _ in range(3):
             worst = WorstCase([c for pair in self.leaves.values() for c in pair], what, self.epsilon0)
             ratio = worst.randomising_ratio(alpha)
@@ -349,23 +413,25 @@ class KarySearch:
         <= δ (every other node was pruned there, and δ(ε) does not increase with ε): ε = start + (ε0 −
         start)·2^−j for j = 20, 19, … until one holds (a failing ε usually stops at the first node, the
         frontier is in decreasing order of bound), then bisection while the query's work is under twice
-        :data:`WORK_LIMIT`. After the first node the others are visited layout by layout, so each
+        :data:`WORK_LIMIT` and its deadline allows (ε0 if it runs out before any trial holds). After the first node the others are visited layout by layout, so each
         layout's orbit lists are built once per trial rather than evicted and rebuilt."""
         rest = sorted(frontier[1:], key=lambda node: self._layout(node)[0])
 
         def holds(value: float) -> bool:
             big = exp_bounds(value)[0]
-            return all(self.node_delta(node, big) <= target for node in frontier[:1] + rest)
+            return all(self.node_delta(node, big, target) <= target for node in frontier[:1] + rest)
 
         lo, hi = start, self.epsilon0
         for j in range(20, -1, -1):
+            if not self._refining(math.inf, answering=True):
+                return self.epsilon0
             trial = start + (self.epsilon0 - start) * 2.0**-j
             if trial < self.epsilon0 and holds(trial):
                 hi = trial
                 break
             lo = trial
         for _ in range(12):
-            if self._work > 2 * WORK_LIMIT:
+            if not self._refining(2 * WORK_LIMIT, answering=True):
                 break
             mid = 0.5 * (lo + hi)
             if holds(mid):
@@ -373,6 +439,12 @@ class KarySearch:
             else:
                 lo = mid
         return hi
+
+
+def state_limit() -> int:
+    """The most states of one node law: :data:`STATE_LIMIT`, less where :data:`STATE_BYTES` a state would
+    take more than MEMORY_SHARE of the memory available now, but at least :data:`STATE_FLOOR`."""
+    return int(min(STATE_LIMIT, max(STATE_FLOOR, MEMORY_SHARE * available_memory_bytes() / STATE_BYTES)))
 
 
 @functools.lru_cache(maxsize=4)
