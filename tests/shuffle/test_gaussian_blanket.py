@@ -208,23 +208,24 @@ def test_a_cell_above_the_corner_is_bounded_in_full(monkeypatch):
     off once it exceeds the corner's), so it is no bound on that cell. Here one finest cell in the
     middle (records 0 against −Δ/64) and its ancestors are made to bound as the corner does at ε/5 (a
     cell whose bound exceeds the corner's, as a non-monotone envelope could): δ(ε) must be at least
-    that cell's full bound. Before the fix the partial sum was returned: 0.1203 against the full
-    0.2188 (σ = 2, n = 5, ε = 0.5, the corner's own bound 0.1024)."""
+    that cell's full bound (to 1%: the tail is cut for δ of the size found). Before the fix the
+    partial sum was returned: 0.1203 against the full 0.2188 (σ = 2, n = 5, ε = 0.5, the corner's own
+    bound 0.1024)."""
     width = 2 * HALF / 128
     middle = Cell(0.0, width, -width, 0.0)
     original = blanket.cell_delta_upper
     corner = blanket._corner(HALF)
 
-    def inflated(sigma, half, users, epsilon, cell, target=math.inf):
+    def inflated(sigma, half, users, epsilon, cell, target=math.inf, scale=None):
         if cell.x_low <= middle.x_low and middle.x_high <= cell.x_high and cell.xp_low <= middle.xp_low and middle.xp_high <= cell.xp_high:
-            return original(sigma, half, users, epsilon / 5, corner, target)
-        return original(sigma, half, users, epsilon, cell, target)
+            return original(sigma, half, users, epsilon / 5, corner, target, scale)
+        return original(sigma, half, users, epsilon, cell, target, scale)
 
     full = original(SIGMA, HALF, 5, 0.1, corner)
     monkeypatch.setattr(blanket, "cell_delta_upper", inflated)
     blanket.blanket_delta_upper.cache_clear()
-    try:
-        assert blanket.blanket_delta_upper(SIGMA, 2 * HALF, 5, 0.5) >= full
+    try:  # within 1%: the rounds cut the tail for δ of the size found, a finer lattice than ``full``'s widest cut (0.3% here)
+        assert blanket.blanket_delta_upper(SIGMA, 2 * HALF, 5, 0.5) >= full * (1 - 1e-2)
     finally:
         blanket.blanket_delta_upper.cache_clear()
 
@@ -248,3 +249,11 @@ def test_more_users_than_the_cap_are_bounded_at_the_cap(monkeypatch):
     capped = blanket.blanket_epsilon_upper(SIGMA, 2.0, 60, 1e-2)
     assert capped == blanket.blanket_epsilon_upper(SIGMA, 2.0, 10, 1e-2)
     assert blanket.blanket_delta_upper(SIGMA, 2.0, 60, 1.0) == blanket.blanket_delta_upper(SIGMA, 2.0, 10, 1.0)
+
+
+def test_delta_at_a_given_epsilon_is_as_tight_as_the_epsilon_search():
+    """δ(ε) cuts the tail for δ of the size it finds, as ε(δ) cuts it for its δ: at σ = Δ = 1, n = 20 the
+    ε(δ = 1e-6) search answers 8.9921, and δ(8.9921) is now 1.0000082e-6 (within 10% of 1e-6 asserted).
+    The widest cut alone, the old δ(ε), does not fit the lattice there and gave 5.2e-5."""
+    blanket.blanket_delta_upper.cache_clear()
+    assert blanket_delta_upper(1.0, 2.0, 20, 8.9921) <= 1.1e-6

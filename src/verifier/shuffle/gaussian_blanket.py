@@ -102,6 +102,9 @@ _FLOOR = 0.25
 _EPS_TOLERANCE = 1e-5
 #: Factor by which an ε that fails is raised before the bisection.
 _GROWTH = 1.25
+#: The most rounds of the corner cell in δ(ε) (:func:`blanket_delta_upper`), each cutting the tail for
+#: the last one's δ: each gains about a factor of 10 where the widest cut does not fit the lattice.
+ROUNDS = 12
 #: Share of a finite target δ the R-mass beyond z_max may take.
 _TAIL_SHARE = 1e-4
 _TAIL_SHARE_COARSE = 0.1
@@ -338,14 +341,18 @@ def _buckets(sigma: float, half: float, users: int) -> tuple[list[int], list[arb
         return starts, [binomial_sf_arb(c, others, share) for c in starts] + [arb(0)]
 
 
-def cell_delta_upper(sigma: float, half: float, users: int, epsilon: float, cell: Cell, target: float = math.inf) -> float:
+def cell_delta_upper(
+    sigma: float, half: float, users: int, epsilon: float, cell: Cell, target: float = math.inf, scale: float | None = None
+) -> float:
     """UPPER bound on δ(ε) of every pair of victim records in ``cell`` (module docstring): Pr[N < c_0]
     plus Σ over buckets of N of their mass times H at the bucket's left end, plus the R-mass beyond
     z_max. H is computed at the buckets' left ends one at a time, c_0 first, then where the most mass
     is undecided; with H known at some left ends, giving each bucket the H of the nearest known end
     below it is also an UPPER bound (H_N does not increase with N), returned once it is <= a finite
-    ``target``; the nearest known end above it gives an estimate, returned once it is > ``target``."""
-    law = _draw_law(sigma, half, cell, math.exp(epsilon), _z_tail(target, sigma, half))
+    ``target``; the nearest known end above it gives an estimate, returned once it is > ``target``.
+    z_max is chosen for δ of the size ``scale`` (default ``target``; :func:`_z_tail`): any z_max is
+    sound, the right one is tight."""
+    law = _draw_law(sigma, half, cell, math.exp(epsilon), _z_tail(target if scale is None else scale, sigma, half))
     starts, tails = _buckets(sigma, half, users)
     with with_precision(_BITS):
         base = 1 - tails[0] + law.tail
@@ -405,14 +412,40 @@ def blanket_delta_upper(sigma: float, sensitivity: float, users: int, epsilon: f
     """UPPER bound on δ(ε) of n shuffled reports y + N(0, σ²), records y in an interval of length
     ``sensitivity`` (either direction; module docstring): the finest corner cell's bound, then every
     cell of a cover checked against it; a finest cell the cover leaves above the corner's bound is
-    bounded again in full (the cover's value for it is a partial sum, cut off once above the corner's)."""
+    bounded again in full (the cover's value for it is a partial sum, cut off once above the corner's).
+    The tail cut z_max is chosen for δ of the size found (:func:`_z_tail`): the corner cell alone is
+    bounded again with its tail cut for its last bound until that falls by less than 1% (at most
+    :data:`ROUNDS` times), then the whole cover with that cut, and again with the cover's bound while it
+    is more than 1% below. Where the widest cut does not fit the lattice (σ = Δ) the coarse tail share
+    makes each round about 10 times smaller: n = 10³, ε = 4.3045 went from 0.0098 to 7.96e-7 (the ε(δ)
+    search, whose tail is cut for its δ, certifies 1e-6 there), n = 20, ε = 8.9921 from 5.2e-5 to
+    1.0000082e-6. Every round is an UPPER bound; the smallest is kept."""
     s = check_positive("sigma", sigma)
     half = check_positive("sensitivity", sensitivity) / 2
     n = min(check_integer("users", users, minimum=2), USERS_CAP)
     eps = check_nonnegative("epsilon", epsilon)
-    corner = cell_delta_upper(s, half, n, eps, _corner(half))
-    worst, above = _cover(s, half, n, eps, corner)
-    return min(1.0, max([worst] + [cell_delta_upper(s, half, n, eps, cell) for cell in above]))
+    scale = cell_delta_upper(s, half, n, eps, _corner(half))
+    for _ in range(ROUNDS):
+        if not 0.0 < scale < 1.0:
+            return _delta_round(s, half, n, eps, math.inf)
+        again = cell_delta_upper(s, half, n, eps, _corner(half), scale=scale)
+        if again > 0.99 * scale:
+            break
+        scale = again
+    value = 1.0
+    for _ in range(3):
+        value = min(value, _delta_round(s, half, n, eps, scale))
+        if not 0.0 < value < 0.99 * scale:
+            break
+        scale = value
+    return value
+
+
+def _delta_round(sigma: float, half: float, users: int, epsilon: float, scale: float) -> float:
+    """One round of :func:`blanket_delta_upper`, every cell's tail cut for δ of the size ``scale``."""
+    corner = cell_delta_upper(sigma, half, users, epsilon, _corner(half), scale=scale)
+    worst, above = _cover(sigma, half, users, epsilon, corner)
+    return min(1.0, max([worst] + [cell_delta_upper(sigma, half, users, epsilon, cell, scale=scale) for cell in above]))
 
 
 def _cells_epsilon(sigma: float, half: float, users: int, target: float, cells: list[Cell], lo: float) -> float:
