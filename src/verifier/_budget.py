@@ -16,7 +16,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Iterator
 
-__all__ = ["Cost", "Clock", "available_memory_bytes", "refusal", "human_bytes", "human_seconds", "MEMORY_SHARE", "ACTIVITY", "Activity", "deadline", "seconds_left"]
+__all__ = ["Cost", "Clock", "available_memory_bytes", "refusal", "human_bytes", "human_seconds", "MEMORY_SHARE", "ACTIVITY", "Activity",
+           "deadline", "seconds_left"]
 
 #: Share of the memory available now that one method may plan to use (the rest is for the
 #: interpreter, the other direction's results and other processes).
