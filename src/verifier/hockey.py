@@ -96,8 +96,9 @@ def validated_delta_many(
     within γ_n (and τ for S2); e^{ε−c} within (|ε − c| + 1)u + 4u; one u for the product and one for
     the subtraction. As e^{ε−c}·S2(k) <= S1(k), the bracket's error is at most (ρ1 + ρx)·S1 +
     u·|result|. A product that underflows has no relative bound, only 2^-1075 absolute: n·2^-1074
-    for the head and S1, and n·2^-1074·e^{ε−c} for S2 (each ŵ_i's underflow is scaled back up). Where that bound exceeds 2^-20 of the value, or the losses span more than 600 (exp
-    would leave the normal range), the kernel's O(n) sum is used for that ε."""
+    for the head and S1, and n·2^-1074·e^{ε−c} for S2 (each ŵ_i's underflow is scaled back up).
+    Where that bound exceeds 2^-20 of the value, or the losses span more than 600 (exp would leave
+    the normal range), the kernel's O(n) sum is used for that ε."""
     n, eps = losses.size, epsilons
     if n == 0 or eps.size == 0 or losses[-1] - losses[0] > _MAX_SPAN:
         return validated_delta(losses, probs, eps, infinite_mass)

@@ -54,12 +54,19 @@ REARM_SECONDS = 0.05
 @contextlib.contextmanager
 def _deadline(seconds: float | None) -> Iterator[None]:
     """Raise :class:`_BudgetSpent` after ``seconds`` of wall-clock time, where SIGALRM can deliver
-    it (main thread, Unix); otherwise do nothing (the budget is then checked between methods). Either
-    way :func:`verifier._budget.seconds_left` tells the method how long it has."""
+    it (:func:`_alarm`); either way :func:`verifier._budget.seconds_left` tells the method how long
+    it has."""
+    with deadline(seconds), _alarm(seconds):
+        yield
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`_BudgetSpent` after ``seconds`` of wall-clock time, where SIGALRM can deliver
+    it (main thread, Unix); otherwise do nothing (the budget is then checked between methods)."""
     usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if seconds is None or not usable:
-        with deadline(seconds):
-            yield
+        yield
         return
 
     def interrupt(signum, frame):
@@ -71,8 +78,7 @@ def _deadline(seconds: float | None) -> Iterator[None]:
     previous = signal.signal(signal.SIGALRM, interrupt)
     signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
     try:
-        with deadline(seconds):
-            yield
+        yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

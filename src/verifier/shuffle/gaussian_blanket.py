@@ -424,26 +424,34 @@ def blanket_delta_upper(sigma: float, sensitivity: float, users: int, epsilon: f
     half = check_positive("sensitivity", sensitivity) / 2
     n = min(check_integer("users", users, minimum=2), USERS_CAP)
     eps = check_nonnegative("epsilon", epsilon)
-    scale = cell_delta_upper(s, half, n, eps, _corner(half))
+    corners: dict[float, float] = {}
+
+    def corner(scale: float) -> float:
+        """The corner cell's bound with its tail cut for δ of the size ``scale`` (each scale once)."""
+        if scale not in corners:
+            corners[scale] = cell_delta_upper(s, half, n, eps, _corner(half), scale=scale)
+        return corners[scale]
+
+    scale = corner(math.inf)
     for _ in range(ROUNDS):
         if not 0.0 < scale < 1.0:
-            return _delta_round(s, half, n, eps, math.inf)
-        again = cell_delta_upper(s, half, n, eps, _corner(half), scale=scale)
+            return _delta_round(s, half, n, eps, math.inf, corner(math.inf))
+        again = corner(scale)
         if again > 0.99 * scale:
             break
         scale = again
     value = 1.0
     for _ in range(3):
-        value = min(value, _delta_round(s, half, n, eps, scale))
+        value = min(value, _delta_round(s, half, n, eps, scale, corner(scale)))
         if not 0.0 < value < 0.99 * scale:
             break
         scale = value
     return value
 
 
-def _delta_round(sigma: float, half: float, users: int, epsilon: float, scale: float) -> float:
-    """One round of :func:`blanket_delta_upper`, every cell's tail cut for δ of the size ``scale``."""
-    corner = cell_delta_upper(sigma, half, users, epsilon, _corner(half), scale=scale)
+def _delta_round(sigma: float, half: float, users: int, epsilon: float, scale: float, corner: float) -> float:
+    """One round of :func:`blanket_delta_upper`, every cell's tail cut for δ of the size ``scale``;
+    ``corner`` is the corner cell's bound with that cut."""
     worst, above = _cover(sigma, half, users, epsilon, corner)
     return min(1.0, max([worst] + [cell_delta_upper(sigma, half, users, epsilon, cell, scale=scale) for cell in above]))
 

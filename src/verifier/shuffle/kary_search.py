@@ -308,20 +308,24 @@ class KarySearch:
     def _visit(self, big: float, threshold: float | None) -> tuple[float, list[Node], list[Node]]:
         """Visit the nodes at E >= ``big``, largest bound first: prune those with bound <= the threshold (δ,
         or None: the largest LOWER leaf δ at E so far, times 1 + _SLACK), refine the others to their
-        leaves while :meth:`_refining`. Returns (the largest bound of a node
-        pruned or left unrefined, the leaves above the threshold, the nodes left unrefined above it)."""
+        leaves while :meth:`_refining`. Returns (the largest bound of a node pruned or left unrefined,
+        the leaves above the threshold, the nodes left unrefined above it)."""
         best = 0.0
         if threshold is None:
             best = max(hockey(c, big, Side.LOWER) for pair in self.leaves.values() for c in pair)
+
+        def prune() -> float:
+            """The threshold now: bounds at most this are pruned (and their leaves not kept)."""
+            return threshold if threshold is not None else best * (1 + _SLACK)
+
         kept, over, frontier = 0.0, [], []
         order = itertools.count()
-        heap = [(-self.node_delta(node, big, threshold if threshold is not None else best * (1 + _SLACK)), next(order), node)
-                for node in self.roots]
+        heap = [(-self.node_delta(node, big, prune()), next(order), node) for node in self.roots]
         heapq.heapify(heap)
         while heap:
             bound, _, node = heapq.heappop(heap)
             bound = -bound
-            if bound <= (threshold if threshold is not None else best * (1 + _SLACK)):
+            if bound <= prune():
                 kept = max(kept, bound)  # every node left has a bound at most this one's
                 break
             if node.leaf:
@@ -335,8 +339,7 @@ class KarySearch:
                 frontier.append(node)
                 continue
             for child in children:
-                below = threshold if threshold is not None else best * (1 + _SLACK)
-                heapq.heappush(heap, (-self.node_delta(child, big, below), next(order), child))
+                heapq.heappush(heap, (-self.node_delta(child, big, prune()), next(order), child))
         return kept, over, frontier
 
     def _remember(self, quantity: str, at: float, compute: Callable[[float], Bracket]) -> Bracket:

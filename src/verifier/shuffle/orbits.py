@@ -24,6 +24,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
+from verifier._budget import available_memory_bytes
 from verifier.errors import NumericalFailure
 
 __all__ = ["CACHE_STATES", "OrbitLayers", "orbit_layers", "orbit_cells", "sorted_iid"]
@@ -125,24 +126,22 @@ class OrbitLayers:
 
 
 _CACHE: dict[tuple[tuple[int, ...], int], OrbitLayers] = {}
-#: The most states the cached layers hold together (about STATE_BYTES each): 3·10⁷, which keeps the
+#: The most states the cached layers hold together (about LAYER_BYTES each): 3·10⁷, which keeps the
 #: largest layouts of k = 10, n = 20 (up to 1.07·10⁷ states each) between the search's nodes (with
 #: 8·10⁶ they were rebuilt for every leaf, half the CPU of ε0 = 0.15 there), less where
 #: :data:`CACHE_MEMORY_SHARE` of the memory available would not hold them.
 CACHE_STATES = 30_000_000
-CACHE_MEMORY_SHARE, STATE_BYTES = 0.25, 100.0
+CACHE_MEMORY_SHARE, LAYER_BYTES = 0.25, 100.0
 
 
 def orbit_layers(sizes: tuple[int, ...], users: int) -> OrbitLayers:
     """:class:`OrbitLayers`, cached up to :data:`CACHE_STATES` states, least recently used dropped first
     (a search asks for the same few layouts many times)."""
-    from verifier._budget import available_memory_bytes
-
     key = (sizes, users)
     layers = _CACHE.pop(key, None) or OrbitLayers(sizes, users)
     _CACHE[key] = layers
     held = sum(c.cells for c in _CACHE.values())
-    limit = min(CACHE_STATES, CACHE_MEMORY_SHARE * (available_memory_bytes() / STATE_BYTES + held))  # its own share counted back
+    limit = min(CACHE_STATES, CACHE_MEMORY_SHARE * (available_memory_bytes() / LAYER_BYTES + held))  # its own share counted back
     while held > limit and len(_CACHE) > 1:
         held -= _CACHE.pop(next(iter(_CACHE))).cells
     return layers
