@@ -23,7 +23,21 @@ Rows, with the record first (REMOVE):
   collinear ones, as the instance in the plane does);
 - for j = 2, the bound that also reveals the values of the next two other records drawn (joint
   convexity over them: the worst placement on a grid of angles π/4 apart, unit norms), and the one
-  that reveals the two values but not their order (the order is uniform given the pair).
+  that reveals the two values but not their order (the order is uniform given the pair);
+- instances in one dimension with two values: a share of the other records at −C, the rest at 0 or
+  +C (the number at −C among k kept is hypergeometric). Every one lies far below the homogeneous
+  instance: mixing values spreads the sum without the record, which masks the displacement;
+- the adaptive adversary, which picks one instance in the plane at every step from the outputs so far
+  (the Bellman recursion on the accumulated loss; verifier's truncated-adaptive computes it rigorously);
+- for j = 8 with the values revealed but not their order, random placements around the homogeneous
+  one at −(cos π/4, sin π/4): all below it, for the composed ε.
+
+A second table gives δ(ε) of ONE step. For the chain of 2 with the values revealed as a multiset, a
+mixed pair {−C, 0} or {−C, +C} lies ABOVE every homogeneous pair from ε = 1 on (8.3e-8 against
+7.2e-8 at ε = 1, 1.4e-9 against 4.4e-11 at ε = 1.5). So "the homogeneous placement is the worst",
+which a proof through per-step profiles would need at every ε, is false for that chain, even
+though the composed ε above never exceeded the homogeneous value. The real mechanism shows the same
+pattern: others at 0 have the heavier one-step tail, others at −C the larger composed ε.
 
 A second table gives verifier's rigorous ε(1e-5) bracket in each direction, under add/remove and
 replace-one, and its width (upper − lower)/lower.
@@ -38,8 +52,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scipy.signal import fftconvolve
 from scipy.special import logsumexp
-from scipy.stats import binom
+from scipy.stats import binom, hypergeom
 
 from verifier._types import Quantity
 from verifier.certify.claim import parse_claim
@@ -96,22 +111,29 @@ def _put(mix: dict[float, float], mean: float, weight: float) -> None:
     mix[key] = mix.get(key, 0.0) + weight
 
 
-def instance(v: float) -> tuple[dict, dict]:
-    """The record at +1 (present, then absent) and every other record at v: batch sums of the real mechanism."""
+def instance(v: float, at_v: int = N - 1, rest: float = 0.0) -> tuple[dict, dict]:
+    """The record at +1 (present, then absent), ``at_v`` of the n − 1 other records at v and the rest
+    at ``rest``: batch sums of the real mechanism. Of k other records kept, the number at v is
+    hypergeometric (a uniform k-subset); with every other record at v (the default) it is k."""
     p: dict[float, float] = {}
     q: dict[float, float] = {}
+    sums: dict[int, list[tuple[float, float]]] = {}
+
+    def kept(k: int) -> list[tuple[float, float]]:
+        if k not in sums:
+            law = hypergeom(N - 1, at_v, k)
+            sums[k] = [(a * v + (k - a) * rest, w) for a in range(k + 1) if (w := float(law.pmf(a))) > 1e-30]
+        return sums[k]
+
     for m, w in enumerate(COUNTS):
         if w < 1e-30:
             continue
-        if m <= B - 1:
-            _put(p, m * v, w * (1 - Q))
-            _put(p, m * v + 1, w * Q)
-            _put(q, m * v, w)
-        else:
-            kept = Q * B / (m + 1)
-            _put(p, (B - 1) * v + 1, w * kept)
-            _put(p, B * v, w * (1 - kept))
-            _put(q, B * v, w)
+        rate = Q if m <= B - 1 else Q * B / (m + 1)
+        for s, share in kept(min(m, B - 1)):
+            _put(p, s + 1, w * rate * share)
+        for s, share in kept(min(m, B)):
+            _put(p, s, w * (1 - rate) * share)
+            _put(q, s, w * share)
     return p, q
 
 
@@ -193,13 +215,28 @@ def _weighted(chain_pair: tuple[float, dict, dict]) -> tuple[float, tuple[np.nda
     return weight, plane_law(p, q)
 
 
-def _half(a: dict, b: dict) -> dict:
-    """The even mixture of two mixtures."""
+def _mean(mixes: list[dict]) -> dict:
+    """The even mixture of the given mixtures."""
     out: dict = {}
-    for mix in (a, b):
+    for mix in mixes:
         for key, w in mix.items():
-            out[key] = out.get(key, 0.0) + w / 2
+            out[key] = out.get(key, 0.0) + w / len(mixes)
     return out
+
+
+def multiset_chain(j: int, x: np.ndarray, others: list[np.ndarray]) -> tuple[float, dict, dict]:
+    """:func:`plane_chain` with the next j other records' values revealed but not their order (every
+    order equally likely given the multiset ``others``)."""
+    chains = [plane_chain(j, x, [others[i] for i in order]) for order in set(itertools.permutations(range(j)))]
+    return chains[0][0], _mean([p for _, p, _ in chains]), _mean([q for _, _, q in chains])
+
+
+def step_delta(law: tuple[np.ndarray, int], eps: float) -> float:
+    """δ(ε) = E_P(1 − e^{ε − L})_+ of one step, from its loss law on the grid STEP·k."""
+    masses, low = law
+    loss = (np.arange(len(masses)) + low) * STEP
+    above = loss > eps
+    return float(np.sum(masses[above] * -np.expm1(eps - loss[above])))
 
 
 def labelled(weight: float, pair: tuple[np.ndarray, int], rest: tuple[np.ndarray, int]) -> tuple[np.ndarray, int]:
@@ -212,6 +249,91 @@ def labelled(weight: float, pair: tuple[np.ndarray, int], rest: tuple[np.ndarray
     return out, low
 
 
+#: (share of the other records at −1, value of the rest) of the two-valued instances in one dimension.
+TWO_VALUED = ((0.99, 0.0), (0.95, 0.0), (0.8, 0.0), (0.99, 1.0), (0.95, 1.0))
+#: Angles θ/π of the instances in the plane the adaptive adversary picks from (verifier's truncated-adaptive's).
+ADAPTIVE_ANGLES = (0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
+#: Per-step ε of the one-step table.
+STEP_EPSILONS = (0.1, 0.2, 0.5, 1.0, 1.5)
+#: Random placements tried around the chain of 8 at −(cos π/4, sin π/4), per spread of the angles.
+PERTURBED = 4
+
+
+def adaptive_epsilon(laws: list[tuple[np.ndarray, int]]) -> float:
+    """ε(δ) against an adversary that picks one of ``laws`` (one-step loss laws on the grid STEP·k) at
+    every step from the history: the Bellman recursion W_k(c) = max_law E[W_{k−1}(c − L)],
+    W_0(c) = (1 − e^c)_+, δ = W_T(ε) (float; c = ε − the loss so far, on the grid, 0 off its ends)."""
+    low, high = -40.0, 5.0
+    c = low + np.arange(int(round((high - low) / STEP)) + 1) * STEP
+
+    def delta(e: float) -> float:
+        value = np.maximum(-np.expm1(c), 0.0)
+        for _ in range(STEPS):
+            best = np.zeros(c.size)
+            for masses, base in laws:  # E W(c − L): W read at index i − base − j
+                full = np.convolve(value, masses) if masses.size < 64 else fftconvolve(value, masses)
+                index = np.arange(c.size) - base
+                inside = (index >= 0) & (index < full.size)
+                best = np.maximum(best, np.where(inside, full[np.clip(index, 0, full.size - 1)], 0.0))
+            value = best
+        return float(np.interp(e, c, value))
+
+    lo, hi = 0.0, 2.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if delta(mid) > DELTA else (lo, mid)
+    return hi
+
+
+def _perturbed_multisets(poisson: tuple[np.ndarray, int]) -> list[str]:
+    """Rows: the chain of 8 with the values revealed as a multiset, at −(cos π/4, sin π/4) and at the
+    largest of PERTURBED random placements around it (each value's angle moved by N(0, s²) and its
+    norm shrunk by |N(0, s²/4)|), for spreads s = 0.05, 0.15, 0.3."""
+    rng = np.random.default_rng(0)
+    x = np.array([1.0, 0.0])
+    rows = []
+    for spread in (0.0, 0.05, 0.15, 0.3):
+        values = []
+        for _ in range(1 if spread == 0.0 else PERTURBED):
+            angles = 1.25 * np.pi + rng.normal(0.0, spread, 8)
+            norms = 1.0 - np.abs(rng.normal(0.0, spread / 2, 8))
+            others = [r * np.array([np.cos(a), np.sin(a)]) for a, r in zip(angles, norms)]
+            values.append(epsilon([labelled(*_weighted(multiset_chain(8, x, others)), poisson)] * STEPS))
+        where = "at −(cos π/4, sin π/4)" if spread == 0.0 else f"largest of {PERTURBED} random placements around −(cos π/4, sin π/4), spread {spread:g}"
+        rows.append(f"| count hidden from M >= B − 8, the next 8 others' values revealed but not their order, {where} (estimate) | {max(values):.4f} |")
+    return rows
+
+
+def _one_step_table() -> list[str]:
+    """A second table: δ(ε) of ONE step at per-step ε in STEP_EPSILONS, for the real mechanism's
+    instances and for the hidden label of the chain of 2 with the values revealed as a multiset
+    (the record at (1, 0)), whose largest value over placements a proof through per-step profiles
+    would have to bound at every ε."""
+    x = np.array([1.0, 0.0])
+    rows = ["", "| one step, δ(ε) (FLOAT) | " + " | ".join(f"ε = {e:g}" for e in STEP_EPSILONS) + " |",
+            "|---|" + "---|" * len(STEP_EPSILONS)]
+
+    def row(name: str, deltas: list[float]) -> None:
+        rows.append(f"| {name} | " + " | ".join(f"{d:.3g}" for d in deltas) + " |")
+
+    for name, pair in (("instance, other records at -1", instance(-1.0)), ("instance, other records at 0", instance(0.0)),
+                       ("instance, half the other records at -1 and half at 0", instance(-1.0, (N - 1) // 2, 0.0))):
+        law = loss_law(*pair)
+        row(name, [step_delta(law, e) for e in STEP_EPSILONS])
+    for second in (-1.0, 0.0, 1.0):
+        _, p, q = multiset_chain(2, x, [np.array([-1.0, 0.0]), np.array([second, 0.0])])
+        law = plane_law(p, q)
+        row(f"chain of 2 given M >= B − 2, values {{-1, {second:g}}} revealed", [step_delta(law, e) for e in STEP_EPSILONS])
+    largest = [0.0] * len(STEP_EPSILONS)
+    for turn in np.arange(17) / 16:
+        for norm in (0.75, 1.0):
+            _, p, q = plane_chain(2, np.array([np.cos(turn * np.pi), np.sin(turn * np.pi)]), [np.array([-norm, 0.0])] * 2)
+            law = plane_law(p, q)
+            largest = [max(d, step_delta(law, e)) for d, e in zip(largest, STEP_EPSILONS)]
+    row("chain of 2 given M >= B − 2, both values equal: largest over the record's angle (π/16 grid) and ‖v‖ ∈ {0.75, 1}", largest)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
@@ -221,9 +343,15 @@ def main() -> None:
     laws = {v: loss_law(*instance(v)) for v in (-1.0, -0.9, -0.75, -0.5, 0.0)}
     for v, law in laws.items():
         lines.append(f"| instance, other records at {v:g} | {epsilon([law] * STEPS):.4f} |")
+    for share, rest in TWO_VALUED:
+        law = loss_law(*instance(-1.0, round(share * (N - 1)), rest))
+        lines.append(f"| instance, a share {share:g} of the other records at -1 and the rest at {rest:g} | {epsilon([law] * STEPS):.4f} |")
     lines.append(f"| instance, 8 steps at −1 and 2 at −0.5 | {epsilon([laws[-1.0]] * 8 + [laws[-0.5]] * 2):.4f} |")
+    plane = {turn: plane_law(*plane_instance(turn * np.pi)) for turn in ADAPTIVE_ANGLES + (0.26,)}
     for turn in (0.1, 0.2, 0.25, 0.26, 0.3, 0.4):
-        lines.append(f"| instance in the plane, θ = {turn:g}π | {epsilon([plane_law(*plane_instance(turn * np.pi))] * STEPS):.4f} |")
+        lines.append(f"| instance in the plane, θ = {turn:g}π | {epsilon([plane[turn]] * STEPS):.4f} |")
+    lines.append(f"| adaptive adversary: at each step the instance in the plane at θ/π in {{{', '.join(f'{t:g}' for t in ADAPTIVE_ANGLES)}}} "
+                 f"picked from the history (Bellman recursion) | {adaptive_epsilon([plane[t] for t in ADAPTIVE_ANGLES]):.4f} |")
     poisson = loss_law({0.0: 1 - Q, 1.0: Q}, {0.0: 1.0})
     swapped = loss_law({0.0: 1 - RATE_FULL, 2.0: RATE_FULL}, {0.0: 1.0})
     lines.append(f"| two-label UPPER bound | {epsilon([labelled(FULL, swapped, poisson)] * STEPS):.4f} |")
@@ -241,14 +369,13 @@ def main() -> None:
                    for i, a in enumerate(toward) for k, b in enumerate(toward))
     lines.append(f"| count hidden from M >= B − 2, the next two others' values revealed, worst on the π/4 grid "
                  f"(at {revealed[1]}π/4, {revealed[2]}π/4) | {revealed[0]:.4f} |")
-    unordered = []
-    for i, k in itertools.combinations_with_replacement(range(8), 2):
-        (weight, p1, q1), (_, p2, q2) = plane_chain(2, x, [toward[i], toward[k]]), plane_chain(2, x, [toward[k], toward[i]])
-        pair = plane_law(_half(p1, p2), _half(q1, q2))
-        unordered.append((epsilon([labelled(weight, pair, poisson)] * STEPS), i, k))
+    unordered = [(epsilon([labelled(*_weighted(multiset_chain(2, x, [toward[i], toward[k]])), poisson)] * STEPS), i, k)
+                 for i, k in itertools.combinations_with_replacement(range(8), 2)]
     worst = max(unordered)
     lines.append(f"| count hidden from M >= B − 2, the two others' values revealed but not their order, worst on the π/4 grid "
                  f"(at {worst[1]}π/4, {worst[2]}π/4) | {worst[0]:.4f} |")
+    lines += _perturbed_multisets(poisson)
+    lines += _one_step_table()
     lines += ["", "| verifier's rigorous ε(1e-5) bracket | direction | bracket | width |", "|---|---|---|---|"]
     for relation in ("add_or_remove", "replace_one"):
         claim = parse_claim({"mechanism": {"name": "gaussian", "sigma": SIGMA}, "neighboring": relation, "epsilon": 1.0, "delta": DELTA,

@@ -9,6 +9,7 @@ ADAPTERS = [
     "verifier.certify.methods.batch_step",
     "verifier.certify.methods.replacement_runs",
     "verifier.certify.methods.truncated_attained",
+    "verifier.certify.methods.truncated_adaptive",
     "verifier.certify.methods.pure",
     "verifier.certify.methods.montecarlo",
     "verifier.certify.methods.rdp",

@@ -51,7 +51,7 @@ from verifier.pairs.batch_sampling import binomial_pmf
 from verifier.pairs.gaussian import Gaussian, _phi
 from verifier.schemes import Scheme, TruncatedPoisson
 
-__all__ = ["TruncatedAttained", "METHODS", "ANGLES", "MAX_CELLS", "delta_lower", "epsilon_lower", "LOSS_STEP", "CELLS_PER_SIGMA", "DROPPED", "MAX_STEPS", "SEARCH_TOLERANCE"]
+__all__ = ["TruncatedAttained", "METHODS", "ANGLES", "MAX_CELLS", "delta_lower", "epsilon_lower", "step_laws", "cells", "best_threshold", "LOSS_STEP", "CELLS_PER_SIGMA", "DROPPED", "MAX_STEPS", "SEARCH_TOLERANCE"]
 
 #: Width of the lattice the step's log-likelihood ratio is rounded to.
 LOSS_STEP = 0.01
@@ -151,10 +151,13 @@ def _log_density(weights: npt.NDArray[np.float64], means: npt.NDArray[np.float64
 
 
 @functools.lru_cache(maxsize=16)
-def _step_laws(scheme: TruncatedPoisson, theta: float) -> tuple[list[arb], list[arb], int]:
+def step_laws(scheme: TruncatedPoisson, theta: float) -> tuple[list[arb], list[arb], int]:
     """(law of the statistic under P, under Q, its lowest lattice index) of one step of the instance
     at angle ``theta``, P the dataset with the record (REMOVE); in the ADD orientation the statistic
-    is its negative (:func:`_laws`)."""
+    is its negative (:func:`_laws`). The statistic is a function of the output, so this pair of laws
+    is the instance post-processed: every pair that dominates the instance dominates it too
+    (benchmarks/truncated_floor.py uses that). The counts left out (:data:`DROPPED`) are missing
+    from both laws."""
     sigma, c = scheme.pair.sigma, scheme.pair.sensitivity
     xu, xw = _record(c, theta)
     with with_precision(_BITS):
@@ -199,7 +202,7 @@ def _step_laws(scheme: TruncatedPoisson, theta: float) -> tuple[list[arb], list[
 def _laws(scheme: TruncatedPoisson, direction: Direction, theta: float) -> tuple[arb_poly, arb_poly, int, arb]:
     """(T-fold law of the statistic under the first law, under the second, its lowest lattice index,
     left-out mass) for the instance at angle ``theta`` in ``direction`` (REMOVE: with the record first)."""
-    with_record, without, base = _step_laws(scheme, theta)
+    with_record, without, base = step_laws(scheme, theta)
     with with_precision(_BITS):
         _, _, dropped = _weights(scheme.dataset_size, scheme.rate, scheme.max_batch, scheme.replace_one)
         if direction is Direction.ADD:  # the statistic −s, Q first
@@ -211,10 +214,10 @@ def delta_lower(scheme: TruncatedPoisson, epsilon: float, direction: Direction) 
     """The LOWER bound max over θ in :data:`ANGLES` (those at an angle only within :data:`MAX_CELLS`)
     and τ of P^T(Σs >= τ) − e^ε Q^T(Σs >= τ) − e^ε·(left-out mass) (module docstring)."""
     return max(_delta_at(scheme, epsilon, direction, theta) for theta in ANGLES[scheme.replace_one]
-               if theta == 0.0 or _cells(scheme, theta) <= MAX_CELLS)
+               if theta == 0.0 or cells(scheme, theta) <= MAX_CELLS)
 
 
-def _cells(scheme: TruncatedPoisson, theta: float) -> int:
+def cells(scheme: TruncatedPoisson, theta: float) -> int:
     """The number of cells of the instance at angle ``theta`` (:func:`_edges` on both axes)."""
     sigma, c = scheme.pair.sigma, scheme.pair.sensitivity
     xu, xw = _record(c, theta)
@@ -227,12 +230,18 @@ def _delta_at(scheme: TruncatedPoisson, epsilon: float, direction: Direction, th
     first, second, _, dropped = _laws(scheme, direction, theta)
     with with_precision(_BITS):
         kappa = arb(epsilon).exp()
-        n = max(first.degree(), second.degree()) + 1
+        return max(0.0, arb_bound(arb(best_threshold(first, second, kappa)) - kappa * dropped * scheme.steps, Side.LOWER))
+
+
+def best_threshold(first: arb_poly, second: arb_poly, kappa: arb) -> float:
+    """max(0, max over τ of a LOWER end of P(Σs >= τ) − κ·Q(Σs >= τ)) for the laws of a lattice
+    statistic (coefficient i: the mass at the lattice's i-th point) under the two datasets."""
+    with with_precision(_BITS):
         best, run = 0.0, arb(0)
-        for i in range(n - 1, -1, -1):  # τ from the top: run = P^T(Σs >= τ) − κQ^T(Σs >= τ)
+        for i in range(max(first.degree(), second.degree()), -1, -1):  # τ from the top
             run += first[i] - kappa * second[i]
             best = max(best, arb_bound(run, Side.LOWER))
-        return max(0.0, arb_bound(arb(best) - kappa * dropped * scheme.steps, Side.LOWER))
+        return best
 
 
 def epsilon_lower(scheme: TruncatedPoisson, delta: float, direction: Direction) -> float:
