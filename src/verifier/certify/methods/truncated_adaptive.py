@@ -36,12 +36,9 @@ import numpy.typing as npt
 
 from verifier._budget import Cost
 from verifier._directed import arb_bound, down, up, with_precision
-from verifier._types import Bound, Direction, Quantity, Side
-from verifier.analytic._search import EPSILON_CEILING, smallest_passing
-from verifier.certify.method import Guarantee, Method
-from verifier.certify.methods.truncated_attained import LOSS_STEP, MAX_CELLS, MAX_STEPS, cells, step_laws
+from verifier._types import Direction, Side
+from verifier.certify.methods.truncated_attained import LOSS_STEP, MAX_CELLS, TruncatedAttained, cells, lower_end, step_laws
 from verifier.errors import NotApplicable
-from verifier.pairs.gaussian import Gaussian
 from verifier.schemes import Scheme, TruncatedPoisson
 
 __all__ = ["TruncatedAdaptive", "METHODS", "ANGLES", "MAX_SECONDS", "SEARCH_TOLERANCE", "cost_seconds", "delta_lower", "epsilon_lower", "family"]
@@ -199,34 +196,21 @@ def delta_lower(scheme: TruncatedPoisson, epsilon: float, direction: Direction) 
 
 
 def epsilon_lower(scheme: TruncatedPoisson, delta: float, direction: Direction) -> float:
-    """A LOWER end of ε(δ): a point where :func:`delta_lower` was evaluated above δ, the failing end of
-    :func:`~verifier.analytic._search.smallest_passing`'s bracket; −∞ if it is not above δ at ε = 0."""
-    def passes(epsilon: float) -> bool:
-        return not delta_lower(scheme, epsilon, direction) > delta
-
-    if passes(0.0):
-        return -math.inf
-    try:
-        return smallest_passing(passes, 0.0, tolerance=SEARCH_TOLERANCE)[0]
-    except NotApplicable:
-        return EPSILON_CEILING if not passes(EPSILON_CEILING) else 0.0
+    """A LOWER end of ε(δ) from :func:`delta_lower`
+    (:func:`~verifier.certify.methods.truncated_attained.lower_end`)."""
+    return lower_end(lambda epsilon: delta_lower(scheme, epsilon, direction), delta, SEARCH_TOLERANCE)
 
 
-class TruncatedAdaptive(Method):
+class TruncatedAdaptive(TruncatedAttained):
+    """truncated-attained's instances, the angle picked at every step from the history (module docstring)."""
+
     name = "truncated-adaptive"
     citation = (
         "truncated Poisson against an adaptive adversary: at each step one of the truncated-attained instances (angles "
         "0 to pi/2) picked from the history, the transcript tested by its summed rounded log-likelihood ratios "
         "(Steinke 2022, Prop 7), laws in ball arithmetic, the forward pass rounded outward"
     )
-    returns = frozenset({Guarantee.LOWER})
     cost = 2
-    scheme_types = (TruncatedPoisson,)
-    needs_float_range = False
-
-    def supports(self, scheme: Scheme) -> bool:
-        return (isinstance(scheme, TruncatedPoisson) and isinstance(scheme.pair, Gaussian)
-                and scheme.steps <= MAX_STEPS and scheme.dataset_size - 1 >= scheme.max_batch)
 
     def estimate_cost(self, scheme: Scheme) -> Cost | None:
         if not self.supports(scheme):
@@ -242,16 +226,11 @@ class TruncatedAdaptive(Method):
                                 f"sigma/C = {scheme.pair.sigma / scheme.pair.sensitivity:g} (at most {MAX_SECONDS:g} s)")
         return scheme
 
-    def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        scheme = self._check(scheme)
-        return [Bound(delta_lower(scheme, epsilon, direction), Side.LOWER, direction, Quantity.DELTA, epsilon, self.name, self.citation)]
+    def _delta_lower(self, scheme: TruncatedPoisson, epsilon: float, direction: Direction) -> float:
+        return delta_lower(scheme, epsilon, direction)
 
-    def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        scheme = self._check(scheme)
-        value = epsilon_lower(scheme, delta, direction)
-        if not math.isfinite(value):
-            return []
-        return [Bound(value, Side.LOWER, direction, Quantity.EPSILON, delta, self.name, self.citation)]
+    def _epsilon_lower(self, scheme: TruncatedPoisson, delta: float, direction: Direction) -> float:
+        return epsilon_lower(scheme, delta, direction)
 
 
 METHODS = [TruncatedAdaptive()]

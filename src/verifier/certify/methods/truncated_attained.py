@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -51,7 +51,7 @@ from verifier.pairs.batch_sampling import binomial_pmf
 from verifier.pairs.gaussian import Gaussian, _phi
 from verifier.schemes import Scheme, TruncatedPoisson
 
-__all__ = ["TruncatedAttained", "METHODS", "ANGLES", "MAX_CELLS", "delta_lower", "epsilon_lower", "step_laws", "cells", "best_threshold", "LOSS_STEP", "CELLS_PER_SIGMA", "DROPPED", "MAX_STEPS", "SEARCH_TOLERANCE"]
+__all__ = ["TruncatedAttained", "METHODS", "ANGLES", "MAX_CELLS", "delta_lower", "epsilon_lower", "step_laws", "cells", "best_threshold", "lower_end", "LOSS_STEP", "CELLS_PER_SIGMA", "DROPPED", "MAX_STEPS", "SEARCH_TOLERANCE"]
 
 #: Width of the lattice the step's log-likelihood ratio is rounded to.
 LOSS_STEP = 0.01
@@ -156,7 +156,7 @@ def step_laws(scheme: TruncatedPoisson, theta: float) -> tuple[list[arb], list[a
     at angle ``theta``, P the dataset with the record (REMOVE); in the ADD orientation the statistic
     is its negative (:func:`_laws`). The statistic is a function of the output, so this pair of laws
     is the instance post-processed: every pair that dominates the instance dominates it too
-    (benchmarks/truncated_floor.py uses that). The counts left out (:data:`DROPPED`) are missing
+    (the floor in benchmarks/truncated_family.py uses that). The counts left out (:data:`DROPPED`) are missing
     from both laws."""
     sigma, c = scheme.pair.sigma, scheme.pair.sensitivity
     xu, xw = _record(c, theta)
@@ -245,17 +245,23 @@ def best_threshold(first: arb_poly, second: arb_poly, kappa: arb) -> float:
 
 
 def epsilon_lower(scheme: TruncatedPoisson, delta: float, direction: Direction) -> float:
-    """A LOWER end of ε(δ): a point where :func:`delta_lower` was evaluated above δ (δ(ε) > δ there,
-    so ε(δ) exceeds it), the failing end of :func:`~verifier.analytic._search.smallest_passing`'s
-    bracket at :data:`SEARCH_TOLERANCE`; −∞ if it is not above δ at ε = 0 (below that the bound is
-    left to others), and the search's ceiling where it is still above δ there."""
+    """A LOWER end of ε(δ) from :func:`delta_lower` (:func:`lower_end`)."""
+    return lower_end(lambda epsilon: delta_lower(scheme, epsilon, direction), delta)
+
+
+def lower_end(delta_at: Callable[[float], float], delta: float, tolerance: float = SEARCH_TOLERANCE) -> float:
+    """A LOWER end of ε(δ) from a LOWER bound ``delta_at`` on δ(ε): a point where it was evaluated
+    above δ (δ(ε) > δ there, so ε(δ) exceeds it), the failing end of
+    :func:`~verifier.analytic._search.smallest_passing`'s bracket at ``tolerance``; −∞ if it is not
+    above δ at ε = 0 (below that the bound is left to others), and the search's ceiling where it is
+    still above δ there."""
     def passes(epsilon: float) -> bool:
-        return not delta_lower(scheme, epsilon, direction) > delta
+        return not delta_at(epsilon) > delta
 
     if passes(0.0):
         return -math.inf
     try:
-        return smallest_passing(passes, 0.0, tolerance=SEARCH_TOLERANCE)[0]
+        return smallest_passing(passes, 0.0, tolerance=tolerance)[0]
     except NotApplicable:  # no passing point up to the ceiling: the ceiling if it fails too (else 0, which failed)
         return EPSILON_CEILING if not passes(EPSILON_CEILING) else 0.0
 
@@ -275,11 +281,23 @@ class TruncatedAttained(Method):
         return (isinstance(scheme, TruncatedPoisson) and isinstance(scheme.pair, Gaussian)
                 and scheme.steps <= MAX_STEPS and scheme.dataset_size - 1 >= scheme.max_batch)
 
+    def _check(self, scheme: Scheme) -> TruncatedPoisson:
+        """The scheme, for a method that has said it supports it (a subclass may decline here)."""
+        assert isinstance(scheme, TruncatedPoisson)
+        return scheme
+
+    def _delta_lower(self, scheme: TruncatedPoisson, epsilon: float, direction: Direction) -> float:
+        return delta_lower(scheme, epsilon, direction)
+
+    def _epsilon_lower(self, scheme: TruncatedPoisson, delta: float, direction: Direction) -> float:
+        return epsilon_lower(scheme, delta, direction)
+
     def delta_bounds(self, scheme: Scheme, epsilon: float, direction: Direction) -> Sequence[Bound]:
-        return [Bound(delta_lower(scheme, epsilon, direction), Side.LOWER, direction, Quantity.DELTA, epsilon, self.name, self.citation)]
+        value = self._delta_lower(self._check(scheme), epsilon, direction)
+        return [Bound(value, Side.LOWER, direction, Quantity.DELTA, epsilon, self.name, self.citation)]
 
     def epsilon_bounds(self, scheme: Scheme, delta: float, direction: Direction) -> Sequence[Bound]:
-        value = epsilon_lower(scheme, delta, direction)
+        value = self._epsilon_lower(self._check(scheme), delta, direction)
         if not math.isfinite(value):
             return []
         return [Bound(value, Side.LOWER, direction, Quantity.EPSILON, delta, self.name, self.citation)]
