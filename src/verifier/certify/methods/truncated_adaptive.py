@@ -117,6 +117,11 @@ def family(scheme: TruncatedPoisson, direction: Direction) -> tuple[_Member, ...
     return tuple(_oriented(scheme, theta, d) for theta in angles for d in orientations)
 
 
+def _family(scheme: TruncatedPoisson, direction: Direction) -> tuple[_Member, ...]:
+    """:func:`family`, one cache entry for both directions under replace-one (the same members)."""
+    return family(scheme, Direction.REMOVE if scheme.replace_one else direction)
+
+
 def _correlate(values: npt.NDArray[np.float64], masses: npt.NDArray[np.float64], base: int) -> npt.NDArray[np.float64]:
     """out[j] ≈ Σ_l masses[l]·values[j + base + l] (``values`` read as 0 outside; FFT, float, for the
     plan only): the expectation one step ahead, from state j, of a member with labels base .. base + len − 1."""
@@ -180,7 +185,7 @@ def _forward(members: Sequence[_Member], choices: Sequence[npt.NDArray[np.int64]
 def delta_lower(scheme: TruncatedPoisson, epsilon: float, direction: Direction) -> float:
     """The LOWER bound max over τ of P^T(Σs >= τ) − e^ε Q^T(Σs >= τ) − e^ε·T·(missing Q-mass) for
     the strategy planned at ε (module docstring)."""
-    members = family(scheme, direction)
+    members = _family(scheme, direction)
     steps = scheme.steps
     first = min(0, steps * min(m.base for m in members))
     size = max(0, steps * max(m.top for m in members)) - first + 1
@@ -197,7 +202,13 @@ def delta_lower(scheme: TruncatedPoisson, epsilon: float, direction: Direction) 
 
 def epsilon_lower(scheme: TruncatedPoisson, delta: float, direction: Direction) -> float:
     """A LOWER end of ε(δ) from :func:`delta_lower`
-    (:func:`~verifier.certify.methods.truncated_attained.lower_end`)."""
+    (:func:`~verifier.certify.methods.truncated_attained.lower_end`). Under replace-one the family is
+    closed under swapping the datasets, so both directions have the REMOVE value (computed once)."""
+    return _epsilon_lower(scheme, delta, Direction.REMOVE if scheme.replace_one else direction)
+
+
+@functools.lru_cache(maxsize=16)
+def _epsilon_lower(scheme: TruncatedPoisson, delta: float, direction: Direction) -> float:
     return lower_end(lambda epsilon: delta_lower(scheme, epsilon, direction), delta, SEARCH_TOLERANCE)
 
 
