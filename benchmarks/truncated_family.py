@@ -31,7 +31,10 @@ Rows, with the record first (REMOVE):
 - the adaptive adversary, which picks one instance in the plane at every step from the outputs so far
   (the Bellman recursion on the accumulated loss; verifier's truncated-adaptive computes it rigorously);
 - for j = 8 with the values revealed but not their order, random placements around the homogeneous
-  one at −(cos π/4, sin π/4): all below it, for the composed ε.
+  one at −(cos π/4, sin π/4): all below it, for the composed ε;
+- the float twin of the last table's floor (the hull of the plane instances' trade-off curves), and
+  the same hull with six two-valued instances in the plane added: they leave it where it is, so on
+  this evidence the homogeneous instances at an angle are the worst steps in the hull's sense.
 
 A second table gives δ(ε) of ONE step. For the chain of 2 with the values revealed as a multiset, a
 mixed pair {−C, 0} or {−C, +C} lies ABOVE every homogeneous pair from ε = 1 on (8.3e-8 against
@@ -153,27 +156,37 @@ def _put(mix: dict[float, float], mean: float, weight: float) -> None:
 
 def instance(v: float, at_v: int = N - 1, rest: float = 0.0) -> tuple[dict, dict]:
     """The record at +1 (present, then absent), ``at_v`` of the n − 1 other records at v and the rest
-    at ``rest``: batch sums of the real mechanism. Of k other records kept, the number at v is
-    hypergeometric (a uniform k-subset); with every other record at v (the default) it is k."""
-    p: dict[float, float] = {}
-    q: dict[float, float] = {}
-    sums: dict[int, list[tuple[float, float]]] = {}
+    at ``rest``, in one dimension (with every other record at v, the default, k kept sum to k·v)."""
+    out: tuple[dict, dict] = ({}, {})
+    for line, mix in zip(out, _two_valued(np.array([1.0, 0.0]), np.array([v, 0.0]), np.array([rest, 0.0]), at_v)):
+        for (u, _), w in mix.items():
+            _put(line, u, w)
+    return out
 
-    def kept(k: int) -> list[tuple[float, float]]:
+
+def _two_valued(x: np.ndarray, first: np.ndarray, second: np.ndarray, count: int) -> tuple[dict, dict]:
+    """Batch sums of the real mechanism in the plane, {(u, w): weight} with the record at x and
+    without it: ``count`` of the n − 1 other records at ``first``, the rest at ``second``. Of k
+    other records kept, the number at ``first`` is hypergeometric (a uniform k-subset)."""
+    p: dict = {}
+    q: dict = {}
+    sums: dict[int, list] = {}
+
+    def kept(k: int) -> list:
         if k not in sums:
-            law = hypergeom(N - 1, at_v, k)
-            sums[k] = [(a * v + (k - a) * rest, w) for a in range(k + 1) if (w := float(law.pmf(a))) > 1e-30]
+            law = hypergeom(N - 1, count, k)
+            sums[k] = [(a * first + (k - a) * second, w) for a in range(k + 1) if (w := float(law.pmf(a))) > 1e-30]
         return sums[k]
 
     for m, w in enumerate(COUNTS):
         if w < 1e-30:
             continue
         rate = Q if m <= B - 1 else Q * B / (m + 1)
-        for s, share in kept(min(m, B - 1)):
-            _put(p, s + 1, w * rate * share)
-        for s, share in kept(min(m, B)):
-            _put(p, s, w * (1 - rate) * share)
-            _put(q, s, w * share)
+        for total, part in kept(min(m, B - 1)):
+            _at(p, total + x, w * rate * part)
+        for total, part in kept(min(m, B)):
+            _at(p, total, w * (1 - rate) * part)
+            _at(q, total, w * part)
     return p, q
 
 
@@ -328,6 +341,47 @@ def adaptive_epsilon(laws: list[tuple[np.ndarray, int]]) -> float:
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if delta(mid) > DELTA else (lo, mid)
     return hi
+
+
+def float_hull_law(laws: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
+    """FLOAT twin of the floor's pair: the loss law (grid STEP·k) of the pair whose ROC curve is the
+    upper concave hull of the given laws' ROC curves (each law's losses in decreasing order, its Q-masses
+    m·e^{−L}); each hull segment an atom at its rounded log-likelihood ratio."""
+    points = []
+    for masses, low in laws:
+        top_down = masses[::-1]
+        losses = (low + np.arange(masses.size)[::-1]) * STEP
+        points += list(zip(np.minimum(np.cumsum(top_down * np.exp(-losses)), 1.0).tolist(), np.cumsum(top_down).tolist()))
+    hull = np.array(upper_hull(points))
+    dq, dp = np.diff(hull[:, 0]), np.diff(hull[:, 1])
+    keep = dp > 0
+    index = np.round(np.log(dp[keep] / np.maximum(dq[keep], 1e-300)) / STEP).astype(int)
+    out = np.bincount(index - index.min(), weights=dp[keep])
+    return out / out.sum(), int(index.min())
+
+
+def two_valued_plane_instance(theta: float, second: tuple[float, float], share: float) -> tuple[dict, dict]:
+    """The record at (cos θ, sin θ), a share of the other records at (−1, 0) and the rest at ``second``."""
+    return _two_valued(np.array([np.cos(theta), np.sin(theta)]), np.array([-1.0, 0.0]), np.array(second), round(share * (N - 1)))
+
+
+#: (share at (−1, 0), the rest's value, θ/π) of the two-valued instances in the plane added to the hull.
+TWO_VALUED_PLANE = ((0.9, (0.0, 0.0), 0.25), (0.9, (0.0, 1.0), 0.25), (0.9, (0.0, -1.0), 0.25), (0.7, (0.0, 1.0), 0.25),
+                    (0.9, (-0.7071, 0.7071), 0.0), (0.95, (1.0, 0.0), 0.3))
+
+
+def _hull_rows(plane: dict[float, tuple[np.ndarray, int]]) -> list[str]:
+    """Rows: the float floor (hull of the plane instances at ADAPTIVE_ANGLES), alone and with the
+    two-valued plane instances of TWO_VALUED_PLANE (each also alone)."""
+    base = [plane[t] for t in ADAPTIVE_ANGLES]
+    rows = [f"| hull of the plane instances' trade-off curves (the floor's float twin) | {epsilon([float_hull_law(base)] * STEPS):.4f} |"]
+    extra = []
+    for share, second, turn in TWO_VALUED_PLANE:
+        law = plane_law(*two_valued_plane_instance(turn * np.pi, second, share), h=0.05)
+        extra.append(law)
+        rows.append(f"| instance in the plane, a share {share:g} of the others at (−1, 0) and the rest at {second}, θ = {turn:g}π | {epsilon([law] * STEPS):.4f} |")
+    rows.append(f"| hull of the plane instances and these {len(extra)} | {epsilon([float_hull_law(base + extra)] * STEPS):.4f} |")
+    return rows
 
 
 def _perturbed_multisets(poisson: tuple[np.ndarray, int]) -> list[str]:
@@ -491,6 +545,7 @@ def main() -> None:
         lines.append(f"| instance in the plane, θ = {turn:g}π | {epsilon([plane[turn]] * STEPS):.4f} |")
     lines.append(f"| adaptive adversary: at each step the instance in the plane at θ/π in {{{', '.join(f'{t:g}' for t in ADAPTIVE_ANGLES)}}} "
                  f"picked from the history (Bellman recursion) | {adaptive_epsilon([plane[t] for t in ADAPTIVE_ANGLES]):.4f} |")
+    lines += _hull_rows(plane)
     poisson = loss_law({0.0: 1 - Q, 1.0: Q}, {0.0: 1.0})
     swapped = loss_law({0.0: 1 - RATE_FULL, 2.0: RATE_FULL}, {0.0: 1.0})
     lines.append(f"| two-label UPPER bound | {epsilon([labelled(FULL, swapped, poisson)] * STEPS):.4f} |")
