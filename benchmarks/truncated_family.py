@@ -87,6 +87,7 @@ import os
 import time
 from fractions import Fraction
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 from scipy.signal import fftconvolve
@@ -99,6 +100,7 @@ from verifier._types import Direction, Quantity, Side
 from verifier.analytic._search import smallest_passing
 from verifier.certify.claim import parse_claim
 from verifier.certify.methods import truncated_adaptive, truncated_attained
+from verifier.certify.methods.truncated_adaptive import ANGLES as ADAPTIVE_ANGLES
 from verifier.certify.methods.truncated_attained import best_threshold, step_laws
 from verifier.certify.portfolio import best_bracket, collect_bounds
 from verifier.schemes import TruncatedPoisson
@@ -136,14 +138,13 @@ def epsilon(laws: list[tuple[np.ndarray, int]]) -> float:
         n = 1 << (size - 1).bit_length()
         total = np.maximum(np.fft.irfft(np.fft.rfft(total, n) * np.fft.rfft(masses, n), n)[:size], 0.0)
         base += low
-    loss = (np.arange(len(total)) + base) * STEP
+    return _bisect(lambda e: step_delta((total, base), e), 20.0, 50)
 
-    def delta(e: float) -> float:
-        above = loss > e
-        return float(np.sum(total[above] * -np.expm1(e - loss[above])))
 
-    lo, hi = 0.0, 20.0
-    for _ in range(50):
+def _bisect(delta: Callable[[float], float], hi: float, rounds: int) -> float:
+    """The upper end, after ``rounds`` halvings of [0, ``hi``], of where ``delta`` falls to DELTA."""
+    lo = 0.0
+    for _ in range(rounds):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if delta(mid) > DELTA else (lo, mid)
     return hi
@@ -304,8 +305,6 @@ def labelled(weight: float, pair: tuple[np.ndarray, int], rest: tuple[np.ndarray
 
 #: (share of the other records at −1, value of the rest) of the two-valued instances in one dimension.
 TWO_VALUED = ((0.99, 0.0), (0.95, 0.0), (0.8, 0.0), (0.99, 1.0), (0.95, 1.0))
-#: Angles θ/π of the instances in the plane the adaptive adversary picks from (verifier's truncated-adaptive's).
-ADAPTIVE_ANGLES = (0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
 #: Width of the lattice of the floor's hull pair's rounded log-likelihood ratios (the labels of its T-fold test).
 LABEL_STEP = 1e-3
 #: Absolute width in ε at which the search for the floor stops.
@@ -323,24 +322,16 @@ def adaptive_epsilon(laws: list[tuple[np.ndarray, int]]) -> float:
     W_0(c) = (1 − e^c)_+, δ = W_T(ε) (float; c = ε − the loss so far, on the grid, 0 off its ends)."""
     low, high = -40.0, 5.0
     c = low + np.arange(int(round((high - low) / STEP)) + 1) * STEP
-
-    def delta(e: float) -> float:
-        value = np.maximum(-np.expm1(c), 0.0)
-        for _ in range(STEPS):
-            best = np.zeros(c.size)
-            for masses, base in laws:  # E W(c − L): W read at index i − base − j
-                full = np.convolve(value, masses) if masses.size < 64 else fftconvolve(value, masses)
-                index = np.arange(c.size) - base
-                inside = (index >= 0) & (index < full.size)
-                best = np.maximum(best, np.where(inside, full[np.clip(index, 0, full.size - 1)], 0.0))
-            value = best
-        return float(np.interp(e, c, value))
-
-    lo, hi = 0.0, 2.0
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if delta(mid) > DELTA else (lo, mid)
-    return hi
+    value = np.maximum(-np.expm1(c), 0.0)
+    for _ in range(STEPS):  # W_T on the grid: it does not depend on ε, which only picks where it is read
+        best = np.zeros(c.size)
+        for masses, base in laws:  # E W(c − L): W read at index i − base − j
+            full = np.convolve(value, masses) if masses.size < 64 else fftconvolve(value, masses)
+            index = np.arange(c.size) - base
+            inside = (index >= 0) & (index < full.size)
+            best = np.maximum(best, np.where(inside, full[np.clip(index, 0, full.size - 1)], 0.0))
+        value = best
+    return _bisect(lambda e: float(np.interp(e, c, value)), 2.0, 40)
 
 
 def float_hull_law(laws: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:

@@ -20,6 +20,9 @@ less e^ε·T times the mass missing from each step's Q-law (the counts left out)
 
 The strategy is planned in float: the Bellman recursion W_k(j) = max_θ E[W_{k−1}(j + s_θ)],
 W_0(j) = (1 − e^{ε − j·LOSS_STEP})_+ (verifier.pld.adaptive's recursion, on the statistic's lattice).
+verifier.pld.adaptive itself is not used for the bound: it needs each member as a DOMINATED PLD on a
+dyadic grid, i.e. each step's loss ln(p/q) rounded down, which costs up to T grid steps of ε; the
+forward pass keeps the statistic's exact laws and tests with the true masses.
 The plan only affects tightness: any strategy is a real adversary. The best adversary mixes the
 angles. Where truncation binds (n = 1000, q = 0.05, B = 40, σ = 2, 10 steps, δ = 1e-5, remove) no
 single instance gives more than about 0.5894 in float (benchmarks/truncated_family.md; truncated-attained's
@@ -68,7 +71,8 @@ _U = 2.0**-53
 
 class _Member:
     """One instance's step laws on the statistic's lattice: labels ``base`` .. ``base`` + size − 1,
-    float intervals of their P- and Q-masses, and an upper end of the Q-mass missing."""
+    lower ends of their P-masses, upper ends of their Q-masses, the P-masses' midpoints (for the
+    plan), and an upper end of the Q-mass missing."""
 
     def __init__(self, first: Sequence, second: Sequence, base: int) -> None:
         with with_precision(128):
@@ -79,10 +83,10 @@ class _Member:
         keep = np.flatnonzero((p_hi >= _NEGLIGIBLE) | (q_hi >= _NEGLIGIBLE))
         lo, hi = int(keep[0]), int(keep[-1]) + 1
         self.base = base + lo
-        self.p_lo, self.p_hi, self.q_lo, self.q_hi = (a[lo:hi] for a in (p_lo, p_hi, q_lo, q_hi))
-        self.p_mid = 0.5 * (self.p_lo + self.p_hi)
+        self.p_lo, self.q_hi = p_lo[lo:hi], q_hi[lo:hi]
+        self.p_mid = 0.5 * (self.p_lo + p_hi[lo:hi])  # the plan's masses
         # Σ q_lo of the kept labels is at least the represented mass: what is missing is at most 1 minus it
-        kept_lo = float(np.sum(self.q_lo)) * (1 - (self.q_lo.size + 2) * _U)
+        kept_lo = float(np.sum(q_lo[lo:hi])) * (1 - (hi - lo + 2) * _U)
         self.missing = up(max(0.0, 1.0 - kept_lo))
 
     @property
