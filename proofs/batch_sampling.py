@@ -163,6 +163,32 @@ count M near B with the other records at -C). On the enumerated one-dimensional 
 the instance at -C is the largest, and the labelled UPPER bound lies 10-25% above it (0.0869 against
 0.1072 at eps = 0.3 for the case above): there the loose end is the UPPER one.
 
+Lemma H (homogeneous datasets; what an UPPER end at the per-step floor needs, issue 42). Call a
+dataset homogeneous when every other record has one value o.
+(a) Every homogeneous dataset with |o|, |x| <= C is dominated by the instance in the plane with the
+    other records at -C e_1 and the record at C(cos theta, sin theta), for one theta in [0, pi]. Lift
+    o' = (o, sqrt(C^2 - |o|^2), 0) and x' = (x, 0, sqrt(C^2 - |x|^2)) into two more dimensions:
+    <o', x'> = <o, x>, the batch law does not depend on the values, and projecting the lifted output
+    onto the first coordinates gives the original one (the same post-processing on both datasets);
+    the lifted dataset is that instance up to a rotation, which the noise does not see. Under
+    replace-one the same holds with x and x' lifted along two further coordinates.
+(b) For B = 1 every dataset is dominated by its homogeneous ones: at every kappa,
+    H_kappa(P_D || Q_D) <= max over the values v of the other records of H_kappa for the dataset with
+    every other record at v. The batch is empty or one drawn record, uniform among those drawn, so
+    with mu the empirical law of the other records' values both output laws are affine in mu:
+    P = a0 N(0) + ax N(x) + av (mu * N), Q = b0 N(0) + bv (mu * N) (replace-one: x' in Q as well).
+    For every event E, P(E) - kappa Q(E) = c_E + integral of g_E dmu is at most c_E + max_v g_E(v), the
+    value of the homogeneous dataset at v; take the sup over E on both sides. With (a), the hull of
+    the instances in the plane dominates every step, and an accountant composing it is exact up to
+    the adaptive gap.
+(c) For B >= 2 the output laws are polynomials of degree B in mu (two other records can share a
+    batch) and (b)'s bound fails: n = 5, q = 2/5, B = 2, sigma = C = 1, the record at +C, eps = 1:
+    the others at (-C, -C, -C, 0) give H = 0.01334 against 0.01076 and 0.00896 for their values
+    alone, though the dataset at -C/2 (0.01730) is above it. Step ``atoms`` checks (b) on every
+    one-dimensional dataset with values in {-C, 0, C} (n = 5, B = 1, eps in {0, 0.3, 1}) and this
+    counterexample. Whether the family of (a) dominates every dataset for B >= 2 is open; float
+    evidence for the binding case (benchmarks/truncated_worst_case.py) finds no dataset above it.
+
 Typos found: none. Findings: dp_accounting's PLD for the event mixes two branches, P(M >= B) at the
 averaged rate q_c = E[lam_M | M >= B] with the 2C antipodal pair and the rest at rate q; that is the
 bound of step 1 with the m >= B labels merged, proven above by the independence of (W, r) and M
@@ -625,6 +651,33 @@ def _check_truncated_premise(sigma) -> None:
     record_check("points")
 
 
+def _check_atoms(sigma) -> None:
+    """Lemma H (b) and (c): for B = 1 every one-dimensional dataset (n = 5, the other records in
+    {-C, 0, C}, the record at +C) lies at or below the largest of its values' homogeneous datasets at
+    eps in {0, 0.3, 1} (with B = 2 the first loop fails at eps = 1); for B = 2 the others at (-C, -C, -C, 0) lie above both theirs at eps = 1."""
+    n, q = 5, Fraction(2, 5)
+
+    def hockey(batch: int, kappa):
+        batches: dict = {}
+        for (_, kept), p in truncated_batches(n, q, batch).items():
+            batches[kept] = batches.get(kept, Fraction(0)) + p
+        without = _others_only(n, q, batch)
+        return lambda others: mixture_hockey(_output((Fraction(1), *others), batches), _output((None, *others), without), sigma, kappa)
+
+    values = (Fraction(-1), Fraction(0), Fraction(1))
+    for kappa in (mpmath.mpf(1), mpmath.exp(mpmath.mpf(3) / 10), mpmath.e):
+        h = hockey(1, kappa)
+        alone = {v: h((v,) * (n - 1)) for v in values}
+        for others in itertools.combinations_with_replacement(values, n - 1):
+            if h(others) > max(alone[v] for v in set(others)) + _ATOL:
+                raise DerivationFailed(f"Lemma H (b) fails for B = 1 at kappa = {kappa}: others {others}")
+    h = hockey(2, mpmath.e)
+    mixed, alone = h((Fraction(-1),) * 3 + (Fraction(0),)), [h((v,) * (n - 1)) for v in (Fraction(-1), Fraction(0))]
+    if not mixed > max(alone) + mpmath.mpf("1e-3"):
+        raise DerivationFailed(f"Lemma H (c): the mixed dataset is not above its values' datasets for B = 2: {mixed}, {alone}")
+    record_check("points")
+
+
 def _lattice_law(values: tuple, batches: dict) -> dict:
     """{sum: probability} of the batch sum of integer ``values`` (None: absent), exact."""
     law: dict = {}
@@ -664,6 +717,8 @@ def derive(full: bool = False) -> dict:
     _check_laws()
     _check_comonotone(full)
     _check_bracket(full)
+    with mpmath.workdps(_DIGITS):
+        _check_atoms(1)
     return {}
 
 
