@@ -184,9 +184,11 @@ dataset homogeneous when every other record has one value o.
 (c) For B >= 2 the output laws are polynomials of degree B in mu (two other records can share a
     batch) and (b)'s bound fails: n = 5, q = 2/5, B = 2, sigma = C = 1, the record at +C, eps = 1:
     the others at (-C, -C, -C, 0) give H = 0.01334 against 0.01076 and 0.00896 for their values
-    alone, though the dataset at -C/2 (0.01730) is above it. Step ``atoms`` checks (b) on every
-    one-dimensional dataset with values in {-C, 0, C} (n = 5, B = 1, eps in {0, 0.3, 1}) and this
-    counterexample. Whether the family of (a) dominates every dataset for B >= 2 is open; float
+    alone, though the dataset at -C/2 (0.01730) is above it. Nor is the one-valued dataset at the
+    values' mean always above (so no proof by averaging pairs of values, Schur-concavity, can work):
+    B = 3, eps = 1, the others at (-C, -C, -C/2, -C/2) give 0.007504 against 0.007376 at -3C/4, though
+    the dataset at -3C/20 gives 0.01576. Step ``atoms`` checks (b) on every one-dimensional dataset
+    with values in {-C, 0, C} (n = 5, B = 1, eps in {0, 0.3, 1}) and these two counterexamples. Whether the family of (a) dominates every dataset for B >= 2 is open; float
     evidence for the binding case (benchmarks/truncated_worst_case.py) finds no dataset above it.
 
 Typos found: none. Findings: dp_accounting's PLD for the event mixes two branches, P(M >= B) at the
@@ -654,7 +656,8 @@ def _check_truncated_premise(sigma) -> None:
 def _check_atoms(sigma) -> None:
     """Lemma H (b) and (c): for B = 1 every one-dimensional dataset (n = 5, the other records in
     {-C, 0, C}, the record at +C) lies at or below the largest of its values' homogeneous datasets at
-    eps in {0, 0.3, 1} (with B = 2 the first loop fails at eps = 1); for B = 2 the others at (-C, -C, -C, 0) lie above both theirs at eps = 1."""
+    eps in {0, 0.3, 1} (with B = 2 the first loop fails at eps = 1); for B = 2 the others at (-C, -C, -C, 0) lie above both theirs at eps = 1,
+    and for B = 3 the others at (-C, -C, -C/2, -C/2) above the dataset at their mean -3C/4 but below the one at -3C/20."""
     n, q = 5, Fraction(2, 5)
 
     def hockey(batch: int, kappa):
@@ -675,6 +678,11 @@ def _check_atoms(sigma) -> None:
     mixed, alone = h((Fraction(-1),) * 3 + (Fraction(0),)), [h((v,) * (n - 1)) for v in (Fraction(-1), Fraction(0))]
     if not mixed > max(alone) + mpmath.mpf("1e-3"):
         raise DerivationFailed(f"Lemma H (c): the mixed dataset is not above its values' datasets for B = 2: {mixed}, {alone}")
+    h = hockey(3, mpmath.e)
+    half = Fraction(-1, 2)
+    mixed, mean, family = h((Fraction(-1),) * 2 + (half,) * 2), h((Fraction(-3, 4),) * (n - 1)), h((Fraction(-3, 20),) * (n - 1))
+    if not mean + mpmath.mpf("1e-4") < mixed < family:
+        raise DerivationFailed(f"Lemma H (c): B = 3 should put the mixed dataset between its mean's and -3/20's: {mean}, {mixed}, {family}")
     record_check("points")
 
 
