@@ -41,11 +41,18 @@ optima) maximise δ(ε) over heterogeneous datasets; the ratio to the homogeneou
 A ratio above 1 beyond the grid's error (the same homogeneous dataset turned in the plane integrates
 differently on the grid) would refute the lemma there.
 
+Table 3 (one dimension, exhaustive on a grid: n = 5, q = 0.4, σ = 1, B ∈ {2, 3}). All 4455 datasets
+with the four other records' values and the record's on {−1, −3/4, …, 1}, against the one-valued
+datasets (the others at v on a grid of 1/40, the record on a grid of 1/20; in one dimension these are
+what the family projects to). Mixed datasets above the one-valued datasets of their own values, or of
+their values' mean, exist (Lemma H (c)); a ratio above 1 here would be one above the whole family.
+
 Findings: no refutation. In the real case the homogeneous optimum is a strict local maximum against
 moving any share of the other records anywhere at every ε tested: five records moved to 0 lower
 δ(0.2) by 20%, and even in the mildest direction (w near o) one record moved lowers it by 0.12%.
 θ* grows from 0 (ε <= 0.1, collinear) to 0.43π (ε = 1.5). In the tiny case the searches end at
-homogeneous datasets or below them (the one ratio above 1, 2e-4, is below the grid's error there). This is evidence, not a proof: the proof is
+homogeneous datasets or below them (the one ratio above 1, 2e-4, is below the grid's error there),
+and no dataset of the one-dimensional grids lies above the family. This is evidence, not a proof: the proof is
 the missing piece (for B = 1 it holds, see proofs/batch_sampling.py's Lemma H).
 """
 
@@ -180,30 +187,30 @@ def first_order_rows() -> list[str]:
     return rows
 
 
+def tiny_laws(others: int, rate: float, cap: int, with_record: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(weights, picks) of the truncated batch on a tiny dataset, by enumeration of the coins: row r of
+    picks marks the other records (columns 0..others − 1) and the record (last column) in batch r."""
+    laws: dict[tuple[tuple[int, ...], int], float] = {}
+    for coins in itertools.product((0, 1), repeat=others + with_record):
+        weight = float(np.prod([rate if c else 1 - rate for c in coins]))
+        drawn = [i for i, c in enumerate(coins) if c]
+        chosen = [tuple(drawn)] if len(drawn) <= cap else list(itertools.combinations(drawn, cap))
+        for batch in chosen:
+            key = (tuple(i for i in batch if i < others), int(others in batch))
+            laws[key] = laws.get(key, 0.0) + weight / len(chosen)
+    picks = np.zeros((len(laws), others + 1))
+    for row, (batch, record) in enumerate(laws):
+        picks[row, list(batch)] = 1
+        picks[row, others] = record
+    return np.array(list(laws.values())), picks
+
+
 def tiny_rows() -> list[str]:
     """Table 2: n = 5, q = 0.4, B = 2, σ = 1, every value free in the unit disk, exact enumeration."""
     others, rate, cap, sigma, step = 4, 0.4, 2, 1.0, 0.08
     axis = np.arange(-others - 1 - 6.5 * sigma, others + 1 + 6.5 * sigma, step)
 
-    def batches(with_record: bool) -> dict[tuple[tuple[int, ...], int], float]:
-        out: dict[tuple[tuple[int, ...], int], float] = {}
-        for coins in itertools.product((0, 1), repeat=others + with_record):
-            weight = float(np.prod([rate if c else 1 - rate for c in coins]))
-            drawn = [i for i, c in enumerate(coins) if c]
-            chosen = [tuple(drawn)] if len(drawn) <= cap else list(itertools.combinations(drawn, cap))
-            for batch in chosen:
-                key = (tuple(i for i in batch if i < others), int(others in batch))
-                out[key] = out.get(key, 0.0) + weight / len(chosen)
-        return out
-
-    def matrix(laws: dict) -> tuple[np.ndarray, np.ndarray]:
-        picks = np.zeros((len(laws), others + 1))
-        for row, (batch, record) in enumerate(laws):
-            picks[row, list(batch)] = 1
-            picks[row, others] = record
-        return np.array(list(laws.values())), picks
-
-    (wp, mp), (wq, mq) = matrix(batches(True)), matrix(batches(False))
+    (wp, mp), (wq, mq) = tiny_laws(others, rate, cap, True), tiny_laws(others, rate, cap, False)
 
     def mixture(weights: np.ndarray, means: np.ndarray) -> np.ndarray:
         first = np.exp(-((axis[None, :] - means[:, :1]) ** 2) / (2 * sigma**2)) * weights[:, None]
@@ -246,6 +253,38 @@ def tiny_rows() -> list[str]:
     return rows
 
 
+def line_rows() -> list[str]:
+    """Table 3: n = 5, q = 0.4, σ = 1, B ∈ {2, 3}, one dimension: every dataset with values on a grid
+    against the one-valued datasets on a finer grid."""
+    others, rate, sigma, step = 4, 0.4, 1.0, 0.008
+    axis = np.arange(-others - 1 - 8 * sigma, others + 1 + 8 * sigma, step)
+    coarse = np.linspace(-1, 1, 9)
+    datasets = np.array([(*o, x) for o in itertools.combinations_with_replacement(coarse, others) for x in coarse])
+    fine = np.linspace(-1, 1, 81)
+    family = np.array([(v,) * others + (x,) for v in fine for x in fine[::2]])
+    rows = ["| B | ε | datasets (values in {−1, −3/4, …, 1}) | largest δ(ε) among them / the one-valued datasets' largest | at (others; record) |",
+            "|---|---|---|---|---|"]
+    for cap in (2, 3):
+        (wp, mp), (wq, mq) = tiny_laws(others, rate, cap, True), tiny_laws(others, rate, cap, False)
+
+        def deltas(values: np.ndarray, epsilon: float) -> np.ndarray:
+            out = np.empty(len(values))
+            for start in range(0, len(values), 256):
+                chunk = values[start:start + 256]
+                p = np.exp(-((axis[None, None, :] - (chunk @ mp.T)[:, :, None]) ** 2) / (2 * sigma**2)) * wp[None, :, None]
+                q = np.exp(-((axis[None, None, :] - (chunk @ mq.T)[:, :, None]) ** 2) / (2 * sigma**2)) * wq[None, :, None]
+                gap = p.sum(axis=1) - np.exp(epsilon) * q.sum(axis=1)
+                out[start:start + 256] = np.maximum(gap, 0.0).sum(axis=1) * step / np.sqrt(2 * np.pi * sigma**2)
+            return out
+
+        for epsilon in (0.0, 0.3, 1.0, 2.0):
+            mixed, best = deltas(datasets, epsilon), deltas(family, epsilon).max()
+            i = int(np.argmax(mixed))
+            listed = ", ".join(f"{v:g}" for v in datasets[i][:others]) + f"; {datasets[i][others]:g}"
+            rows.append(f"| {cap} | {epsilon:g} | {len(datasets)} | {mixed[i] / best:.5f} | {listed} |")
+    return rows
+
+
 def _rotation(angle: float) -> np.ndarray:
     return np.array([[np.cos(angle), np.sin(angle)], [-np.sin(angle), np.cos(angle)]])
 
@@ -260,6 +299,9 @@ def main() -> None:
     lines += first_order_rows()
     lines += ["", "Table 2: n = 5, q = 0.4, B = 2, σ = 1, one step, REMOVE, every value free in the unit disk (FLOAT, not a bound).", ""]
     lines += tiny_rows()
+    lines += ["", "Table 3: n = 5, q = 0.4, σ = 1, one step, REMOVE, one dimension: every dataset with values on a grid of 1/4 against "
+              "the one-valued datasets (others at v on a grid of 1/40, the record at x on a grid of 1/20) (FLOAT, not a bound).", ""]
+    lines += line_rows()
     lines += ["", f"CPU {time.process_time() - start:.1f} s; load average at the end: {os.getloadavg()[0]:.1f}"]
     text = "\n".join(lines) + "\n"
     if args.out:
