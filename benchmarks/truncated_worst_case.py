@@ -264,21 +264,22 @@ def line_rows() -> list[str]:
     family = np.array([(v,) * others + (x,) for v in fine for x in fine[::2]])
     rows = ["| B | ε | datasets (values in {−1, −3/4, …, 1}) | largest δ(ε) among them / the one-valued datasets' largest | at (others; record) |",
             "|---|---|---|---|---|"]
+
+    def deltas(laws: tuple, values: np.ndarray, epsilon: float) -> np.ndarray:
+        (wp, mp), (wq, mq) = laws
+        out = np.empty(len(values))
+        for start in range(0, len(values), 256):
+            chunk = values[start:start + 256]
+            p = np.exp(-((axis[None, None, :] - (chunk @ mp.T)[:, :, None]) ** 2) / (2 * sigma**2)) * wp[None, :, None]
+            q = np.exp(-((axis[None, None, :] - (chunk @ mq.T)[:, :, None]) ** 2) / (2 * sigma**2)) * wq[None, :, None]
+            gap = p.sum(axis=1) - np.exp(epsilon) * q.sum(axis=1)
+            out[start:start + 256] = np.maximum(gap, 0.0).sum(axis=1) * step / np.sqrt(2 * np.pi * sigma**2)
+        return out
+
     for cap in (2, 3):
-        (wp, mp), (wq, mq) = tiny_laws(others, rate, cap, True), tiny_laws(others, rate, cap, False)
-
-        def deltas(values: np.ndarray, epsilon: float) -> np.ndarray:
-            out = np.empty(len(values))
-            for start in range(0, len(values), 256):
-                chunk = values[start:start + 256]
-                p = np.exp(-((axis[None, None, :] - (chunk @ mp.T)[:, :, None]) ** 2) / (2 * sigma**2)) * wp[None, :, None]
-                q = np.exp(-((axis[None, None, :] - (chunk @ mq.T)[:, :, None]) ** 2) / (2 * sigma**2)) * wq[None, :, None]
-                gap = p.sum(axis=1) - np.exp(epsilon) * q.sum(axis=1)
-                out[start:start + 256] = np.maximum(gap, 0.0).sum(axis=1) * step / np.sqrt(2 * np.pi * sigma**2)
-            return out
-
+        laws = tiny_laws(others, rate, cap, True), tiny_laws(others, rate, cap, False)
         for epsilon in (0.0, 0.3, 1.0, 2.0):
-            mixed, best = deltas(datasets, epsilon), deltas(family, epsilon).max()
+            mixed, best = deltas(laws, datasets, epsilon), deltas(laws, family, epsilon).max()
             i = int(np.argmax(mixed))
             listed = ", ".join(f"{v:g}" for v in datasets[i][:others]) + f"; {datasets[i][others]:g}"
             rows.append(f"| {cap} | {epsilon:g} | {len(datasets)} | {mixed[i] / best:.5f} | {listed} |")
