@@ -30,11 +30,12 @@ G(μ) = P(N(μ, σ²I) ∈ E*) and E* = {p > e^ε q} the homogeneous instance's 
 value anywhere would make a heterogeneous dataset beat every homogeneous one at that ε, i.e. refute
 the lemma. The table gives the largest value over w (0 at w = o, where nothing moves), the largest at
 distance >= 1/4 from o, and what moving one record (f = 1/999) there does to δ(ε). Below ε ≈ −0.05
-the profile is trivial for every dataset (P >= (1 − q)·Q, so H_{e^ε}(Q‖P) = 0 once e^ε >= 1/(1 − q)).
+the profile is trivial for every dataset: P >= (1 − q)·Q component by component, so H_{e^{−ε}}(Q‖P) = 0
+and δ(ε) = 1 − e^ε once e^{−ε} >= 1/(1 − q).
 
 The derivative is blind to spreading the records a little around o (it vanishes as w → o), so a
-second table turns half the other records by +α and half by −α about the origin, the record where it
-was, and gives δ(ε) over the homogeneous optimum's (exact hypergeometric laws).
+second table turns half the other records by +α and half by −α (rotations about the origin), the
+record where it was, and gives δ(ε) over the homogeneous optimum's (exact hypergeometric laws).
 
 A check of the formula: moving 5 records to w = 0 at ε = 0.2, the exact δ (hypergeometric laws) moves
 by about what the derivative predicts (the second-order term makes the finite difference smaller).
@@ -57,8 +58,8 @@ moving any share of the other records anywhere at every ε tested: five records 
 spreading the others by ±0.05 rad lowers δ(0.2) by 6% and δ(1) by a third.
 θ* grows from 0 (ε <= 0.1, collinear) to 0.43π (ε = 1.5). In the tiny case the searches end at
 homogeneous datasets or below them (the one ratio above 1, 2e-4, is below the grid's error there),
-and no dataset of the one-dimensional grids lies above the family. This is evidence, not a proof: the proof is
-the missing piece (for B = 1 it holds, see proofs/batch_sampling.py's Lemma H).
+and no dataset of the one-dimensional grids lies above the family. This is evidence, not a proof:
+the proof is the missing piece (for B = 1 it holds, see proofs/batch_sampling.py's Lemma H).
 """
 
 from __future__ import annotations
@@ -185,13 +186,14 @@ def first_order_rows() -> list[str]:
         rows.append(f"| {epsilon:g} | {theta / np.pi:.3f} | {value:.4g} | {top[0]:.2g} (w = {top[1]}) | {far[0]:.3g} (w = {far[1]}) | "
                     f"{100 * far[0] / N / value:+.2f}% |")
     rows += ["", "Spread (second order, which the derivative cannot see): half the other records turned by +α, half by −α "
-                 "about o, the record where it was; δ(ε) over the homogeneous optimum's.", "",
+                 "(rotations about the origin), the record where it was; δ(ε) over the homogeneous optimum's.", "",
              "| ε | " + " | ".join(f"α = {a:g}" for a in SPREADS) + " |", "|---|" + "---|" * len(SPREADS)]
     for epsilon, theta in zip(EPSILONS, angles):
         base = delta(*densities(theta), epsilon)
         turned = [delta(*densities(theta, N // 2, OTHERS @ _rotation(a), OTHERS @ _rotation(-a)), epsilon) / base for a in SPREADS]
         rows.append(f"| {epsilon:g} | " + " | ".join(f"{r:.4f}" for r in turned) + " |")
-    theta, epsilon, moved, to = worst_angle(0.2), 0.2, 5, np.zeros(2)
+    epsilon, moved, to = 0.2, 5, np.zeros(2)
+    theta = angles[EPSILONS.index(epsilon)]
     before = delta(*densities(theta), epsilon)
     after = delta(*densities(theta, moved, to), epsilon)
     predicted = derivative(theta, epsilon)[1](to) * moved / N
