@@ -171,7 +171,8 @@ dataset homogeneous when every other record has one value o.
     <o', x'> = <o, x>, the batch law does not depend on the values, and projecting the lifted output
     onto the first coordinates gives the original one (the same post-processing on both datasets);
     the lifted dataset is that instance up to a rotation, which the noise does not see. Under
-    replace-one the same holds with x and x' lifted along two further coordinates.
+    replace-one the same lift (x and x' along two further coordinates) gives all three values norm C
+    at the same inner products: the worst one-valued datasets are three unit vectors, not a plane.
 (b) For B = 1 every dataset is dominated by its homogeneous ones: at every kappa,
     H_kappa(P_D || Q_D) <= max over the values v of the other records of H_kappa for the dataset with
     every other record at v. The batch is empty or one drawn record, uniform among those drawn, so
@@ -188,8 +189,9 @@ dataset homogeneous when every other record has one value o.
     values' mean always above (so no proof by averaging pairs of values, Schur-concavity, can work):
     B = 3, eps = 1, the others at (-C, -C, -C/2, -C/2) give 0.007504 against 0.007376 at -3C/4, though
     the dataset at -3C/20 gives 0.01576. Step ``atoms`` checks (b) on every one-dimensional dataset
-    with values in {-C, 0, C} (n = 5, B = 1, eps in {0, 0.3, 1}) and these two counterexamples. Whether the family of (a) dominates every dataset for B >= 2 is open; float
-    evidence for the binding case (benchmarks/truncated_worst_case.py) finds no dataset above it.
+    with values in {-C, 0, C} (n = 5, B = 1, eps in {0, 0.3, 1}) and these two counterexamples.
+    Whether the family of (a) dominates every dataset for B >= 2 is open; float evidence for the
+    binding case (benchmarks/truncated_worst_case.py) finds no dataset above it.
 
 Typos found: none. Findings: dp_accounting's PLD for the event mixes two branches, P(M >= B) at the
 averaged rate q_c = E[lam_M | M >= B] with the 2C antipodal pair and the rest at rate q; that is the
