@@ -110,6 +110,26 @@ STEP = 1e-3  # loss grid
 COUNTS = binom.pmf(np.arange(N), N - 1, Q)  # law of the other records' count M
 FULL = COUNTS[B:].sum()
 RATE_FULL = Q * sum(COUNTS[m] * B / (m + 1) for m in range(B, N)) / FULL  # q_c
+Component = tuple[float, int, int]  # (weight, other records in the batch, record in the batch)
+
+
+def components() -> tuple[list[Component], list[Component]]:
+    """The batch laws of the real mechanism, with the record (P) and without it (Q): given M = m other
+    records drawn, min(m, B) of them are kept; with the record present it joins with probability q
+    (m <= B − 1) or qB/(m + 1), taking one of the B places (m >= B)."""
+    p: dict[tuple[int, int], float] = {}
+    q: dict[tuple[int, int], float] = {}
+    for m, weight in enumerate(COUNTS):
+        if weight < 1e-30:
+            continue
+        rate = Q if m <= B - 1 else Q * B / (m + 1)
+        p[min(m, B - 1), 1] = p.get((min(m, B - 1), 1), 0.0) + rate * weight
+        p[min(m, B), 0] = p.get((min(m, B), 0), 0.0) + (1 - rate) * weight
+        q[min(m, B), 0] = q.get((min(m, B), 0), 0.0) + weight
+    return [(w, k, s) for (k, s), w in p.items()], [(w, k, s) for (k, s), w in q.items()]
+
+
+P_PARTS, Q_PARTS = components()
 
 
 def loss_law(p: dict[float, float], q: dict[float, float]) -> tuple[np.ndarray, int]:
@@ -169,26 +189,14 @@ def _two_valued(x: np.ndarray, first: np.ndarray, second: np.ndarray, count: int
     """Batch sums of the real mechanism in the plane, {(u, w): weight} with the record at x and
     without it: ``count`` of the n − 1 other records at ``first``, the rest at ``second``. Of k
     other records kept, the number at ``first`` is hypergeometric (a uniform k-subset)."""
-    p: dict = {}
-    q: dict = {}
-    sums: dict[int, list] = {}
-
-    def kept(k: int) -> list:
-        if k not in sums:
+    mixes: tuple[dict, dict] = ({}, {})
+    for mix, parts in zip(mixes, (P_PARTS, Q_PARTS)):
+        for weight, k, s in parts:
             law = hypergeom(N - 1, count, k)
-            sums[k] = [(a * first + (k - a) * second, w) for a in range(k + 1) if (w := float(law.pmf(a))) > 1e-30]
-        return sums[k]
-
-    for m, w in enumerate(COUNTS):
-        if w < 1e-30:
-            continue
-        rate = Q if m <= B - 1 else Q * B / (m + 1)
-        for total, part in kept(min(m, B - 1)):
-            _at(p, total + x, w * rate * part)
-        for total, part in kept(min(m, B)):
-            _at(p, total, w * (1 - rate) * part)
-            _at(q, total, w * part)
-    return p, q
+            for a in range(min(count, k) + 1):
+                if (share := float(law.pmf(a))) > 1e-30:
+                    _at(mix, a * first + (k - a) * second + s * x, weight * share)
+    return mixes
 
 
 def plane_law(p: dict[tuple[float, float], float], q: dict[tuple[float, float], float], h: float = 0.04) -> tuple[np.ndarray, int]:
@@ -219,17 +227,8 @@ def _at(mix: dict, point: np.ndarray, weight: float) -> None:
 
 def plane_instance(theta: float) -> tuple[dict, dict]:
     """The record at (cos θ, sin θ), every other record at (−1, 0): batch sums of the real mechanism."""
-    x, o = np.array([np.cos(theta), np.sin(theta)]), np.array([-1.0, 0.0])
-    p: dict = {}
-    q: dict = {}
-    for m, w in enumerate(COUNTS):
-        if w < 1e-30:
-            continue
-        kept = Q if m <= B - 1 else Q * B / (m + 1)
-        _at(p, min(m, B - 1) * o + x, w * kept)
-        _at(p, min(m, B) * o, w * (1 - kept))
-        _at(q, min(m, B) * o, w)
-    return p, q
+    others = np.array([-1.0, 0.0])
+    return _two_valued(np.array([np.cos(theta), np.sin(theta)]), others, others, 0)
 
 
 def plane_chain(j: int, x: np.ndarray, others: list[np.ndarray]) -> tuple[float, dict, dict]:

@@ -72,43 +72,31 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import sys
 import time
 from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 from scipy.interpolate import RegularGridInterpolator
 from scipy.ndimage import gaussian_filter
 from scipy.optimize import minimize, minimize_scalar
-from scipy.stats import binom, hypergeom
+from scipy.stats import hypergeom
 
-N, Q, B, SIGMA = 999, 0.05, 40, 2.0  # N other records
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # truncated_family, proofs
+from truncated_family import B, P_PARTS, Q_PARTS, SIGMA, Component, _two_valued
+from truncated_family import N as RECORDS
+
+from proofs.batch_sampling import _others_only, truncated_batches
+
+N = RECORDS - 1  # the other records
 STEP = 0.04  # integration grid
 AXIS1 = np.arange(-B - 1 - 9 * SIGMA, 2 + 9 * SIGMA, STEP)
 AXIS2 = np.arange(-2 - 9 * SIGMA, 2 + 9 * SIGMA, STEP)
 EPSILONS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 1.5)
 OTHERS = np.array([-1.0, 0.0])
 SPREADS = (0.05, 0.1, 0.2, 0.4)  # radians
-Component = tuple[float, int, int]  # (weight, other records in the batch, record in the batch)
-
-
-def components() -> tuple[list[Component], list[Component]]:
-    """The output components of both datasets: with the record (P) and without it (Q)."""
-    counts = binom.pmf(np.arange(N + 1), N, Q)
-    p: dict[tuple[int, int], float] = {}
-    q: dict[tuple[int, int], float] = {}
-    for m, weight in enumerate(counts):
-        if weight < 1e-300:
-            continue
-        rate = Q if m <= B - 1 else Q * B / (m + 1)  # the record in the batch given M = m
-        kept = min(m, B)
-        p[kept, 0] = p.get((kept, 0), 0.0) + (1 - rate) * weight
-        p[min(m, B - 1), 1] = p.get((min(m, B - 1), 1), 0.0) + rate * weight
-        q[kept, 0] = q.get((kept, 0), 0.0) + weight
-    return [(w, k, s) for (k, s), w in p.items()], [(w, k, s) for (k, s), w in q.items()]
-
-
-P_PARTS, Q_PARTS = components()
 
 
 def _density(parts: list[tuple[float, np.ndarray]]) -> np.ndarray:
@@ -126,19 +114,9 @@ def _record(theta: float) -> np.ndarray:
 
 def densities(theta: float, moved: int = 0, to: np.ndarray = OTHERS, rest: np.ndarray = OTHERS) -> tuple[np.ndarray, np.ndarray]:
     """(p, q) on the grid for the record at θ, ``moved`` other records at ``to`` and the rest at
-    ``rest`` (hypergeometric share of the moved ones in a batch of k)."""
-    x = _record(theta)
-
-    def expand(parts: list[Component]) -> list[tuple[float, np.ndarray]]:
-        out = []
-        for weight, k, s in parts:
-            for j in range(min(moved, k) + 1):
-                share = hypergeom.pmf(j, N, moved, k) if moved else 1.0
-                if weight * share > 1e-300:
-                    out.append((weight * share, (k - j) * rest + j * to + s * x))
-        return out
-
-    return _density(expand(P_PARTS)), _density(expand(Q_PARTS))
+    ``rest`` (truncated_family's batch sums)."""
+    mixes = _two_valued(_record(theta), to, rest, moved)
+    return tuple(_density([(w, np.array(mean)) for mean, w in mix.items()]) for mix in mixes)
 
 
 def delta(p: np.ndarray, q: np.ndarray, epsilon: float) -> float:
@@ -256,21 +234,21 @@ def out_of_plane_rows() -> list[str]:
 
 
 def tiny_laws(others: int, rate: float, cap: int, with_record: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(weights, picks) of the truncated batch on a tiny dataset, by enumeration of the coins: row r of
-    picks marks the other records (columns 0..others − 1) and the record (last column) in batch r."""
-    laws: dict[tuple[tuple[int, ...], int], float] = {}
-    for coins in itertools.product((0, 1), repeat=others + with_record):
-        weight = float(np.prod([rate if c else 1 - rate for c in coins]))
-        drawn = [i for i, c in enumerate(coins) if c]
-        chosen = [tuple(drawn)] if len(drawn) <= cap else list(itertools.combinations(drawn, cap))
-        for batch in chosen:
-            key = (tuple(i for i in batch if i < others), int(others in batch))
-            laws[key] = laws.get(key, 0.0) + weight / len(chosen)
+    """(weights, picks) of the truncated batch on a tiny dataset, from proofs/batch_sampling.py's
+    enumeration of the coins (record 0 the target, the others 1..n − 1): row r of picks marks the
+    other records (columns 0..others − 1) and the record (last column) in batch r."""
+    share = Fraction(rate).limit_denominator(1000)
+    if with_record:
+        laws: dict[frozenset, Fraction] = {}
+        for (_, batch), weight in truncated_batches(others + 1, share, cap).items():
+            laws[batch] = laws.get(batch, Fraction(0)) + weight
+    else:
+        laws = _others_only(others + 1, share, cap)
     picks = np.zeros((len(laws), others + 1))
-    for row, (batch, record) in enumerate(laws):
-        picks[row, list(batch)] = 1
-        picks[row, others] = record
-    return np.array(list(laws.values())), picks
+    for row, batch in enumerate(laws):
+        picks[row, [i - 1 for i in batch if i > 0]] = 1
+        picks[row, others] = 0 in batch
+    return np.array([float(w) for w in laws.values()]), picks
 
 
 def tiny_rows() -> list[str]:
